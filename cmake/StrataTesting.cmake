@@ -1,0 +1,104 @@
+# Test registration. Every test is a GoogleTest program registered with ctest,
+# labelled, and run under a timeout; MPI tests run under mpirun.
+#
+#   strata_add_test(NAME name SOURCES ... [LIBS ...] LABELS ... [NP n]
+#                   [PRELOAD] [PLAIN_MPI] [ARGS ...] [ENV VAR=VALUE ...] [TIMEOUT s])
+#
+# NP n       run under mpirun -np n (oversubscribed); 0 or absent: run directly
+# PRELOAD    register a second variant, name_preload, with libstrata_preload.so
+#            preloaded into every rank (STRATA_TEST_EXPECT_PRELOAD=1 is set so
+#            the program can check that the interposer really is there)
+# PLAIN_MPI  the program knows nothing of Strata: links MPI and GoogleTest only
+# ENV        environment for the ranks (passed through mpirun)
+
+if(STRATA_GTEST_SOURCE_DIR)
+  set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+  set(BUILD_GMOCK OFF CACHE BOOL "" FORCE)
+  add_subdirectory(${STRATA_GTEST_SOURCE_DIR} ${CMAKE_BINARY_DIR}/_gtest EXCLUDE_FROM_ALL)
+  if(NOT TARGET GTest::gtest)
+    add_library(GTest::gtest ALIAS gtest)
+  endif()
+else()
+  find_package(GTest REQUIRED)
+endif()
+
+# How this MPI's launcher passes an environment variable to the ranks.
+if(STRATA_MPI_IS_MPICH)
+  set(_strata_env_style genv)
+else()
+  set(_strata_env_style x)
+endif()
+
+function(_strata_env_args out)
+  set(args)
+  foreach(kv IN LISTS ARGN)
+    if(_strata_env_style STREQUAL "genv")
+      string(REPLACE "=" ";" pair "${kv}")
+      list(GET pair 0 key)
+      string(LENGTH "${key}" klen)
+      math(EXPR vstart "${klen} + 1")
+      string(SUBSTRING "${kv}" ${vstart} -1 value)
+      list(APPEND args -genv ${key} ${value})
+    else()
+      list(APPEND args -x ${kv})
+    endif()
+  endforeach()
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
+# The environment every test gets from ctest itself (for mpirun, not the ranks).
+set(STRATA_TEST_LAUNCHER_ENV
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader
+  PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe)
+
+function(_strata_register name exe np preload labels timeout args envs)
+  if(preload)
+    list(APPEND envs LD_PRELOAD=$<TARGET_FILE:strata_preload> STRATA_TEST_EXPECT_PRELOAD=1)
+  endif()
+  if(np GREATER 0)
+    _strata_env_args(envargs ${envs})
+    add_test(NAME ${name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${STRATA_TEST_NP_FLAGS}
+                     ${MPIEXEC_PREFLAGS} ${envargs} $<TARGET_FILE:${exe}> ${MPIEXEC_POSTFLAGS} ${args})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV}" PROCESSORS 2)
+  else()
+    add_test(NAME ${name} COMMAND $<TARGET_FILE:${exe}> ${args})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV};${envs}")
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout})
+endfunction()
+
+function(strata_add_test)
+  cmake_parse_arguments(T "PRELOAD;PLAIN_MPI;NO_VARIANT_PLAIN" "NAME;NP;TIMEOUT" "SOURCES;LIBS;LABELS;ARGS;ENV" ${ARGN})
+  if(NOT T_NP)
+    set(T_NP 0)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT ${STRATA_TEST_TIMEOUT})
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE GTest::gtest MPI::MPI_C Threads::Threads ${T_LIBS})
+  target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  if(NOT T_PLAIN_MPI)
+    target_link_libraries(${T_NAME} PRIVATE strata_warnings)
+  endif()
+  if(NOT T_NO_VARIANT_PLAIN)
+    _strata_register(${T_NAME} ${T_NAME} ${T_NP} OFF "${T_LABELS}" ${T_TIMEOUT} "${T_ARGS}" "${T_ENV}")
+  endif()
+  if(T_PRELOAD)
+    _strata_register(${T_NAME}_preload ${T_NAME} ${T_NP} ON "${T_LABELS}" ${T_TIMEOUT} "${T_ARGS}" "${T_ENV}")
+  endif()
+endfunction()
+
+# A second registration of an existing test program, e.g. with other options.
+function(strata_add_test_variant)
+  cmake_parse_arguments(T "PRELOAD" "NAME;TARGET;NP;TIMEOUT" "LABELS;ARGS;ENV" ${ARGN})
+  if(NOT T_NP)
+    set(T_NP 0)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT ${STRATA_TEST_TIMEOUT})
+  endif()
+  _strata_register(${T_NAME} ${T_TARGET} ${T_NP} ${T_PRELOAD} "${T_LABELS}" ${T_TIMEOUT} "${T_ARGS}" "${T_ENV}")
+endfunction()

@@ -1,0 +1,47 @@
+// MPI datatypes -> the canonical layout engine (strata/layout.hpp).
+//
+// Any datatype is translated through MPI_Type_get_envelope/get_contents into
+// the IR. Reducible constructors: named types without holes, dup,
+// contiguous, vector, hvector, subarray (C and Fortran order), resized,
+// indexed_block/hindexed_block, indexed/hindexed and struct whose blocks form
+// a regular stride (adjacent blocks of dense data are merged first, so
+// irregular-looking lists that are really contiguous or regular reduce too).
+// Everything else (irregular indexed, darray, holes in pair types, ...) is
+// Status::irreducible: callers hand such types to the MPI library untouched.
+#pragma once
+
+#include <strata/export.h>
+#include <strata/layout.hpp>
+#include <strata/status.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace strata {
+
+// The IR of one element of `type`, before simplification.
+STRATA_API Result<LayoutIR> translate_datatype(MPI_Datatype type);
+
+// What Strata knows of one element of a datatype.
+struct TypeLayout {
+  StridedBlock element;  // canonical block of one element (extent included)
+  int64_t size = 0;      // MPI_Type_size_x
+  int64_t lb = 0;        // MPI_Type_get_extent
+  int64_t extent = 0;
+};
+
+// Translates, simplifies and cross-checks against the library's own size and
+// true extent (a mismatch is reported as irreducible, never trusted).
+STRATA_API Result<TypeLayout> describe_datatype(MPI_Datatype type);
+
+// Packs `count` elements of `type` at `inbuf` with Strata's engine, appending
+// at outbuf + *position as MPI_Pack does. Irreducible types return
+// Status::irreducible and write nothing; Status::invalid_argument when the
+// output does not fit (outsize) or count < 0.
+STRATA_API Status pack(const void* inbuf, int64_t count, MPI_Datatype type, void* outbuf, int64_t outsize,
+                       int64_t* position);
+STRATA_API Status unpack(const void* inbuf, int64_t insize, int64_t* position, void* outbuf, int64_t count,
+                         MPI_Datatype type);
+
+}  // namespace strata

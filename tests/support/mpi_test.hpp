@@ -1,0 +1,40 @@
+// Helpers for MPI GoogleTest programs (see mpi_test_main.cpp).
+#pragma once
+
+#include <cstdint>
+
+namespace strata_test {
+
+int world_rank();
+int world_size();
+
+// True when the test runs as the `_preload` variant (the harness sets
+// STRATA_TEST_EXPECT_PRELOAD=1 next to LD_PRELOAD).
+bool expect_preload();
+
+// The interposer's counters, found at run time so that plain MPI programs
+// need not link Strata; null when the interposer is not loaded. The layout
+// mirrors strata_preload_counters in interposer/shim/counters.h.
+struct StrataCounters {
+  uint64_t version;
+  uint64_t calls_intercepted;
+  uint64_t calls_passed_through;
+  uint64_t packs_by_strata;      // MPI_Pack/MPI_Unpack done by Strata's engine
+  uint64_t sends_packed;         // send-side transfers packed by Strata
+  uint64_t recvs_unpacked;       // receive-side transfers unpacked by Strata
+  uint64_t requests_completed;   // Strata requests finished through a completion call
+  uint64_t types_reducible;
+  uint64_t types_irreducible;
+};
+const StrataCounters* preload_counters();
+
+// MPI_MIN over all ranks of a flag: true only when every rank says true.
+bool all_ranks_agree(bool value);
+
+}  // namespace strata_test
+
+// Skips the test (on every rank alike) when the job has fewer ranks.
+#define STRATA_REQUIRE_RANKS(n)                                                           \
+  do {                                                                                    \
+    if (::strata_test::world_size() < (n)) GTEST_SKIP() << "needs at least " << (n) << " ranks"; \
+  } while (0)
