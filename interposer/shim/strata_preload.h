@@ -1,0 +1,32 @@
+/* The one non-MPI symbol libstrata_preload.so exports: what the interposer
+ * did so far. Programs that do not link Strata can find it at run time with
+ * dlsym(RTLD_DEFAULT, "strata_preload_counters"); null means no interposer. */
+#ifndef STRATA_PRELOAD_H
+#define STRATA_PRELOAD_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct strata_preload_counters_t {
+  uint64_t version; /* 1 */
+  uint64_t calls_intercepted;
+  uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
+  uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
+  uint64_t sends_packed;         /* send sides packed by Strata */
+  uint64_t recvs_unpacked;       /* receive sides unpacked by Strata */
+  uint64_t requests_completed;   /* Strata requests finished by a completion call */
+  uint64_t types_reducible;      /* committed types with a canonical strided form */
+  uint64_t types_irreducible;
+} strata_preload_counters_t;
+
+/* A snapshot, refreshed by each call. */
+const strata_preload_counters_t* strata_preload_counters(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,203 @@
+// Every completion call finishes Strata's requests among the ones it is
+// given: a receive is unpacked before the call returns, a send releases its
+// staging buffer. See pending.hpp for why entries are taken out of the table
+// around the library call.
+#include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/point_to_point.hpp"
+
+#include <vector>
+
+namespace strata::interposer {
+namespace {
+
+using mpi::real;
+
+// How one request ended: its status and error code.
+struct Outcome {
+  const MPI_Status* status;
+  int error;
+};
+
+// Strata's entries among the requests of one call.
+class Taken {
+ public:
+  Taken(int count, const MPI_Request* requests) {
+    items_.reserve(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      if (std::optional<PendingOp> op = pending().take(requests[i])) {
+        items_.push_back({i, requests[i], std::move(*op)});
+      }
+    }
+  }
+  Taken(const Taken&) = delete;
+  Taken& operator=(const Taken&) = delete;
+  ~Taken() {  // entries nobody settled (an exception on the way) go back
+    for (Item& item : items_) pending().put_back(item.handle, std::move(item.op));
+  }
+
+  bool empty() const { return items_.empty(); }
+
+  // After the library call: a request it set to MPI_REQUEST_NULL completed,
+  // with outcome(index); the others are still active and go back.
+  template <class OutcomeOf>
+  void settle(const MPI_Request* requests, OutcomeOf outcome) {
+    for (Item& item : items_) {
+      if (requests[item.index] == MPI_REQUEST_NULL) {
+        Outcome o = outcome(item.index);
+        MPI_Status none;
+        finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER);
+      } else {
+        pending().put_back(item.handle, std::move(item.op));
+      }
+    }
+    items_.clear();
+  }
+
+ private:
+  struct Item {
+    int index;
+    MPI_Request handle;
+    PendingOp op;
+  };
+  std::vector<Item> items_;
+};
+
+// The statuses array to hand the library: the user's, or ours when the user
+// passed MPI_STATUSES_IGNORE (we need the received byte counts).
+class Statuses {
+ public:
+  Statuses(int count, MPI_Status* user) : user_(user) {
+    if (user == MPI_STATUSES_IGNORE) local_.resize(static_cast<size_t>(count));
+  }
+  MPI_Status* data() { return user_ == MPI_STATUSES_IGNORE ? local_.data() : user_; }
+  MPI_Status& operator[](int i) { return data()[i]; }
+
+ private:
+  MPI_Status* user_;
+  std::vector<MPI_Status> local_;
+};
+
+// True when no Strata request can be among the caller's: the fast path.
+bool nothing_pending() {
+  if (pending().has_orphans()) pending().progress_orphans();
+  return pending().empty();
+}
+
+int error_of(int rc, const MPI_Status& status) { return rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc; }
+
+}  // namespace
+
+int wait(MPI_Request* request, MPI_Status* status) {
+  if (nothing_pending()) return real().Wait(request, status);
+  Taken taken(1, request);
+  if (taken.empty()) return real().Wait(request, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = real().Wait(request, st);
+  taken.settle(request, [&](int) { return Outcome{st, rc}; });
+  return rc;
+}
+
+int test(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (nothing_pending()) return real().Test(request, flag, status);
+  Taken taken(1, request);
+  if (taken.empty()) return real().Test(request, flag, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = real().Test(request, flag, st);
+  taken.settle(request, [&](int) { return Outcome{st, rc}; });
+  return rc;
+}
+
+int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (nothing_pending()) return real().Waitall(count, requests, statuses);
+  Taken taken(count, requests);
+  if (taken.empty()) return real().Waitall(count, requests, statuses);
+  Statuses st(count, statuses);
+  int rc = real().Waitall(count, requests, st.data());
+  taken.settle(requests, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+  return rc;
+}
+
+int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (nothing_pending()) return real().Testall(count, requests, flag, statuses);
+  Taken taken(count, requests);
+  if (taken.empty()) return real().Testall(count, requests, flag, statuses);
+  Statuses st(count, statuses);
+  int rc = real().Testall(count, requests, flag, st.data());
+  taken.settle(requests, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+  return rc;
+}
+
+int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (nothing_pending()) return real().Waitany(count, requests, index, status);
+  Taken taken(count, requests);
+  if (taken.empty()) return real().Waitany(count, requests, index, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = real().Waitany(count, requests, index, st);
+  taken.settle(requests, [&](int) { return Outcome{st, rc}; });
+  return rc;
+}
+
+int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  if (nothing_pending()) return real().Testany(count, requests, index, flag, status);
+  Taken taken(count, requests);
+  if (taken.empty()) return real().Testany(count, requests, index, flag, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = real().Testany(count, requests, index, flag, st);
+  taken.settle(requests, [&](int) { return Outcome{st, rc}; });
+  return rc;
+}
+
+namespace {
+
+// Waitsome and Testsome report statuses in the order of `indices`.
+template <class Call>
+int some(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[], Call call) {
+  Taken taken(incount, requests);
+  if (taken.empty()) return call(statuses);
+  Statuses st(incount, statuses);
+  int rc = call(st.data());
+  taken.settle(requests, [&](int i) {
+    for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
+      if (indices[k] == i) return Outcome{&st[k], error_of(rc, st[k])};
+    }
+    return Outcome{nullptr, rc};
+  });
+  return rc;
+}
+
+}  // namespace
+
+int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  auto call = [&](MPI_Status* s) { return real().Waitsome(incount, requests, outcount, indices, s); };
+  if (nothing_pending()) return call(statuses);
+  return some(incount, requests, outcount, indices, statuses, call);
+}
+
+int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  auto call = [&](MPI_Status* s) { return real().Testsome(incount, requests, outcount, indices, s); };
+  if (nothing_pending()) return call(statuses);
+  return some(incount, requests, outcount, indices, statuses, call);
+}
+
+int request_free(MPI_Request* request) {
+  if (nothing_pending() || request == nullptr) return real().Request_free(request);
+  std::optional<PendingOp> op = pending().take(*request);
+  if (!op) return real().Request_free(request);
+  pending().orphan(*request, std::move(*op));
+  *request = MPI_REQUEST_NULL;
+  return MPI_SUCCESS;
+}
+
+int cancel(MPI_Request* request) {
+  // The request stays Strata's: its completion call sees the cancellation
+  // in the status and skips the unpack.
+  return real().Cancel(request);
+}
+
+}  // namespace strata::interposer

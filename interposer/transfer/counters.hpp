@@ -1,0 +1,22 @@
+// What the interposer did, for tests, logs and the preload's query function.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace strata::interposer {
+
+struct Counters {
+  std::atomic<uint64_t> calls_intercepted{0};
+  std::atomic<uint64_t> calls_passed_through{0};
+  std::atomic<uint64_t> packs_by_strata{0};
+  std::atomic<uint64_t> sends_packed{0};
+  std::atomic<uint64_t> recvs_unpacked{0};
+  std::atomic<uint64_t> requests_completed{0};
+  std::atomic<uint64_t> types_reducible{0};
+  std::atomic<uint64_t> types_irreducible{0};
+};
+
+Counters& counters();
+
+}  // namespace strata::interposer

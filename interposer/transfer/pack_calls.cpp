@@ -1,0 +1,102 @@
+// MPI_Pack and MPI_Unpack by Strata's engine where the model says it wins.
+// Anything Strata cannot vouch for (a buffer that would overflow, a bad
+// position or communicator) goes to the library, which then reports its own
+// error class (MPI_ERR_TRUNCATE, ...) through the communicator's handler.
+#include "interposer/transfer/pack_calls.hpp"
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/all_to_all.hpp"
+#include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/trace.hpp"
+
+#include <climits>
+
+namespace strata::interposer {
+
+using mpi::real;
+
+int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position, MPI_Comm comm) {
+  auto library = [&] { return real().Pack(inbuf, incount, type, outbuf, outsize, position, comm); };
+  if (comm == MPI_COMM_NULL || position == nullptr || outbuf == nullptr || *position < 0 || outsize < 0) {
+    return library();
+  }
+  Plan p = plan_buffer(inbuf, incount, type, HostOp::pack);
+  if (p.path == Path::host_pack && p.bytes > static_cast<int64_t>(outsize) - *position) {
+    p = Plan{};
+    p.reason = "output too small: the library reports MPI_ERR_TRUNCATE";
+  }
+  trace_plan("MPI_Pack", "pack", p);
+  if (p.path != Path::host_pack) return library();
+  pack_host(p.layout, inbuf, static_cast<char*>(outbuf) + *position);
+  *position += static_cast<int>(p.bytes);
+  counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type,
+           MPI_Comm comm) {
+  auto library = [&] { return real().Unpack(inbuf, insize, position, outbuf, outcount, type, comm); };
+  if (comm == MPI_COMM_NULL || position == nullptr || inbuf == nullptr || *position < 0 || insize < 0) {
+    return library();
+  }
+  Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack);
+  if (p.path == Path::host_pack && p.bytes > static_cast<int64_t>(insize) - *position) {
+    p = Plan{};
+    p.reason = "input too short: the library reports MPI_ERR_TRUNCATE";
+  }
+  trace_plan("MPI_Unpack", "unpack", p);
+  if (p.path != Path::host_pack) return library();
+  unpack_host(p.layout, static_cast<const char*>(inbuf) + *position, outbuf);
+  *position += static_cast<int>(p.bytes);
+  counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+int pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int* size) {
+  // Strata packs exactly the library's format, so the library's bound holds.
+  return real().Pack_size(incount, type, comm, size);
+}
+
+int type_commit(MPI_Datatype* type) {
+  int rc = real().Type_commit(type);
+  if (rc == MPI_SUCCESS && type != nullptr) type_cache().on_commit(*type);
+  return rc;
+}
+
+int type_free(MPI_Datatype* type) {
+  // Forget the handle first: once the library frees it, another thread may
+  // get the same handle for a new type.
+  if (type != nullptr) type_cache().on_free(*type);
+  return real().Type_free(type);
+}
+
+int type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
+  int rc = real().Type_dup(type, newtype);
+  if (rc == MPI_SUCCESS && newtype != nullptr) type_cache().on_dup(type, *newtype);
+  return rc;
+}
+
+void on_init() {
+  config::load();
+  int rank = -1;
+  if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  PMPI_Get_library_version(version, &length);
+  for (char& c : version) c = c == '\n' ? ' ' : c;
+  STRATA_LOG(info, kShim, "interposer active over %s", version);
+  (void)host_model();  // load (and report) the model once, outside any timed region
+}
+
+int finalize() {
+  pending().drain_orphans();
+  pending().clear();
+  free_byte_types();
+  type_cache().clear();
+  trim_host_staging();
+  return real().Finalize();
+}
+
+}  // namespace strata::interposer

@@ -1,0 +1,114 @@
+#include "interposer/transfer/pending.hpp"
+
+#include "base/log.hpp"
+#include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/counters.hpp"
+
+namespace strata::interposer {
+
+void unpack_arrived(const StridedBlock& layout, const HostStaging& staging, void* user_buffer,
+                    const MPI_Status& status) {
+  int received = 0;
+  if (PMPI_Get_count(&status, MPI_BYTE, &received) == MPI_SUCCESS && received > 0) {
+    unpack_host(layout, staging.data(), user_buffer, 0, received);
+    counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void finish(PendingOp& op, const MPI_Status& status, int error) {
+  counters().requests_completed.fetch_add(1, std::memory_order_relaxed);
+  if (op.kind == PendingOp::Kind::recv && error == MPI_SUCCESS) {
+    int cancelled = 0;
+    PMPI_Test_cancelled(&status, &cancelled);
+    if (!cancelled) unpack_arrived(op.layout, op.staging, op.user_buffer, status);
+  }
+  op.staging = HostStaging();
+}
+
+bool PendingTable::add(MPI_Request request, PendingOp&& op) {
+  try {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, inserted] = ops_.try_emplace(request);
+    if (!inserted) {
+      // A stale entry: its request was completed somewhere we do not see
+      // (e.g. Fortran bindings). Its buffer is no longer in use.
+      STRATA_LOG(warn, kP2p, "request handle reused before Strata saw it complete; dropping the old entry");
+    }
+    it->second = std::move(op);
+    size_.store(ops_.size(), std::memory_order_release);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+std::optional<PendingOp> PendingTable::take(MPI_Request request) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = ops_.find(request);
+  if (it == ops_.end()) return std::nullopt;
+  std::optional<PendingOp> op(std::move(it->second));
+  ops_.erase(it);
+  size_.store(ops_.size(), std::memory_order_release);
+  return op;
+}
+
+void PendingTable::put_back(MPI_Request request, PendingOp&& op) {
+  if (!add(request, std::move(op))) {
+    op.staging.leak();  // MPI still owns the buffer: never free it
+    STRATA_LOG(error, kP2p, "out of memory while tracking a request; its staging buffer is leaked");
+  }
+}
+
+void PendingTable::orphan(MPI_Request request, PendingOp&& op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    orphan_list_.emplace_back(request, std::move(op));
+  } catch (...) {
+    op.staging.leak();
+    return;
+  }
+  orphans_.store(orphan_list_.size(), std::memory_order_release);
+}
+
+void PendingTable::progress_orphans() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < orphan_list_.size();) {
+    int done = 0;
+    MPI_Status status;
+    int rc = mpi::real().Test(&orphan_list_[i].first, &done, &status);
+    if (rc != MPI_SUCCESS || done) {
+      finish(orphan_list_[i].second, status, rc);
+      orphan_list_.erase(orphan_list_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  orphans_.store(orphan_list_.size(), std::memory_order_release);
+}
+
+void PendingTable::drain_orphans() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [request, op] : orphan_list_) {
+    MPI_Status status;
+    int rc = mpi::real().Wait(&request, &status);
+    finish(op, status, rc);
+  }
+  orphan_list_.clear();
+  orphans_.store(0, std::memory_order_release);
+}
+
+void PendingTable::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!ops_.empty()) {
+    STRATA_LOG(warn, kP2p, "%zu Strata requests were never completed before MPI_Finalize", ops_.size());
+  }
+  ops_.clear();
+  size_.store(0, std::memory_order_release);
+}
+
+PendingTable& pending() {
+  static PendingTable* table = new PendingTable();  // never destroyed
+  return *table;
+}
+
+}  // namespace strata::interposer

@@ -1,0 +1,69 @@
+#include "interposer/types/type_cache.hpp"
+
+#include "base/log.hpp"
+#include "interposer/transfer/counters.hpp"
+
+#include <mutex>
+
+namespace strata::interposer {
+
+bool TypeCache::on_commit(MPI_Datatype type) {
+  Result<TypeLayout> layout = describe_datatype(type);
+  std::shared_ptr<const TypeInfo> info;
+  if (layout) {
+    auto made = std::make_shared<TypeInfo>();
+    made->layout = std::move(layout).value();
+    made->handle = type;
+    info = std::move(made);
+    counters().types_reducible.fetch_add(1, std::memory_order_relaxed);
+    STRATA_LOG(debug, kTypes, "commit: canonical %s size=%lld", info->layout.element.to_string().c_str(),
+               static_cast<long long>(info->layout.size));
+  } else {
+    counters().types_irreducible.fetch_add(1, std::memory_order_relaxed);
+    STRATA_LOG(debug, kTypes, "commit: %s, handled by the library", to_string(layout.status()));
+  }
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  map_[type] = std::move(info);
+  size_.store(map_.size(), std::memory_order_release);
+  return layout.ok();
+}
+
+void TypeCache::on_free(MPI_Datatype type) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  map_.erase(type);
+  size_.store(map_.size(), std::memory_order_release);
+}
+
+void TypeCache::on_dup(MPI_Datatype original, MPI_Datatype copy) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  auto it = map_.find(original);
+  if (it == map_.end()) return;  // not committed through us: the copy stays unknown
+  std::shared_ptr<const TypeInfo> info = it->second;
+  if (info) {
+    auto dup = std::make_shared<TypeInfo>(*info);
+    dup->handle = copy;
+    info = std::move(dup);
+  }
+  map_[copy] = std::move(info);
+  size_.store(map_.size(), std::memory_order_release);
+}
+
+std::shared_ptr<const TypeInfo> TypeCache::find(MPI_Datatype type) const {
+  if (size_.load(std::memory_order_acquire) == 0) return nullptr;
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  auto it = map_.find(type);
+  return it == map_.end() ? nullptr : it->second;
+}
+
+void TypeCache::clear() {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  map_.clear();
+  size_.store(0, std::memory_order_release);
+}
+
+TypeCache& type_cache() {
+  static TypeCache* cache = new TypeCache();  // never destroyed: used until the process ends
+  return *cache;
+}
+
+}  // namespace strata::interposer

@@ -1,0 +1,41 @@
+// Committed datatypes -> their canonical layouts, kept from MPI_Type_commit
+// to MPI_Type_free. A type Strata never saw committed (predefined types,
+// uncommitted or freed handles) is unknown and goes to the library untouched,
+// which then reports whatever error the library reports.
+#pragma once
+
+#include <strata/datatype.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace strata::interposer {
+
+struct TypeInfo {
+  TypeLayout layout;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;
+};
+
+class TypeCache {
+ public:
+  // Translates a newly committed type (irreducible types are remembered as
+  // such). Returns whether it reduced.
+  bool on_commit(MPI_Datatype type);
+  void on_free(MPI_Datatype type);
+  void on_dup(MPI_Datatype original, MPI_Datatype copy);
+  // The layout of a committed, reducible type; null otherwise.
+  std::shared_ptr<const TypeInfo> find(MPI_Datatype type) const;
+  void clear();
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<MPI_Datatype, std::shared_ptr<const TypeInfo>> map_;
+  std::atomic<size_t> size_{0};  // lets find() skip the lock when empty
+};
+
+TypeCache& type_cache();
+
+}  // namespace strata::interposer
