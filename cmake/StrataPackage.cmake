@@ -1,1 +1,30 @@
-# Installation and the CMake package: find_package(Strata) -> Strata::strata.
+# The linked library and the installable CMake package:
+#   find_package(Strata) -> Strata::strata (libstrata.so) and
+#   Strata::preload (libstrata_preload.so, for LD_PRELOAD).
+# libstrata.so carries the public API (include/strata) over the folder
+# libraries; only STRATA_API symbols are exported.
+add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_portability>
+                          $<TARGET_OBJECTS:strata_interposer_core>)
+target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+target_include_directories(strata PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_link_options(strata PRIVATE -Wl,--no-undefined)
+set_target_properties(strata PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+add_library(Strata::strata ALIAS strata)
+
+include(CMakePackageConfigHelpers)
+install(TARGETS strata EXPORT StrataTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS strata_preload EXPORT StrataTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/strata DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/interposer/shim/strata_preload.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/strata)
+install(EXPORT StrataTargets NAMESPACE Strata:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/StrataConfig.cmake.in
+                              ${CMAKE_CURRENT_BINARY_DIR}/StrataConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/StrataConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/StrataConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/StrataConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)

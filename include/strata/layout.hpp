@@ -76,7 +76,7 @@ STRATA_API void simplify(LayoutIR& ir);
 // ---------------------------------------------------------------------------
 // The canonical strided block: a simplified IR plus the extent of one element
 // (what the next element of a count > 1 starts after).
-struct StridedBlock {
+struct STRATA_API StridedBlock {
   int64_t offset = 0;  // bytes from the buffer pointer to the first byte
   int64_t block = 0;   // contiguous bytes per block (the innermost dimension)
   std::vector<Stream> dims;  // outer dimensions, innermost first

@@ -1,0 +1,42 @@
+// strata-config: every STRATA_* variable, its type, default, current value
+// and help line (UCX's ucx_info -c, NCCL's parameter dump).
+//
+//   strata-config              a table of all variables and their values
+//   strata-config --markdown   the same as a markdown table (docs/configuration.md)
+//   strata-config --names      one name per line (for scripts and tests)
+#include <strata/config.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+int main(int argc, char** argv) {
+  CLI::App app{"Print Strata's STRATA_* configuration variables"};
+  bool markdown = false;
+  bool names = false;
+  app.add_flag("--markdown", markdown, "Print a markdown table");
+  app.add_flag("--names", names, "Print only the variable names");
+  CLI11_PARSE(app, argc, argv);
+
+  strata::config::load();
+  const auto params = strata::config::parameters();
+  if (names) {
+    for (const auto& p : params) std::printf("%s\n", p.name.c_str());
+    return 0;
+  }
+  if (markdown) {
+    std::printf("| variable | type | default | description |\n| --- | --- | --- | --- |\n");
+    for (const auto& p : params) {
+      std::printf("| `%s` | %s | `%s` | %s |\n", p.name.c_str(), p.type.c_str(),
+                  p.default_text.empty() ? "" : p.default_text.c_str(), p.help.c_str());
+    }
+    return 0;
+  }
+  for (const auto& p : params) {
+    std::printf("%-26s = %-12s (%s, default '%s'%s)\n    %s\n", p.name.c_str(), p.value_text.c_str(), p.type.c_str(),
+                p.default_text.c_str(), p.from_environment ? ", from the environment" : "", p.help.c_str());
+  }
+  for (const auto& w : strata::config::load_warnings()) std::printf("warning: %s\n", w.c_str());
+  return 0;
+}
