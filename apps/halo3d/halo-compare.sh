@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# strata-halo-compare: runs strata-halo3d twice on the same binary, plain and
+# with LD_PRELOAD=libstrata_preload.so, and prints a markdown table of the two.
+#
+# Exit codes: 0 both runs verified, 1 a run failed or did not verify,
+# 2 usage error or something missing (binary, preload library, launcher).
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+usage() {
+  cat <<USAGE
+usage: $(basename "$0") [-np N] [--halo PATH] [--preload PATH] [--mpirun PATH]
+                         [--] [strata-halo3d options...]
+
+Runs strata-halo3d with N ranks (default 8, oversubscribed) twice: plain and
+with libstrata_preload.so preloaded into every rank, then prints a markdown
+table: time per exchange (median, min, max in microseconds), bytes per
+exchange, verified, and the speed-up (plain time / preloaded time).
+Any argument not listed here is passed to strata-halo3d (e.g. --grid 32 32 32
+--radius 2 --type float); --json is always added.
+
+  -np N, --np N     ranks (default 8)
+  --halo PATH       strata-halo3d binary (default: next to this script)
+  --preload PATH    libstrata_preload.so (default: from the build tree or the
+                    install prefix this script lives in)
+  --mpirun PATH     launcher (default: mpirun, else mpiexec, from PATH)
+  -h, --help        this text
+
+Open MPI gets --oversubscribe and LD_PRELOAD through -x; MPICH's mpiexec gets
+-genv LD_PRELOAD. For Open MPI these variables get defaults when unset (set
+them to override): OMPI_MCA_btl=self,vader,
+OMPI_MCA_btl_vader_single_copy_mechanism=none, and when run as root
+OMPI_ALLOW_RUN_AS_ROOT=1, OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1.
+USAGE
+}
+
+die_usage() {
+  echo "strata-halo-compare: $*" >&2
+  exit 2
+}
+
+np=8
+halo=""
+preload=""
+launcher=""
+halo_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -np|--np)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      np=$2; shift 2 ;;
+    --np=*) np=${1#*=}; shift ;;
+    --halo)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      halo=$2; shift 2 ;;
+    --halo=*) halo=${1#*=}; shift ;;
+    --preload)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      preload=$2; shift 2 ;;
+    --preload=*) preload=${1#*=}; shift ;;
+    --mpirun)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      launcher=$2; shift 2 ;;
+    --mpirun=*) launcher=${1#*=}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; halo_args+=("$@"); break ;;
+    *) halo_args+=("$1"); shift ;;
+  esac
+done
+
+case "$np" in
+  ''|*[!0-9]*|0) die_usage "-np wants a positive number of ranks, got '$np'" ;;
+esac
+
+# The binary.
+[ -n "$halo" ] || halo="$here/strata-halo3d"
+[ -x "$halo" ] || die_usage "strata-halo3d not found or not executable at '$halo' (pass --halo PATH)"
+
+# The preload library: the path CMake wrote next to this script, else the
+# usual places in a build tree or an install prefix.
+if [ -n "$preload" ]; then
+  [ -f "$preload" ] || die_usage "the preload library '$preload' does not exist"
+else
+  candidates=()
+  if [ -f "$here/strata-halo-compare.preload" ]; then
+    candidates+=("$(head -n 1 "$here/strata-halo-compare.preload")")
+  fi
+  candidates+=("$here/../../interposer/libstrata_preload.so"
+               "$here/../../interposer/shim/libstrata_preload.so"
+               "$here/../../lib/libstrata_preload.so"
+               "$here/../lib/libstrata_preload.so"
+               "$here/../lib64/libstrata_preload.so")
+  for candidate in "${candidates[@]}"; do
+    if [ -f "$candidate" ]; then
+      preload=$candidate
+      break
+    fi
+  done
+  if [ -z "$preload" ]; then
+    {
+      echo "strata-halo-compare: libstrata_preload.so not found; looked in:"
+      printf '  %s\n' "${candidates[@]}"
+      echo "Build it (ninja strata_preload) or pass --preload PATH."
+    } >&2
+    exit 2
+  fi
+fi
+preload=$(cd "$(dirname "$preload")" && pwd)/$(basename "$preload")
+
+# The launcher and how it passes LD_PRELOAD to the ranks only (never to
+# mpirun itself).
+if [ -z "$launcher" ]; then
+  launcher=$(command -v mpirun || command -v mpiexec || true)
+  [ -n "$launcher" ] || die_usage "no mpirun or mpiexec in PATH (pass --mpirun PATH)"
+fi
+version=$("$launcher" --version 2>&1 || true)
+case "$version" in
+  *"Open MPI"*|*OpenRTE*|*"Open RTE"*)
+    flavour=openmpi
+    launch_flags=(--oversubscribe)
+    preload_flags=(-x "LD_PRELOAD=$preload")
+    if [ "$(id -u)" = 0 ]; then
+      export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
+      export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
+    fi
+    export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+    export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+    ;;
+  *HYDRA*|*MPICH*|*"Intel(R) MPI"*)
+    flavour=mpich
+    launch_flags=()
+    preload_flags=(-genv LD_PRELOAD "$preload")
+    ;;
+  *)
+    die_usage "cannot tell whether '$launcher' is Open MPI's or MPICH's launcher"
+    ;;
+esac
+
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/strata-halo-compare.XXXXXX") || exit 2
+trap 'rm -rf "$workdir"' EXIT
+
+# run_halo MODE [launcher flags...]: runs the job; leaves its JSON line in
+# $workdir/MODE.json (empty when there is none) and returns its exit code.
+run_halo() {
+  local mode=$1
+  shift
+  local rc=0
+  "$launcher" ${launch_flags[@]+"${launch_flags[@]}"} -np "$np" "$@" \
+    "$halo" ${halo_args[@]+"${halo_args[@]}"} --json \
+    >"$workdir/$mode.out" 2>"$workdir/$mode.err" || rc=$?
+  grep '^{"ranks"' "$workdir/$mode.out" | tail -n 1 >"$workdir/$mode.json"
+  return $rc
+}
+
+# json_value FILE KEY: a number or boolean from a one-line JSON object;
+# json_text FILE KEY: a string; json_list FILE KEY: an array of numbers as AxBxC.
+json_value() {
+  sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1"
+}
+json_text() {
+  sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" "$1"
+}
+json_list() {
+  sed -n "s/.*\"$2\":\[\([^]]*\)\].*/\1/p" "$1" | tr ',' 'x'
+}
+
+report_failure() {
+  local mode=$1 rc=$2
+  echo "strata-halo-compare: the $mode run failed (exit $rc); its last output:" >&2
+  tail -n 15 "$workdir/$mode.err" "$workdir/$mode.out" >&2
+}
+
+# rc_of MODE: the exit code of that run.
+rc_of() {
+  if [ "$1" = plain ]; then echo "$plain_rc"; else echo "$preloaded_rc"; fi
+}
+
+failed=0
+echo "strata-halo-compare: $np ranks, $flavour launcher $launcher" >&2
+echo "strata-halo-compare: running plain" >&2
+plain_rc=0
+run_halo plain || plain_rc=$?
+echo "strata-halo-compare: running with LD_PRELOAD=$preload" >&2
+preloaded_rc=0
+run_halo preloaded "${preload_flags[@]}" || preloaded_rc=$?
+
+for mode in plain preloaded; do
+  rc=$(rc_of "$mode")
+  json="$workdir/$mode.json"
+  if [ -s "$json" ] && [ "$(json_value "$json" verified)" != true ]; then
+    echo "strata-halo-compare: the $mode run did not verify" \
+         "($(json_value "$json" mismatches) wrong values; exit $rc)" >&2
+    grep '^strata-halo3d: rank' "$workdir/$mode.err" | head -n 5 >&2
+    failed=1
+  elif [ "$rc" -ne 0 ] || [ ! -s "$json" ]; then
+    report_failure "$mode" "$rc"
+    failed=1
+  fi
+done
+
+if [ -s "$workdir/plain.json" ] && [ "$(json_value "$workdir/plain.json" preloaded)" = true ]; then
+  echo "strata-halo-compare: warning: the plain run already sees the Strata interposer (LD_PRELOAD set in this shell?)" >&2
+fi
+if [ -s "$workdir/preloaded.json" ] && [ "$(json_value "$workdir/preloaded.json" preloaded)" != true ]; then
+  echo "strata-halo-compare: warning: the preloaded run does not see strata_preload_counters: is '$preload' the Strata interposer?" >&2
+fi
+
+plain_us=$(json_value "$workdir/plain.json" time_per_exchange_us)
+preloaded_us=$(json_value "$workdir/preloaded.json" time_per_exchange_us)
+
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f", a / b; else printf "-" }'
+}
+
+# The setup, from whichever run reported.
+for mode in plain preloaded; do
+  json="$workdir/$mode.json"
+  if [ -s "$json" ]; then
+    echo "strata-halo3d: $(json_value "$json" ranks) ranks ($(json_list "$json" procs))," \
+         "grid $(json_list "$json" grid) per rank, radius $(json_value "$json" radius)," \
+         "$(json_value "$json" quantities) x $(json_text "$json" type), $(json_text "$json" layout)," \
+         "$(json_text "$json" memory) memory"
+    echo
+    break
+  fi
+done
+
+echo "| mode | time per exchange (median µs) | min µs | max µs | bytes per exchange | verified | ratio (plain / preloaded) |"
+echo "| --- | ---: | ---: | ---: | ---: | --- | ---: |"
+for mode in plain preloaded; do
+  json="$workdir/$mode.json"
+  if [ -s "$json" ]; then
+    verified=no
+    [ "$(json_value "$json" verified)" = true ] && verified=yes
+    if [ "$mode" = plain ]; then r=1.00; else r=$(ratio "$plain_us" "$preloaded_us"); fi
+    echo "| $mode | $(json_value "$json" time_per_exchange_us) | $(json_value "$json" min_us) |" \
+         "$(json_value "$json" max_us) | $(json_value "$json" bytes_per_exchange) | $verified | $r |"
+  else
+    echo "| $mode | failed (exit $(rc_of "$mode")) | - | - | - | no | - |"
+  fi
+done
+echo
+echo "preload: $preload"
+exit $failed
