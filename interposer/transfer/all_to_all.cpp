@@ -67,7 +67,7 @@ PackedSide prepare_side(const char* call, const char* side, const void* buf, int
   const int64_t bytes = total * info->layout.size;
   if (total == 0 || total > INT_MAX || bytes > INT_MAX) return s;
   Plan plan;
-  plan.layout = repeat(info->layout.element, total);
+  plan.layout = BufferLayout(info, total);
   plan.bytes = bytes;
   plan.path = use_strata_host_pack(HostOp::transfer, bytes, info->layout.element.block) ? Path::host_pack
                                                                                         : Path::library;
@@ -190,7 +190,7 @@ struct WSide {
   HostStaging staging;
   std::vector<MPI_Aint> addresses;
   std::vector<MPI_Datatype> types;
-  std::vector<StridedBlock> layouts;
+  std::vector<BufferLayout> layouts;
   std::vector<int64_t> offsets;  // into staging; -1 where the library handles it
 };
 
@@ -213,7 +213,7 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
   if (total > 0 && total <= INT_MAX) w.staging = HostStaging::acquire(total);
   for (size_t k = 0; k < n; ++k) {
     if (w.offsets[k] >= 0 && w.staging) {
-      w.types[k] = byte_type(w.layouts[k].packed_bytes() / counts[k]);
+      w.types[k] = byte_type(w.layouts[k].block().packed_bytes() / counts[k]);
     }
     if (w.types[k] == MPI_DATATYPE_NULL || !w.staging) {  // the library's after all
       w.types[k] = types[k];
@@ -251,7 +251,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
   for (int i = 0; i < out; ++i) {
     const size_t k = static_cast<size_t>(i);
     if (send.offsets[k] >= 0) {
-      pack_host(send.layouts[k], static_cast<const char*>(sendbuf) + sdispls[i], send.staging.data() + send.offsets[k]);
+      pack_host(send.layouts[k].block(), static_cast<const char*>(sendbuf) + sdispls[i], send.staging.data() + send.offsets[k]);
     }
   }
   if (send.any) counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
@@ -261,7 +261,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
     for (int i = 0; i < in; ++i) {
       const size_t k = static_cast<size_t>(i);
       if (recv.offsets[k] >= 0) {
-        unpack_host(recv.layouts[k], recv.staging.data() + recv.offsets[k], static_cast<char*>(recvbuf) + rdispls[i]);
+        unpack_host(recv.layouts[k].block(), recv.staging.data() + recv.offsets[k], static_cast<char*>(recvbuf) + rdispls[i]);
       }
     }
     if (recv.any) counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);

@@ -19,11 +19,13 @@ struct Outcome {
   int error;
 };
 
-// Strata's entries among the requests of one call.
+// Strata's entries among the requests of one call. The storage is a
+// per-thread scratch vector, so a warm call allocates nothing (completion
+// calls never nest within a thread).
 class Taken {
  public:
-  Taken(int count, const MPI_Request* requests) {
-    items_.reserve(static_cast<size_t>(count));
+  Taken(int count, const MPI_Request* requests) : items_(scratch()) {
+    items_.clear();
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
       if (std::optional<PendingOp> op = pending().take(requests[i])) {
@@ -35,6 +37,7 @@ class Taken {
   Taken& operator=(const Taken&) = delete;
   ~Taken() {  // entries nobody settled (an exception on the way) go back
     for (Item& item : items_) pending().put_back(item.handle, std::move(item.op));
+    items_.clear();
   }
 
   bool empty() const { return items_.empty(); }
@@ -61,22 +64,32 @@ class Taken {
     MPI_Request handle;
     PendingOp op;
   };
-  std::vector<Item> items_;
+  static std::vector<Item>& scratch() {
+    static thread_local std::vector<Item> items;
+    return items;
+  }
+  std::vector<Item>& items_;
 };
 
 // The statuses array to hand the library: the user's, or ours when the user
 // passed MPI_STATUSES_IGNORE (we need the received byte counts).
 class Statuses {
  public:
-  Statuses(int count, MPI_Status* user) : user_(user) {
-    if (user == MPI_STATUSES_IGNORE) local_.resize(static_cast<size_t>(count));
+  Statuses(int count, MPI_Status* user) : user_(user), local_(scratch()) {
+    if (user == MPI_STATUSES_IGNORE && local_.size() < static_cast<size_t>(count)) {
+      local_.resize(static_cast<size_t>(count));
+    }
   }
   MPI_Status* data() { return user_ == MPI_STATUSES_IGNORE ? local_.data() : user_; }
   MPI_Status& operator[](int i) { return data()[i]; }
 
  private:
+  static std::vector<MPI_Status>& scratch() {
+    static thread_local std::vector<MPI_Status> statuses;
+    return statuses;
+  }
   MPI_Status* user_;
-  std::vector<MPI_Status> local_;
+  std::vector<MPI_Status>& local_;
 };
 
 // True when no Strata request can be among the caller's: the fast path.

@@ -29,7 +29,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int ou
   }
   trace_plan("MPI_Pack", "pack", p);
   if (p.path != Path::host_pack) return library();
-  pack_host(p.layout, inbuf, static_cast<char*>(outbuf) + *position);
+  pack_host(p.layout.block(), inbuf, static_cast<char*>(outbuf) + *position);
   *position += static_cast<int>(p.bytes);
   counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
@@ -48,7 +48,7 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   }
   trace_plan("MPI_Unpack", "unpack", p);
   if (p.path != Path::host_pack) return library();
-  unpack_host(p.layout, static_cast<const char*>(inbuf) + *position, outbuf);
+  unpack_host(p.layout.block(), static_cast<const char*>(inbuf) + *position, outbuf);
   *position += static_cast<int>(p.bytes);
   counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;

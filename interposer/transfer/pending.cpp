@@ -20,7 +20,7 @@ void finish(PendingOp& op, const MPI_Status& status, int error) {
   if (op.kind == PendingOp::Kind::recv && error == MPI_SUCCESS) {
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
-    if (!cancelled) unpack_arrived(op.layout, op.staging, op.user_buffer, status);
+    if (!cancelled) unpack_arrived(op.layout.block(), op.staging, op.user_buffer, status);
   }
   op.staging = HostStaging();
 }

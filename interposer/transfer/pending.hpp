@@ -12,10 +12,12 @@
 #include <strata/layout.hpp>
 
 #include "interposer/transfer/host_staging.hpp"
+#include "interposer/transfer/plan.hpp"
 
 #include <mpi.h>
 
 #include <atomic>
+#include <memory_resource>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -29,7 +31,7 @@ struct PendingOp {
   Kind kind = Kind::send;
   HostStaging staging;
   void* user_buffer = nullptr;  // receives: where to unpack
-  StridedBlock layout;          // receives: of (count, datatype)
+  BufferLayout layout;          // receives: of (count, datatype)
 };
 
 // Unpacks the bytes a receive into `staging` brought (its status says how
@@ -64,7 +66,9 @@ class PendingTable {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<MPI_Request, PendingOp> ops_;
+  // Nodes come from a pool guarded by mutex_: no malloc per request once warm.
+  std::pmr::unsynchronized_pool_resource node_pool_;
+  std::pmr::unordered_map<MPI_Request, PendingOp> ops_{&node_pool_};
   std::vector<std::pair<MPI_Request, PendingOp>> orphan_list_;
   std::atomic<size_t> size_{0};
   std::atomic<size_t> orphans_{0};

@@ -24,11 +24,12 @@ Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op) {
   std::shared_ptr<const TypeInfo> info = type_cache().find(type);
   if (!info) return library("not a committed reducible derived datatype");
   Plan p;
-  p.layout = repeat(info->layout.element, count);
-  p.bytes = p.layout.packed_bytes();
-  if (p.layout.contiguous()) return library("contiguous");
+  p.layout = BufferLayout(std::move(info), count);
+  const StridedBlock& layout = p.layout.block();
+  p.bytes = layout.packed_bytes();
+  if (layout.contiguous()) return library("contiguous");
   if (p.bytes > INT_MAX) return library("more than INT_MAX packed bytes");
-  if (!use_strata_host_pack(op, p.bytes, p.layout.block)) return library("the model prefers the library");
+  if (!use_strata_host_pack(op, p.bytes, layout.block)) return library("the model prefers the library");
   p.path = Path::host_pack;
   return p;
 }

@@ -13,9 +13,24 @@ namespace strata::interposer {
 
 enum class Path { library, host_pack };
 
+// The bytes of `count` elements of a committed type, without copying the
+// type's layout in the common count == 1 case (no allocation per call).
+class BufferLayout {
+ public:
+  BufferLayout() = default;
+  BufferLayout(std::shared_ptr<const TypeInfo> type, int64_t count)
+      : type_(std::move(type)), count_(count), repeated_(count_ == 1 ? StridedBlock{} : repeat(type_->layout.element, count_)) {}
+  const StridedBlock& block() const { return count_ == 1 ? type_->layout.element : repeated_; }
+
+ private:
+  std::shared_ptr<const TypeInfo> type_;
+  int64_t count_ = 0;
+  StridedBlock repeated_;
+};
+
 struct Plan {
   Path path = Path::library;
-  StridedBlock layout;  // of (count, datatype) when path != library
+  BufferLayout layout;  // of (count, datatype) when path != library
   int64_t bytes = 0;    // packed bytes
   const char* reason = "";  // why the library, for debug logs
 };

@@ -29,7 +29,7 @@ HostStaging stage_send(const Plan& p, const void* buf) {
   if (p.path != Path::host_pack) return HostStaging();
   HostStaging staging = HostStaging::acquire(p.bytes);
   if (staging) {
-    pack_host(p.layout, buf, staging.data());
+    pack_host(p.layout.block(), buf, staging.data());
     counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
   }
   return staging;
@@ -64,7 +64,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Recv(staging.data(), static_cast<int>(p.bytes), MPI_PACKED, source, tag, comm, st);
-  if (rc == MPI_SUCCESS) unpack_arrived(p.layout, staging, buf, *st);
+  if (rc == MPI_SUCCESS) unpack_arrived(p.layout.block(), staging, buf, *st);
   return rc;
 }
 
@@ -100,7 +100,7 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
                            sendtag, rstage ? static_cast<void*>(rstage.data()) : recvbuf,
                            rstage ? static_cast<int>(rp.bytes) : recvcount, rstage ? MPI_PACKED : recvtype, source,
                            recvtag, comm, st);
-  if (rc == MPI_SUCCESS && rstage) unpack_arrived(rp.layout, rstage, recvbuf, *st);
+  if (rc == MPI_SUCCESS && rstage) unpack_arrived(rp.layout.block(), rstage, recvbuf, *st);
   return rc;
 }
 

@@ -13,8 +13,8 @@ inline void trace_plan(const char* call, const char* side, const Plan& plan) {
     STRATA_LOG(debug, kP2p, "%s %s: library (%s)", call, side, plan.reason);
   } else {
     STRATA_LOG(debug, kP2p, "%s %s: strata host pack, %lld bytes in %lld blocks of %lld", call, side,
-               static_cast<long long>(plan.bytes), static_cast<long long>(plan.layout.block_count()),
-               static_cast<long long>(plan.layout.block));
+               static_cast<long long>(plan.bytes), static_cast<long long>(plan.layout.block().block_count()),
+               static_cast<long long>(plan.layout.block().block));
   }
 }
 
