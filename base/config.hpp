@@ -18,9 +18,9 @@
 
 namespace strata::config {
 
-bool equals_ignore_case(const char* a, const char* b);
+STRATA_API bool equals_ignore_case(const char* a, const char* b);
 
-class Parameter {
+class STRATA_API Parameter {
  public:
   Parameter(const char* name, const char* help);
   Parameter(const Parameter&) = delete;
@@ -49,7 +49,7 @@ class Parameter {
   bool from_environment_ = false;
 };
 
-class BoolParam final : public Parameter {
+class STRATA_API BoolParam final : public Parameter {
  public:
   BoolParam(const char* name, bool def, const char* help) : Parameter(name, help), def_(def), value_(def) {}
   bool get() const { ensure_loaded(); return value_; }
@@ -65,7 +65,7 @@ class BoolParam final : public Parameter {
 };
 
 // Integers accept an optional K/M/G/T suffix (powers of 1024) when is_size.
-class IntParam final : public Parameter {
+class STRATA_API IntParam final : public Parameter {
  public:
   IntParam(const char* name, int64_t def, const char* help, int64_t min = INT64_MIN, int64_t max = INT64_MAX,
            bool is_size = false)
@@ -85,7 +85,7 @@ class IntParam final : public Parameter {
   bool is_size_;
 };
 
-class StringParam final : public Parameter {
+class STRATA_API StringParam final : public Parameter {
  public:
   StringParam(const char* name, const char* def, const char* help) : Parameter(name, help), def_(def), value_(def) {}
   const std::string& get() const { ensure_loaded(); return value_; }

@@ -16,7 +16,6 @@ option(STRATA_BUILD_BENCH "Build the benchmarks" ON)
 option(STRATA_BUILD_APPS "Build the proxy apps" ON)
 set(STRATA_GTEST_SOURCE_DIR "" CACHE PATH
     "Build GoogleTest from this source folder (e.g. a carried /usr/src/googletest) instead of find_package")
-set(STRATA_TEST_NP_FLAGS "--oversubscribe" CACHE STRING "Extra mpirun flags for the MPI tests")
 set(STRATA_TEST_TIMEOUT 300 CACHE STRING "Default ctest timeout in seconds for one test")
 
 # A feature is wanted when ON, or AUTO and found.

@@ -22,6 +22,15 @@ else()
   find_package(GTest REQUIRED)
 endif()
 
+# Open MPI needs --oversubscribe to start more ranks than cores; MPICH's
+# Hydra oversubscribes by default and rejects the flag.
+if(STRATA_MPI_IS_MPICH)
+  set(_strata_np_default "")
+else()
+  set(_strata_np_default "--oversubscribe")
+endif()
+set(STRATA_TEST_NP_FLAGS "${_strata_np_default}" CACHE STRING "Extra mpirun flags for the MPI tests")
+
 # How this MPI's launcher passes an environment variable to the ranks.
 if(STRATA_MPI_IS_MPICH)
   set(_strata_env_style genv)

@@ -26,10 +26,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (markdown) {
+    auto cell = [](std::string text) {  // a pipe would end the table cell
+      for (size_t at = text.find('|'); at != std::string::npos; at = text.find('|', at + 2)) text.replace(at, 1, "\\|");
+      return text;
+    };
     std::printf("| variable | type | default | description |\n| --- | --- | --- | --- |\n");
     for (const auto& p : params) {
-      std::printf("| `%s` | %s | `%s` | %s |\n", p.name.c_str(), p.type.c_str(),
-                  p.default_text.empty() ? "" : p.default_text.c_str(), p.help.c_str());
+      std::printf("| `%s` | %s | %s | %s |\n", p.name.c_str(), cell(p.type).c_str(),
+                  p.default_text.empty() ? "(empty)" : ("`" + p.default_text + "`").c_str(), cell(p.help).c_str());
     }
     return 0;
   }
