@@ -17,16 +17,35 @@ namespace strata::interposer {
 
 using mpi::real;
 
+namespace {
+
+// Strata never lets a (un)pack run past the buffer: for a type it saw
+// committed, a buffer too small is MPI_ERR_TRUNCATE on the communicator's
+// error handler, whatever the library would do (Open MPI reports the same
+// class; MPICH builds without error checking would write past the end).
+bool overflows(MPI_Datatype type, int count, int64_t room) {
+  std::shared_ptr<const TypeInfo> info = type_cache().find_committed(type);
+  int64_t bytes = 0;
+  return info && !__builtin_mul_overflow(info->layout.size, static_cast<int64_t>(count), &bytes) && bytes > room;
+}
+
+int truncate_error(const char* call, MPI_Comm comm) {
+  STRATA_LOG(debug, kP2p, "%s: the buffer is too small: MPI_ERR_TRUNCATE", call);
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+  return MPI_ERR_TRUNCATE;
+}
+
+}  // namespace
+
 int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position, MPI_Comm comm) {
   auto library = [&] { return real().Pack(inbuf, incount, type, outbuf, outsize, position, comm); };
   if (comm == MPI_COMM_NULL || position == nullptr || outbuf == nullptr || *position < 0 || outsize < 0) {
     return library();
   }
-  Plan p = plan_buffer(inbuf, incount, type, HostOp::pack);
-  if (p.path == Path::host_pack && p.bytes > static_cast<int64_t>(outsize) - *position) {
-    p = Plan{};
-    p.reason = "output too small: the library reports MPI_ERR_TRUNCATE";
+  if (incount >= 0 && overflows(type, incount, static_cast<int64_t>(outsize) - *position)) {
+    return truncate_error("MPI_Pack", comm);
   }
+  Plan p = plan_buffer(inbuf, incount, type, HostOp::pack);
   trace_plan("MPI_Pack", "pack", p);
   if (p.path != Path::host_pack) return library();
   pack_host(p.layout.block(), inbuf, static_cast<char*>(outbuf) + *position);
@@ -41,11 +60,10 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   if (comm == MPI_COMM_NULL || position == nullptr || inbuf == nullptr || *position < 0 || insize < 0) {
     return library();
   }
-  Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack);
-  if (p.path == Path::host_pack && p.bytes > static_cast<int64_t>(insize) - *position) {
-    p = Plan{};
-    p.reason = "input too short: the library reports MPI_ERR_TRUNCATE";
+  if (outcount >= 0 && overflows(type, outcount, static_cast<int64_t>(insize) - *position)) {
+    return truncate_error("MPI_Unpack", comm);
   }
+  Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack);
   trace_plan("MPI_Unpack", "unpack", p);
   if (p.path != Path::host_pack) return library();
   unpack_host(p.layout.block(), static_cast<const char*>(inbuf) + *position, outbuf);

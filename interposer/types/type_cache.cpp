@@ -9,21 +9,28 @@ namespace strata::interposer {
 
 bool TypeCache::on_commit(MPI_Datatype type) {
   Result<TypeLayout> layout = describe_datatype(type);
-  std::shared_ptr<const TypeInfo> info;
+  auto info = std::make_shared<TypeInfo>();
   if (layout) {
-    auto made = std::make_shared<TypeInfo>();
-    made->layout = std::move(layout).value();
-    made->handle = type;
-    info = std::move(made);
+    info->layout = std::move(layout).value();
+    info->reducible = true;
     counters().types_reducible.fetch_add(1, std::memory_order_relaxed);
     STRATA_LOG(debug, kTypes, "commit: canonical %s size=%lld", info->layout.element.to_string().c_str(),
                static_cast<long long>(info->layout.size));
   } else {
+    MPI_Count size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) {
+      info = nullptr;  // not even the size: the library handles everything about it
+    } else {
+      info->layout.size = size;
+      info->layout.lb = lb;
+      info->layout.extent = extent;
+    }
     counters().types_irreducible.fetch_add(1, std::memory_order_relaxed);
     STRATA_LOG(debug, kTypes, "commit: %s, handled by the library", to_string(layout.status()));
   }
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  map_[type] = std::move(info);
+  map_[type] = std::shared_ptr<const TypeInfo>(std::move(info));
   size_.store(map_.size(), std::memory_order_release);
   return layout.ok();
 }
@@ -38,21 +45,21 @@ void TypeCache::on_dup(MPI_Datatype original, MPI_Datatype copy) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
   auto it = map_.find(original);
   if (it == map_.end()) return;  // not committed through us: the copy stays unknown
-  std::shared_ptr<const TypeInfo> info = it->second;
-  if (info) {
-    auto dup = std::make_shared<TypeInfo>(*info);
-    dup->handle = copy;
-    info = std::move(dup);
-  }
+  std::shared_ptr<const TypeInfo> info = it->second;  // a dup has the same layout
   map_[copy] = std::move(info);
   size_.store(map_.size(), std::memory_order_release);
 }
 
-std::shared_ptr<const TypeInfo> TypeCache::find(MPI_Datatype type) const {
+std::shared_ptr<const TypeInfo> TypeCache::find_committed(MPI_Datatype type) const {
   if (size_.load(std::memory_order_acquire) == 0) return nullptr;
   std::shared_lock<std::shared_mutex> lock(mutex_);
   auto it = map_.find(type);
   return it == map_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const TypeInfo> TypeCache::find(MPI_Datatype type) const {
+  std::shared_ptr<const TypeInfo> info = find_committed(type);
+  return info && info->reducible ? info : nullptr;
 }
 
 void TypeCache::clear() {

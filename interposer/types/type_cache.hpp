@@ -15,8 +15,8 @@
 namespace strata::interposer {
 
 struct TypeInfo {
-  TypeLayout layout;
-  MPI_Datatype handle = MPI_DATATYPE_NULL;
+  TypeLayout layout;  // for an irreducible type only size, lb and extent
+  bool reducible = false;
 };
 
 class TypeCache {
@@ -28,6 +28,8 @@ class TypeCache {
   void on_dup(MPI_Datatype original, MPI_Datatype copy);
   // The layout of a committed, reducible type; null otherwise.
   std::shared_ptr<const TypeInfo> find(MPI_Datatype type) const;
+  // Any committed type Strata saw (reducible or not); null otherwise.
+  std::shared_ptr<const TypeInfo> find_committed(MPI_Datatype type) const;
   void clear();
 
  private:

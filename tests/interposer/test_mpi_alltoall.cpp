@@ -79,36 +79,33 @@ TEST_P(AllToAll, Alltoallv) {
   MPI_Type_free(&type);
 }
 
-// A periodic 2D cartesian grid: 4 neighbours (some may be the same rank).
+// A periodic 1D Cartesian ring: neighbours (lower, upper). Dimensions of
+// size 1 or 2 make lower == upper, where Open MPI and MPICH pair the two
+// messages differently, so the ring needs at least 3 ranks.
 TEST_P(AllToAll, NeighborAlltoallvCartesian) {
+  STRATA_REQUIRE_RANKS(3);
   const TypeCase& c = strata_test::type_cases()[static_cast<size_t>(GetParam())];
   const int size = strata_test::world_size();
-  int dims[2] = {0, 0}, periods[2] = {1, 1};
-  MPI_Dims_create(size, 2, dims);
+  int dims[1] = {size}, periods[1] = {1};
   MPI_Comm cart;
-  ASSERT_EQ(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart), MPI_SUCCESS);
   int rank = 0;
   MPI_Comm_rank(cart, &rank);
   MPI_Datatype type = c.build();
-  // Neighbour order: for each dimension, (source of shift -1 .. ) i.e. the
-  // ranks MPI_Cart_shift gives as (lower, upper).
-  std::vector<int> neighbors;
-  for (int d = 0; d < 2; ++d) {
-    int lower = 0, upper = 0;
-    MPI_Cart_shift(cart, d, 1, &lower, &upper);
-    neighbors.push_back(lower);
-    neighbors.push_back(upper);
-  }
-  std::vector<int> counts(4, 2), displs = {0, 2, 4, 6};
-  std::vector<int> sendbuf = strata_test::filled_buffer(c, 8, rank);
-  std::vector<int> recvbuf = strata_test::poisoned_buffer(c, 8);
-  ASSERT_EQ(MPI_Neighbor_alltoallv(sendbuf.data(), counts.data(), displs.data(), type, recvbuf.data(), counts.data(),
+  int lower = 0, upper = 0;
+  MPI_Cart_shift(cart, 0, 1, &lower, &upper);
+  const int neighbors[2] = {lower, upper};
+  std::vector<int> counts = {2, 3}, displs = {0, 3};
+  std::vector<int> sendbuf = strata_test::filled_buffer(c, 6, rank);
+  std::vector<int> recvbuf = strata_test::poisoned_buffer(c, 6);
+  // Block k goes to neighbour k; block k arrives from neighbour k, which sent
+  // it as its block 1 - k (towards me), with its own count.
+  std::vector<int> rcounts = {counts[1], counts[0]};
+  ASSERT_EQ(MPI_Neighbor_alltoallv(sendbuf.data(), counts.data(), displs.data(), type, recvbuf.data(), rcounts.data(),
                                    displs.data(), type, cart),
             MPI_SUCCESS);
-  // Block k came from neighbour k, which sent it as its block k^1 (the
-  // opposite direction of the same dimension).
-  for (int k = 0; k < 4; ++k) {
-    EXPECT_EQ(check_part(c, recvbuf, displs[k], 2, neighbors[k], displs[k ^ 1]), "") << "neighbour " << k;
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(check_part(c, recvbuf, displs[k], rcounts[k], neighbors[k], displs[1 - k]), "") << "neighbour " << k;
   }
   MPI_Type_free(&type);
   MPI_Comm_free(&cart);

@@ -8,9 +8,17 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
+
+// Does Strata's interposer handle calls in this run (preloaded, not disabled)?
+bool strata_active() {
+  const char* disabled = std::getenv("STRATA_DISABLE");
+  return strata_test::expect_preload() && !(disabled != nullptr && std::strcmp(disabled, "1") == 0);
+}
 
 int error_class(int code) {
   int cls = code;
@@ -35,9 +43,15 @@ TEST_F(Errors, PackIntoTooSmallBufferIsTruncate) {
   int pos_ours = 1, pos_theirs = 1;
   int rc_ours = MPI_Pack(src.data(), 2, type, ours.data(), size - 1, &pos_ours, MPI_COMM_WORLD);
   int rc_theirs = PMPI_Pack(src.data(), 2, type, theirs.data(), size - 1, &pos_theirs, MPI_COMM_WORLD);
-  EXPECT_EQ(error_class(rc_ours), error_class(rc_theirs));
-  EXPECT_EQ(error_class(rc_ours), MPI_ERR_TRUNCATE);
-  for (size_t i = static_cast<size_t>(size) - 1; i < ours.size(); ++i) EXPECT_EQ(ours[i], 'g') << "byte " << i;
+  if (strata_active() || rc_theirs != MPI_SUCCESS) {
+    // Strata always refuses; a library that checks (Open MPI) agrees. MPICH
+    // built without error checking returns success and writes past the end.
+    EXPECT_EQ(error_class(rc_ours), MPI_ERR_TRUNCATE);
+    if (rc_theirs != MPI_SUCCESS) EXPECT_EQ(error_class(rc_theirs), MPI_ERR_TRUNCATE);
+    for (size_t i = static_cast<size_t>(size); i < ours.size(); ++i) EXPECT_EQ(ours[i], 'g') << "byte " << i;
+  } else {
+    EXPECT_EQ(rc_ours, rc_theirs);
+  }
   MPI_Type_free(&type);
 }
 
@@ -49,8 +63,13 @@ TEST_F(Errors, UnpackFromTooShortBufferIsTruncate) {
   int pos_a = 0, pos_b = 0;
   int rc_ours = MPI_Unpack(packed.data(), 10, &pos_a, a.data(), 2, type, MPI_COMM_WORLD);
   int rc_theirs = PMPI_Unpack(packed.data(), 10, &pos_b, b.data(), 2, type, MPI_COMM_WORLD);
-  EXPECT_EQ(error_class(rc_ours), error_class(rc_theirs));
-  EXPECT_NE(rc_ours, MPI_SUCCESS);
+  if (strata_active() || rc_theirs != MPI_SUCCESS) {
+    EXPECT_EQ(error_class(rc_ours), MPI_ERR_TRUNCATE);
+    if (rc_theirs != MPI_SUCCESS) EXPECT_EQ(error_class(rc_theirs), MPI_ERR_TRUNCATE);
+    EXPECT_EQ(pos_a, 0);  // output parameters untouched on error
+  } else {
+    EXPECT_EQ(rc_ours, rc_theirs);
+  }
   MPI_Type_free(&type);
 }
 
