@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -28,29 +29,43 @@ int log2_bucket(int64_t v, int buckets) {
 
 }  // namespace
 
+namespace {
+
+// The sample nearest to a grid bucket in log2 space, block length weighted
+// first (it decides the pack rate more than the size does).
+const HostSample* nearest(const std::vector<HostSample>& samples, int block_bucket, int bytes_bucket) {
+  const HostSample* best = nullptr;
+  double best_distance = 1e300;
+  for (const HostSample& s : samples) {
+    double db = std::log2(static_cast<double>(std::max<int64_t>(s.block, 1))) - block_bucket;
+    double dn = std::log2(static_cast<double>(std::max<int64_t>(s.bytes, 1))) - bytes_bucket;
+    double d = 4.0 * db * db + dn * dn;
+    if (d < best_distance) {
+      best_distance = d;
+      best = &s;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+bool HostModel::decide(HostOp op, int block_bucket, int bytes_bucket) const {
+  if (op == HostOp::transfer && !transfer.empty()) {
+    const HostSample* s = nearest(transfer, block_bucket, bytes_bucket);
+    return s->strata_ns < s->library_ns;
+  }
+  const HostSample* s = nearest(pack, block_bucket, bytes_bucket);
+  if (s == nullptr) return false;
+  double strata_ns = s->strata_ns;
+  if (op == HostOp::transfer && memcpy_gbps > 0) strata_ns += static_cast<double>(s->bytes) / memcpy_gbps;
+  return strata_ns < s->library_ns;
+}
+
 void HostModel::build_grid() {
   for (int op = 0; op < 2; ++op) {
     for (int bb = 0; bb < kBlockBuckets; ++bb) {
-      for (int nb = 0; nb < kBytesBuckets; ++nb) {
-        // Nearest sample in log2 space, block length weighted first.
-        const HostPackSample* best = nullptr;
-        double best_distance = 1e300;
-        for (const HostPackSample& s : samples) {
-          double db = std::log2(static_cast<double>(std::max<int64_t>(s.block, 1))) - bb;
-          double dn = std::log2(static_cast<double>(std::max<int64_t>(s.bytes, 1))) - nb;
-          double d = 4.0 * db * db + dn * dn;
-          if (d < best_distance) { best_distance = d; best = &s; }
-        }
-        bool wins = false;
-        if (best != nullptr) {
-          double strata_ns = best->strata_ns;
-          if (op == static_cast<int>(HostOp::transfer) && memcpy_gbps > 0) {
-            strata_ns += static_cast<double>(best->bytes) / memcpy_gbps;  // GB/s == bytes/ns
-          }
-          wins = strata_ns < best->library_ns;
-        }
-        wins_[op][bb][nb] = wins;
-      }
+      for (int nb = 0; nb < kBytesBuckets; ++nb) wins_[op][bb][nb] = decide(static_cast<HostOp>(op), bb, nb);
     }
   }
 }
@@ -70,42 +85,61 @@ HostModel HostModel::builtin() {
     for (int64_t n : sizes) {
       double lib = static_cast<double>(n) / (b <= 16 ? 1.0 : 8.0);
       double ours = b <= 64 ? lib / 3.0 : lib;
-      m.samples.push_back({b, n, lib, ours});
+      m.pack.push_back({b, n, lib, ours});
     }
   }
   m.build_grid();
   return m;
 }
 
-Result<HostModel> HostModel::from_json(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("host")) return Status::invalid_argument;
-  const nlohmann::json& host = j["host"];
-  HostModel m;
-  m.memcpy_gbps = host.value("memcpy_gbps", 0.0);
-  if (!host.contains("pack") || !host["pack"].is_array()) return Status::invalid_argument;
-  for (const nlohmann::json& p : host["pack"]) {
+namespace {
+
+Status read_samples(const nlohmann::json& host, const char* key, std::vector<HostSample>* out) {
+  if (!host.contains(key)) return Status::ok;
+  if (!host[key].is_array()) return Status::invalid_argument;
+  for (const nlohmann::json& p : host[key]) {
     if (!p.is_object()) return Status::invalid_argument;
-    HostPackSample s;
+    HostSample s;
     s.block = p.value("block", int64_t{0});
     s.bytes = p.value("bytes", int64_t{0});
     s.library_ns = p.value("library_ns", 0.0);
     s.strata_ns = p.value("strata_ns", 0.0);
     if (s.block <= 0 || s.bytes <= 0 || !(s.library_ns > 0) || !(s.strata_ns > 0)) return Status::invalid_argument;
-    m.samples.push_back(s);
+    out->push_back(s);
   }
-  if (m.samples.empty()) return Status::invalid_argument;
+  return Status::ok;
+}
+
+nlohmann::json write_samples(const std::vector<HostSample>& samples) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const HostSample& s : samples) {
+    out.push_back({{"block", s.block}, {"bytes", s.bytes}, {"library_ns", s.library_ns}, {"strata_ns", s.strata_ns}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<HostModel> HostModel::from_json(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("host") || !j["host"].is_object()) {
+    return Status::invalid_argument;
+  }
+  const nlohmann::json& host = j["host"];
+  HostModel m;
+  m.memcpy_gbps = host.value("memcpy_gbps", 0.0);
+  STRATA_TRY(read_samples(host, "pack", &m.pack));
+  STRATA_TRY(read_samples(host, "transfer", &m.transfer));
+  if (m.pack.empty() && m.transfer.empty()) return Status::invalid_argument;
   m.build_grid();
   return m;
 }
 
-std::string HostModel::to_json() const {
-  nlohmann::json pack = nlohmann::json::array();
-  for (const HostPackSample& s : samples) {
-    pack.push_back({{"block", s.block}, {"bytes", s.bytes}, {"library_ns", s.library_ns}, {"strata_ns", s.strata_ns}});
-  }
-  nlohmann::json host = {{"memcpy_gbps", memcpy_gbps}, {"pack", pack}};
-  return host.dump();
+std::string HostModel::to_json(const std::vector<std::pair<std::string, std::string>>& about) const {
+  nlohmann::json doc = {{"strata_model", 1}};
+  for (const auto& [key, value] : about) doc[key] = value;
+  doc["host"] = {{"memcpy_gbps", memcpy_gbps}, {"pack", write_samples(pack)}, {"transfer", write_samples(transfer)}};
+  return doc.dump(1);
 }
 
 const HostModel& host_model() {
@@ -120,7 +154,8 @@ const HostModel& host_model() {
         if (loaded) {
           HostModel m = std::move(loaded).value();
           m.source = path;
-          STRATA_LOG(info, kModel, "host pack model from %s (%zu samples)", path.c_str(), m.samples.size());
+          STRATA_LOG(info, kModel, "host pack model from %s (%zu pack, %zu transfer samples)", path.c_str(),
+                     m.pack.size(), m.transfer.size());
           return m;
         }
         STRATA_LOG(warn, kModel, "%s has no usable host section; using the built-in host pack model", path.c_str());
@@ -134,7 +169,15 @@ const HostModel& host_model() {
   return model;
 }
 
+namespace {
+std::atomic<int> g_override{-1};
+}  // namespace
+
+void override_host_pack(int mode) { g_override.store(mode, std::memory_order_relaxed); }
+
 bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block) {
+  const int forced = g_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced == 1;
   switch (g_host_pack.get()) {
     case HostPackMode::always: return true;
     case HostPackMode::never: return false;

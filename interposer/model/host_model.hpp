@@ -1,11 +1,15 @@
 // When is Strata's host pack worth it? A measured model, compared per call.
 //
-// The model holds measured pack times of the library (MPI_Pack) and of
-// Strata over a grid of block lengths and packed sizes, and the machine's
-// memcpy rate. For MPI_Pack/MPI_Unpack Strata is used where it packs faster.
-// For a transfer (send, receive, all-to-all) Strata packs into a staging
-// buffer that the library then copies once more, while the library packs a
-// derived type straight into its transport; so Strata is used where its pack
+// The model holds, over a grid of block lengths and packed sizes, measured
+// times of the library and of Strata for two operations:
+// - pack: MPI_Pack against Strata's pack; used for MPI_Pack/MPI_Unpack;
+// - transfer: a derived-type message between two ranks of a node, sent and
+//   received by the library against Strata's path (pack into a staging
+//   buffer, contiguous MPI_PACKED message, unpack); used for sends,
+//   receives and all-to-alls.
+// Without transfer samples a transfer is modelled from the pack samples:
+// Strata's staging buffer is copied once more by the library, which packs a
+// derived type straight into its transport, so Strata wins where its pack
 // plus one memcpy of the packed bytes beats the library's pack.
 #pragma once
 
@@ -13,13 +17,14 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata::interposer {
 
 enum class HostOp { pack, transfer };
 
-struct HostPackSample {
+struct HostSample {
   int64_t block = 0;  // bytes per contiguous block
   int64_t bytes = 0;  // packed bytes
   double library_ns = 0;
@@ -30,18 +35,21 @@ class HostModel {
  public:
   // Figures measured on the reference machine (bench/results/pack-host-*.md).
   static HostModel builtin();
-  // The "host" section of a model.json written by strata-measure.
+  // A model.json written by strata-measure (its "host" section).
   static Result<HostModel> from_json(const std::string& text);
-  std::string to_json() const;
+  // A whole model.json; `about` goes in as string fields (machine, MPI, date).
+  std::string to_json(const std::vector<std::pair<std::string, std::string>>& about = {}) const;
 
   bool strata_wins(HostOp op, int64_t packed_bytes, int64_t block) const;
 
   double memcpy_gbps = 0;
-  std::vector<HostPackSample> samples;
+  std::vector<HostSample> pack;
+  std::vector<HostSample> transfer;
   std::string source;  // "built-in" or the file it came from
 
  private:
   void build_grid();
+  bool decide(HostOp op, int block_bucket, int bytes_bucket) const;
   static constexpr int kBlockBuckets = 24;  // log2(block)
   static constexpr int kBytesBuckets = 48;  // log2(bytes)
   bool wins_[2][kBlockBuckets][kBytesBuckets] = {};
@@ -53,5 +61,9 @@ const HostModel& host_model();
 
 // Applies STRATA_HOST_PACK (auto|always|never) on top of the model.
 bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block);
+
+// For strata-measure, which times both paths in one process: overrides
+// STRATA_HOST_PACK (1: always, 0: never, -1: back to the configuration).
+void override_host_pack(int mode);
 
 }  // namespace strata::interposer

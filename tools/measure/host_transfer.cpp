@@ -1,0 +1,193 @@
+#include "tools/measure/host_transfer.hpp"
+
+#include "interposer/transfer/point_to_point.hpp"
+#include "interposer/types/type_cache.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace strata::measure {
+namespace {
+
+double now_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+void fill(std::vector<unsigned char>& buf, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (auto& b : buf) b = static_cast<unsigned char>(1 + rng() % 255);  // never zeros
+}
+
+// A committed hvector of `block`-byte blocks known to the interposer's cache.
+MPI_Datatype make_type(int64_t blocks, int64_t block, int64_t stride) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  PMPI_Type_create_hvector(static_cast<int>(blocks), static_cast<int>(block), stride, MPI_BYTE, &t);
+  PMPI_Type_commit(&t);
+  interposer::type_cache().on_commit(t);
+  return t;
+}
+
+void free_type(MPI_Datatype* t) {
+  interposer::type_cache().on_free(*t);
+  PMPI_Type_free(t);
+}
+
+// One-way time of a ping-pong between ranks 0 and 1, in ns, with the
+// interposer forced to `strata` (true: Strata's path, false: the library's).
+double ping_pong_ns(MPI_Comm comm, int rank, MPI_Datatype type, std::vector<unsigned char>& a,
+                    std::vector<unsigned char>& b, bool strata, const GridOptions& grid) {
+  interposer::override_host_pack(strata ? 1 : 0);
+  auto round_trips = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      if (rank == 0) {
+        interposer::send(a.data(), 1, type, 1, 7, comm);
+        interposer::recv(b.data(), 1, type, 1, 7, comm, MPI_STATUS_IGNORE);
+      } else {
+        interposer::recv(b.data(), 1, type, 0, 7, comm, MPI_STATUS_IGNORE);
+        interposer::send(a.data(), 1, type, 0, 7, comm);
+      }
+    }
+  };
+  round_trips(2);  // warm-up: staging buffers, pages, caches
+  // Rank 0 decides the batch so both ranks agree on it.
+  int batch = 1;
+  if (rank == 0) {
+    double t0 = now_us();
+    round_trips(1);
+    double one = std::max(now_us() - t0, 0.1);
+    batch = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 10000.0));
+  } else {
+    round_trips(1);
+  }
+  PMPI_Bcast(&batch, 1, MPI_INT, 0, comm);
+  std::vector<double> samples;
+  for (int s = 0; s < grid.samples; ++s) {
+    PMPI_Barrier(comm);
+    double t0 = now_us();
+    round_trips(batch);
+    samples.push_back((now_us() - t0) * 1000.0 / (2.0 * batch));
+  }
+  interposer::override_host_pack(-1);
+  return median(samples);
+}
+
+}  // namespace
+
+int64_t stride_for(int64_t block) { return std::max<int64_t>(512, 2 * block); }
+
+std::vector<interposer::HostSample> measure_transfers(MPI_Comm comm, const GridOptions& grid) {
+  int rank = 0, size = 0;
+  PMPI_Comm_rank(comm, &rank);
+  PMPI_Comm_size(comm, &size);
+  std::vector<interposer::HostSample> out;
+  MPI_Comm pair = MPI_COMM_NULL;
+  PMPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+  if (pair == MPI_COMM_NULL || size < 2) {
+    if (pair != MPI_COMM_NULL) PMPI_Comm_free(&pair);
+    return out;
+  }
+  for (int64_t block : grid.blocks) {
+    for (int64_t bytes : grid.sizes) {
+      const int64_t blocks = bytes / block;
+      const int64_t stride = stride_for(block);
+      const int64_t span = (blocks - 1) * stride + block;
+      if (blocks < 2 || span > grid.max_source_bytes) continue;
+      std::vector<unsigned char> a(static_cast<size_t>(span)), b(static_cast<size_t>(span));
+      fill(a, static_cast<uint64_t>(block * 131 + bytes));
+      fill(b, 99);
+      MPI_Datatype type = make_type(blocks, block, stride);
+      interposer::HostSample s;
+      s.block = block;
+      s.bytes = blocks * block;
+      // Alternate the two paths so drift on a noisy machine hits both.
+      double lib1 = ping_pong_ns(pair, rank, type, a, b, false, grid);
+      double ours1 = ping_pong_ns(pair, rank, type, a, b, true, grid);
+      double lib2 = ping_pong_ns(pair, rank, type, a, b, false, grid);
+      double ours2 = ping_pong_ns(pair, rank, type, a, b, true, grid);
+      s.library_ns = std::min(lib1, lib2);
+      s.strata_ns = std::min(ours1, ours2);
+      free_type(&type);
+      if (rank == 0) {
+        out.push_back(s);
+        std::fprintf(stderr, "  transfer block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
+                     static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
+                     s.library_ns / s.strata_ns);
+      }
+    }
+  }
+  PMPI_Comm_free(&pair);
+  return out;
+}
+
+std::vector<interposer::HostSample> measure_packs(const GridOptions& grid) {
+  std::vector<interposer::HostSample> out;
+  for (int64_t block : grid.blocks) {
+    for (int64_t bytes : grid.sizes) {
+      const int64_t blocks = bytes / block;
+      const int64_t stride = stride_for(block);
+      const int64_t span = (blocks - 1) * stride + block;
+      if (blocks < 2 || span > grid.max_source_bytes) continue;
+      std::vector<unsigned char> src(static_cast<size_t>(span)), dst(static_cast<size_t>(blocks * block));
+      fill(src, static_cast<uint64_t>(block + bytes));
+      fill(dst, 5);
+      MPI_Datatype type = make_type(blocks, block, stride);
+      std::shared_ptr<const interposer::TypeInfo> info = interposer::type_cache().find(type);
+      auto time_ns = [&](bool strata) {
+        auto once = [&] {
+          if (strata) {
+            pack_host(info->layout.element, src.data(), dst.data());
+          } else {
+            int position = 0;
+            PMPI_Pack(src.data(), 1, type, dst.data(), static_cast<int>(dst.size()), &position, MPI_COMM_SELF);
+          }
+        };
+        once();
+        double t0 = now_us();
+        once();
+        const int batch = static_cast<int>(std::clamp(grid.min_sample_us / std::max(now_us() - t0, 0.05), 1.0, 1e5));
+        std::vector<double> samples;
+        for (int s = 0; s < grid.samples; ++s) {
+          double t1 = now_us();
+          for (int i = 0; i < batch; ++i) once();
+          samples.push_back((now_us() - t1) * 1000.0 / batch);
+        }
+        return median(samples);
+      };
+      interposer::HostSample s;
+      s.block = block;
+      s.bytes = blocks * block;
+      s.library_ns = std::min(time_ns(false), time_ns(false));
+      s.strata_ns = std::min(time_ns(true), time_ns(true));
+      free_type(&type);
+      out.push_back(s);
+      std::fprintf(stderr, "  pack     block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
+                   static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
+                   s.library_ns / s.strata_ns);
+    }
+  }
+  return out;
+}
+
+double measure_memcpy_gbps(int64_t bytes) {
+  std::vector<unsigned char> a(static_cast<size_t>(bytes)), b(static_cast<size_t>(bytes));
+  fill(a, 1);
+  fill(b, 2);
+  std::vector<double> rates;
+  for (int i = 0; i < 9; ++i) {
+    double t0 = now_us();
+    std::memcpy(b.data(), a.data(), a.size());
+    double us = now_us() - t0;
+    rates.push_back(static_cast<double>(bytes) / (us * 1000.0));
+  }
+  return median(rates);
+}
+
+}  // namespace strata::measure

@@ -1,0 +1,94 @@
+// strata-measure: measures this machine once and writes the performance
+// model the runtime reads (model.json in STRATA_CACHE_DIR). Run it with two
+// ranks on one node:
+//
+//   mpirun -np 2 strata-measure            # writes ~/.cache/strata/model.json
+//   mpirun -np 2 strata-measure --out FILE --quick
+//
+// Host part (this build): the library's MPI_Pack against Strata's pack, a
+// derived-type message between the two ranks through the library against
+// Strata's path, and the memcpy rate, over block lengths 1-512 B and
+// messages 256 B - 4 MiB; each point is the median of repeated samples,
+// both paths alternated. The device part comes with the GPU methods.
+#include "base/log.hpp"
+#include "base/paths.hpp"
+#include "tools/measure/host_transfer.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+int main(int argc, char** argv) {
+  CLI::App app{"Measure this machine and write Strata's performance model"};
+  std::string out = strata::model_file_path();
+  bool quick = false;
+  bool skip_transfer = false;
+  app.add_option("--out", out, "Model file to write (default: STRATA_CACHE_DIR/model.json)");
+  app.add_flag("--quick", quick, "A small grid (for tests): a few seconds");
+  app.add_flag("--no-transfer", skip_transfer, "Only the single-rank parts (pack, memcpy)");
+  CLI11_PARSE(app, argc, argv);
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  strata::measure::GridOptions grid;
+  if (quick) {
+    grid.blocks = {1, 16, 256};
+    grid.sizes = {1024, 65536};
+    grid.samples = 5;
+    grid.min_sample_us = 50;
+  }
+  strata::interposer::HostModel model;
+  if (rank == 0) {
+    std::fprintf(stderr, "strata-measure: memcpy rate\n");
+    model.memcpy_gbps = strata::measure::measure_memcpy_gbps(int64_t{256} << 20);
+    std::fprintf(stderr, "  memcpy %.1f GB/s\nstrata-measure: MPI_Pack against Strata's pack\n", model.memcpy_gbps);
+    model.pack = strata::measure::measure_packs(grid);
+  }
+  if (!skip_transfer) {
+    if (size < 2 && rank == 0) {
+      std::fprintf(stderr, "strata-measure: one rank only: no transfer figures (run with mpirun -np 2)\n");
+    } else if (rank == 0) {
+      std::fprintf(stderr, "strata-measure: derived-type messages between ranks 0 and 1\n");
+    }
+    std::vector<strata::interposer::HostSample> transfers = strata::measure::measure_transfers(MPI_COMM_WORLD, grid);
+    if (rank == 0) model.transfer = std::move(transfers);
+  }
+  int status = 0;
+  if (rank == 0) {
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    std::string mpi(version);
+    mpi = mpi.substr(0, mpi.find('\n'));
+    char date[64] = "";
+    std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+    const std::string text = model.to_json({{"machine", host}, {"mpi", mpi}, {"date", date},
+                                            {"grid", quick ? "quick" : "full"}});
+    if (out.empty()) {
+      std::fprintf(stderr, "strata-measure: no cache folder (set STRATA_CACHE_DIR or HOME) and no --out\n");
+      status = 1;
+    } else {
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(out).parent_path(), ec);
+      std::ofstream file(out);
+      file << text << "\n";
+      if (!file) {
+        std::fprintf(stderr, "strata-measure: cannot write %s\n", out.c_str());
+        status = 1;
+      } else {
+        std::fprintf(stderr, "strata-measure: wrote %s\n", out.c_str());
+      }
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}
