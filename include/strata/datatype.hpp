@@ -1,12 +1,13 @@
 // MPI datatypes -> the canonical layout engine (strata/layout.hpp).
 //
 // Any datatype is translated through MPI_Type_get_envelope/get_contents into
-// the IR. Reducible constructors: named types without holes, dup,
+// the IR. Reducible constructors: named types without inner holes, dup,
 // contiguous, vector, hvector, subarray (C and Fortran order), resized,
-// indexed_block/hindexed_block, indexed/hindexed and struct whose blocks form
-// a regular stride (adjacent blocks of dense data are merged first, so
-// irregular-looking lists that are really contiguous or regular reduce too).
-// Everything else (irregular indexed, darray, holes in pair types, ...) is
+// indexed_block/hindexed_block, indexed/hindexed and struct whose blocks,
+// once neighbouring blocks are merged, are equal and start on a regular grid
+// of any number of dimensions (so lists that are really contiguous, strided
+// or 2D-strided reduce too). Everything else (irregular lists, darray, pair
+// types with an inner hole such as MPI_SHORT_INT, ...) is
 // Status::irreducible: callers hand such types to the MPI library untouched.
 #pragma once
 

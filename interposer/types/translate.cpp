@@ -61,8 +61,10 @@ bool add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a,
 
 Result<LayoutIR> translate(MPI_Datatype type, int depth);
 
-// A named (predefined) type is dense when it has no holes; pair types such
-// as MPI_DOUBLE_INT have padding and are irreducible.
+// A named (predefined) type is dense when its bytes have no hole: pair types
+// with only trailing padding (MPI_DOUBLE_INT: 12 bytes in an extent of 16)
+// are one run, pair types with an inner hole (MPI_SHORT_INT) are
+// irreducible.
 Result<LayoutIR> translate_named(MPI_Datatype type) {
   MPI_Count size = 0;
   MPI_Aint true_lb = 0, true_extent = 0;
@@ -74,10 +76,10 @@ Result<LayoutIR> translate_named(MPI_Datatype type) {
   return ir;
 }
 
-// One run of contiguous bytes, or one block of `count` child elements.
+// One block of a block list: `count` units starting `displacement` bytes in.
 struct Entry {
-  int64_t displacement;  // bytes
-  int64_t count;         // child elements
+  int64_t displacement;
+  int64_t count;
 };
 
 // Is the child dense: one contiguous run per element, with the elements of a
@@ -88,72 +90,83 @@ bool dense_child(const LayoutIR& child, int64_t child_extent) {
   return c.streams.empty() && c.dense_bytes == child_extent;
 }
 
-// Byte runs [displacement, displacement + count) in type-map order: merge
-// neighbours into maximal runs, then accept equal runs at a regular step.
-Result<LayoutIR> byte_runs_to_ir(const std::vector<Entry>& byte_runs) {
-  std::vector<Entry> runs;
-  for (const Entry& r : byte_runs) {
-    if (r.count == 0) continue;
-    if (!runs.empty() && runs.back().displacement + runs.back().count == r.displacement) {
-      runs.back().count += r.count;
+// Block starts that form a regular grid in any number of dimensions, e.g.
+// {0,1,2, 10,11,12} = 3 at step 1, twice at step 10. Fills `dims` innermost
+// first; false when the starts are not such a grid.
+bool regular_grid(const std::vector<int64_t>& starts, std::vector<Stream>* dims) {
+  if (starts.size() < 2) return true;
+  const int64_t step = starts[1] - starts[0];
+  size_t run = 2;
+  while (run < starts.size() && starts[run] - starts[run - 1] == step) ++run;
+  if (starts.size() % run != 0) return false;
+  std::vector<int64_t> outer;
+  for (size_t chunk = 0; chunk < starts.size(); chunk += run) {
+    for (size_t i = 0; i < run; ++i) {
+      if (starts[chunk + i] - starts[chunk] != starts[i] - starts[0]) return false;
+    }
+    outer.push_back(starts[chunk]);
+  }
+  dims->push_back({static_cast<int64_t>(run), step});
+  return regular_grid(outer, dims);
+}
+
+// A list of blocks of `unit` (whose elements are `unit_extent` bytes apart),
+// in type-map order: neighbouring blocks merge (the end of one is the start
+// of the next), then equal blocks whose starts form a regular grid become
+// streams. Anything else is irreducible.
+Result<LayoutIR> blocks_to_ir(const std::vector<Entry>& entries, const LayoutIR& unit, int64_t unit_extent) {
+  std::vector<Entry> blocks;
+  for (const Entry& e : entries) {
+    if (e.count == 0) continue;
+    if (e.count < 0) return Status::invalid_argument;
+    int64_t span = 0, end = 0;
+    if (!blocks.empty() && mul(blocks.back().count, unit_extent, &span) &&
+        add(blocks.back().displacement, span, &end) && end == e.displacement) {
+      blocks.back().count += e.count;
     } else {
-      runs.push_back(r);
+      blocks.push_back(e);
     }
   }
-  if (runs.empty()) return LayoutIR{};
-  const int64_t len = runs.front().count;
-  const int64_t step = runs.size() > 1 ? runs[1].displacement - runs[0].displacement : 0;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].count != len || runs[i].displacement != runs[0].displacement + static_cast<int64_t>(i) * step) {
-      return Status::irreducible;
-    }
+  if (blocks.empty()) return LayoutIR{};
+  std::vector<int64_t> starts;
+  for (const Entry& b : blocks) {
+    if (b.count != blocks.front().count) return Status::irreducible;
+    starts.push_back(b.displacement);
   }
-  LayoutIR ir = LayoutIR::dense(len);
-  ir.repeat(static_cast<int64_t>(runs.size()), step).shift(runs.front().displacement);
+  std::vector<Stream> grid;
+  if (!regular_grid(starts, &grid)) return Status::irreducible;
+  LayoutIR ir = unit;
+  ir.repeat(blocks.front().count, unit_extent);
+  for (const Stream& d : grid) ir.repeat(d.count, d.stride);
+  ir.shift(blocks.front().displacement);
   return ir;
 }
 
-// The byte run of `count` elements of a dense child at `displacement`.
-bool dense_run(const LayoutIR& dense_child_ir, int64_t child_extent, const Entry& e, Entry* run) {
+// Blocks of a dense child as byte runs (so e.g. lengths {1,3} at {0,1}
+// merge into one run, whatever the child's own layout).
+bool to_byte_runs(const LayoutIR& dense_child_ir, int64_t child_extent, std::vector<Entry>* entries) {
   LayoutIR c = dense_child_ir;
   simplify(c);
-  return add(e.displacement, c.offset, &run->displacement) && mul(e.count, child_extent, &run->count);
+  for (Entry& e : *entries) {
+    if (!add(e.displacement, c.offset, &e.displacement) || !mul(e.count, child_extent, &e.count)) return false;
+  }
+  return true;
 }
 
+Result<LayoutIR> byte_runs_to_ir(const std::vector<Entry>& runs) { return blocks_to_ir(runs, LayoutIR::dense(1), 1); }
+
 // Shared by indexed, hindexed and the *_block forms: a list of blocks of one
-// child type. Over a dense child the blocks are byte runs (so e.g. lengths
-// {1,3} at {0,1} reduce to one dense run); otherwise equal block lengths at a
-// regular stride become two streams.
+// child type (displacements in bytes, counts in child elements).
 Result<LayoutIR> translate_block_list(std::vector<Entry> entries, MPI_Datatype child_type, int depth) {
-  entries.erase(std::remove_if(entries.begin(), entries.end(), [](const Entry& e) { return e.count == 0; }),
-                entries.end());
-  if (entries.empty()) return LayoutIR{};
-  for (const Entry& e : entries) {
-    if (e.count < 0) return Status::invalid_argument;
-  }
   Result<LayoutIR> child = translate(child_type, depth + 1);
   if (!child) return child.status();
   int64_t lb = 0, ext = 0;
   STRATA_TRY(extent_of(child_type, &lb, &ext));
-
   if (ext > 0 && dense_child(*child, ext)) {
-    std::vector<Entry> runs(entries.size());
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (!dense_run(*child, ext, entries[i], &runs[i])) return Status::irreducible;
-    }
-    return byte_runs_to_ir(runs);
+    if (!to_byte_runs(*child, ext, &entries)) return Status::irreducible;
+    return byte_runs_to_ir(entries);
   }
-  const int64_t blocklen = entries.front().count;
-  const int64_t step = entries.size() > 1 ? entries[1].displacement - entries[0].displacement : 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].count != blocklen ||
-        entries[i].displacement != entries[0].displacement + static_cast<int64_t>(i) * step) {
-      return Status::irreducible;
-    }
-  }
-  LayoutIR ir = std::move(child).value();
-  ir.repeat(blocklen, ext).repeat(static_cast<int64_t>(entries.size()), step).shift(entries.front().displacement);
-  return ir;
+  return blocks_to_ir(entries, *child, ext);
 }
 
 Result<LayoutIR> translate_subarray(const Contents& c, int depth) {
@@ -211,9 +224,9 @@ Result<LayoutIR> translate_struct(const Contents& c, int depth) {
     if (!ir) return ir.status();
     int64_t lb = 0, ext = 0;
     STRATA_TRY(extent_of(t, &lb, &ext));
-    Entry run{};
-    if (all_dense && ext > 0 && dense_child(*ir, ext) && dense_run(*ir, ext, entry, &run)) {
-      runs.push_back(run);
+    std::vector<Entry> run{entry};
+    if (all_dense && ext > 0 && dense_child(*ir, ext) && to_byte_runs(*ir, ext, &run)) {
+      runs.push_back(run.front());
     } else {
       all_dense = false;
     }
