@@ -16,3 +16,10 @@ foreach(prog p2p errors alltoall threads)
 endforeach()
 strata_add_test_variant(NAME test_mpi_p2p_np3_preload_always TARGET test_mpi_p2p NP 3 TIMEOUT 120 PRELOAD
                         LABELS interposer ENV STRATA_HOST_PACK=always)
+
+# The random datatype corpus through MPI_Pack/MPI_Unpack and self-messages,
+# against PMPI_Pack/PMPI_Unpack (random_datatype links only MPI).
+strata_add_test(NAME test_mpi_pack_random SOURCES test_mpi_pack_random.cpp PLAIN_MPI NP 2 TIMEOUT 180
+                LIBS strata_test_main strata_random_datatype LABELS interposer PRELOAD)
+strata_add_test_variant(NAME test_mpi_pack_random_preload_always TARGET test_mpi_pack_random NP 2 TIMEOUT 180
+                        PRELOAD LABELS interposer ENV STRATA_HOST_PACK=always STRATA_TEST_EXPECT_PACKING=1)

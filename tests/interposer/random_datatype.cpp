@@ -485,4 +485,15 @@ RandomType RandomDatatypeGenerator::next() {
   return out;
 }
 
+Footprint footprint(MPI_Datatype type, int count) {
+  MPI_Count size = 0;
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  PMPI_Type_size_x(type, &size);
+  PMPI_Type_get_extent(type, &lb, &extent);
+  PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  if (size == 0 || count <= 0) return Footprint{};
+  const int64_t reach = int64_t{count - 1} * extent;
+  return Footprint{true_lb + std::min<int64_t>(0, reach), true_lb + true_extent + std::max<int64_t>(0, reach)};
+}
+
 }  // namespace strata_test

@@ -83,6 +83,14 @@ class RandomDatatypeGenerator {
   int max_depth_;
 };
 
+// The bytes [lo, hi), relative to the buffer pointer, that `count` elements
+// of `type` can touch (empty for a zero size or count).
+struct Footprint {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+Footprint footprint(MPI_Datatype type, int count);
+
 // Reads an unsigned integer from the environment (seed and iteration
 // overrides: STRATA_TEST_SEED, STRATA_TEST_ITERATIONS).
 uint64_t env_u64(const char* name, uint64_t fallback);

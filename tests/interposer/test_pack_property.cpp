@@ -173,9 +173,8 @@ bool check_case(const strata_test::RandomType& rt, int count, std::mt19937_64& r
   }
 
   // The user buffer: every byte `count` elements can touch, with guards.
-  const int64_t reach = count > 0 ? int64_t{count - 1} * extent : 0;
-  const int64_t lo = size > 0 && count > 0 ? true_lb + std::min<int64_t>(0, reach) : 0;
-  const int64_t hi = size > 0 && count > 0 ? true_lb + true_extent + std::max<int64_t>(0, reach) : 0;
+  const strata_test::Footprint fp = strata_test::footprint(type, count);
+  const int64_t lo = fp.lo, hi = fp.hi;
   std::vector<unsigned char> src(static_cast<size_t>(hi - lo) + 2 * kGuard);
   for (auto& c : src) c = static_cast<unsigned char>(uniform(0, 255));
   const char* src_base = reinterpret_cast<const char*>(src.data()) + kGuard - lo;
