@@ -38,18 +38,9 @@ namespace {
 template <typename T>
 void fill_typed(T* field, const LocalGrid& grid, const Placement& place) {
   const T poison = std::numeric_limits<T>::quiet_NaN();
-  for (int z = 0; z < grid.padded(2); ++z) {
-    for (int y = 0; y < grid.padded(1); ++y) {
-      for (int x = 0; x < grid.padded(0); ++x) {
-        const Direction region = grid.region_of(x, y, z);
-        const bool owned = region.dx == 0 && region.dy == 0 && region.dz == 0;
-        for (int q = 0; q < grid.quantities; ++q) {
-          field[grid.offset(x, y, z, q)] =
-              owned ? static_cast<T>(expected_value(grid, place, x, y, z, q)) : poison;
-        }
-      }
-    }
-  }
+  grid.for_each_value([&](int x, int y, int z, int q, Direction, bool owned) {
+    field[grid.offset(x, y, z, q)] = owned ? static_cast<T>(expected_value(grid, place, x, y, z, q)) : poison;
+  });
 }
 
 }  // namespace

@@ -57,6 +57,20 @@ struct LocalGrid {
   // {0,0,0} for an owned cell, else the direction of the ghost region that
   // holds padded cell (x, y, z).
   Direction region_of(int x, int y, int z) const;
+
+  // Calls fn(x, y, z, q, region, owned) for every value of the padded array.
+  template <typename Fn>
+  void for_each_value(Fn fn) const {
+    for (int z = 0; z < padded(2); ++z) {
+      for (int y = 0; y < padded(1); ++y) {
+        for (int x = 0; x < padded(0); ++x) {
+          const Direction region = region_of(x, y, z);
+          const bool owned = region.dx == 0 && region.dy == 0 && region.dz == 0;
+          for (int q = 0; q < quantities; ++q) fn(x, y, z, q, region, owned);
+        }
+      }
+    }
+  }
 };
 
 }  // namespace halo3d

@@ -13,26 +13,16 @@ const char* signed_unit(int v) {
 template <typename T>
 VerifyResult verify_typed(const T* field, const LocalGrid& grid, const Placement& place) {
   VerifyResult result;
-  for (int z = 0; z < grid.padded(2); ++z) {
-    for (int y = 0; y < grid.padded(1); ++y) {
-      for (int x = 0; x < grid.padded(0); ++x) {
-        const Direction region = grid.region_of(x, y, z);
-        const bool owned = region.dx == 0 && region.dy == 0 && region.dz == 0;
-        for (int q = 0; q < grid.quantities; ++q) {
-          const T expected = static_cast<T>(expected_value(grid, place, x, y, z, q));
-          const T found = field[grid.offset(x, y, z, q)];
-          if (found == expected) {  // false for the NaN poison
-            continue;
-          }
-          ++(owned ? result.owned_mismatches : result.ghost_mismatches);
-          if (result.first.size() < kReportedMismatches) {
-            result.first.push_back(Mismatch{region, x, y, z, q, static_cast<double>(expected),
-                                            static_cast<double>(found)});
-          }
-        }
-      }
+  grid.for_each_value([&](int x, int y, int z, int q, Direction region, bool owned) {
+    const T expected = static_cast<T>(expected_value(grid, place, x, y, z, q));
+    const T found = field[grid.offset(x, y, z, q)];
+    if (found == expected) return;  // false for the NaN poison
+    ++(owned ? result.owned_mismatches : result.ghost_mismatches);
+    if (result.first.size() < kReportedMismatches) {
+      result.first.push_back(
+          Mismatch{region, x, y, z, q, static_cast<double>(expected), static_cast<double>(found)});
     }
-  }
+  });
   return result;
 }
 

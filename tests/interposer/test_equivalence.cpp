@@ -7,6 +7,7 @@
 //
 // Replay the randomized part with STRATA_TEST_SEED=<printed seed>.
 #include "random_datatype.hpp"
+#include "support/layout_print.hpp"
 
 #include <strata/datatype.hpp>
 
@@ -18,11 +19,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-namespace strata {
-// Readable GoogleTest output for blocks.
-void PrintTo(const StridedBlock& b, std::ostream* os) { *os << b.to_string(); }
-}  // namespace strata
 
 namespace {
 

@@ -2,6 +2,7 @@
 // constructor checking the exact canonical block, 64-bit strides and sizes,
 // irreducible types, and handles that are freed or never committed.
 #include "random_datatype.hpp"
+#include "support/layout_print.hpp"
 
 #include <strata/datatype.hpp>
 
@@ -12,11 +13,6 @@
 #include <ostream>
 #include <string>
 #include <vector>
-
-namespace strata {
-// Readable GoogleTest output for blocks.
-void PrintTo(const StridedBlock& b, std::ostream* os) { *os << b.to_string(); }
-}  // namespace strata
 
 namespace {
 

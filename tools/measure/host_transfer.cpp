@@ -79,6 +79,20 @@ double ping_pong_ns(MPI_Comm comm, int rank, MPI_Datatype type, std::vector<unsi
   return median(samples);
 }
 
+// Calls fn(block, blocks, stride, span) for every grid point whose source
+// fits in max_source_bytes.
+template <class Fn>
+void for_each_point(const GridOptions& grid, Fn fn) {
+  for (int64_t block : grid.blocks) {
+    for (int64_t bytes : grid.sizes) {
+      const int64_t blocks = bytes / block;
+      const int64_t stride = stride_for(block);
+      const int64_t span = (blocks - 1) * stride + block;
+      if (blocks >= 2 && span <= grid.max_source_bytes) fn(block, blocks, stride, span);
+    }
+  }
+}
+
 }  // namespace
 
 int64_t stride_for(int64_t block) { return std::max<int64_t>(512, 2 * block); }
@@ -94,85 +108,73 @@ std::vector<interposer::HostSample> measure_transfers(MPI_Comm comm, const GridO
     if (pair != MPI_COMM_NULL) PMPI_Comm_free(&pair);
     return out;
   }
-  for (int64_t block : grid.blocks) {
-    for (int64_t bytes : grid.sizes) {
-      const int64_t blocks = bytes / block;
-      const int64_t stride = stride_for(block);
-      const int64_t span = (blocks - 1) * stride + block;
-      if (blocks < 2 || span > grid.max_source_bytes) continue;
-      std::vector<unsigned char> a(static_cast<size_t>(span)), b(static_cast<size_t>(span));
-      fill(a, static_cast<uint64_t>(block * 131 + bytes));
-      fill(b, 99);
-      MPI_Datatype type = make_type(blocks, block, stride);
-      interposer::HostSample s;
-      s.block = block;
-      s.bytes = blocks * block;
-      // Alternate the two paths so drift on a noisy machine hits both.
-      double lib1 = ping_pong_ns(pair, rank, type, a, b, false, grid);
-      double ours1 = ping_pong_ns(pair, rank, type, a, b, true, grid);
-      double lib2 = ping_pong_ns(pair, rank, type, a, b, false, grid);
-      double ours2 = ping_pong_ns(pair, rank, type, a, b, true, grid);
-      s.library_ns = std::min(lib1, lib2);
-      s.strata_ns = std::min(ours1, ours2);
-      free_type(&type);
-      if (rank == 0) {
-        out.push_back(s);
-        std::fprintf(stderr, "  transfer block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
-                     static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
-                     s.library_ns / s.strata_ns);
-      }
+  for_each_point(grid, [&](int64_t block, int64_t blocks, int64_t stride, int64_t span) {
+    std::vector<unsigned char> a(static_cast<size_t>(span)), b(static_cast<size_t>(span));
+    fill(a, static_cast<uint64_t>(block * 131 + blocks));
+    fill(b, 99);
+    MPI_Datatype type = make_type(blocks, block, stride);
+    interposer::HostSample s;
+    s.block = block;
+    s.bytes = blocks * block;
+    // Alternate the two paths so drift on a noisy machine hits both.
+    double lib1 = ping_pong_ns(pair, rank, type, a, b, false, grid);
+    double ours1 = ping_pong_ns(pair, rank, type, a, b, true, grid);
+    double lib2 = ping_pong_ns(pair, rank, type, a, b, false, grid);
+    double ours2 = ping_pong_ns(pair, rank, type, a, b, true, grid);
+    s.library_ns = std::min(lib1, lib2);
+    s.strata_ns = std::min(ours1, ours2);
+    free_type(&type);
+    if (rank == 0) {
+      out.push_back(s);
+      std::fprintf(stderr, "  transfer block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
+                   static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
+                   s.library_ns / s.strata_ns);
     }
-  }
+  });
   PMPI_Comm_free(&pair);
   return out;
 }
 
 std::vector<interposer::HostSample> measure_packs(const GridOptions& grid) {
   std::vector<interposer::HostSample> out;
-  for (int64_t block : grid.blocks) {
-    for (int64_t bytes : grid.sizes) {
-      const int64_t blocks = bytes / block;
-      const int64_t stride = stride_for(block);
-      const int64_t span = (blocks - 1) * stride + block;
-      if (blocks < 2 || span > grid.max_source_bytes) continue;
-      std::vector<unsigned char> src(static_cast<size_t>(span)), dst(static_cast<size_t>(blocks * block));
-      fill(src, static_cast<uint64_t>(block + bytes));
-      fill(dst, 5);
-      MPI_Datatype type = make_type(blocks, block, stride);
-      std::shared_ptr<const interposer::TypeInfo> info = interposer::type_cache().find(type);
-      auto time_ns = [&](bool strata) {
-        auto once = [&] {
-          if (strata) {
-            pack_host(info->layout.element, src.data(), dst.data());
-          } else {
-            int position = 0;
-            PMPI_Pack(src.data(), 1, type, dst.data(), static_cast<int>(dst.size()), &position, MPI_COMM_SELF);
-          }
-        };
-        once();
-        double t0 = now_us();
-        once();
-        const int batch = static_cast<int>(std::clamp(grid.min_sample_us / std::max(now_us() - t0, 0.05), 1.0, 1e5));
-        std::vector<double> samples;
-        for (int s = 0; s < grid.samples; ++s) {
-          double t1 = now_us();
-          for (int i = 0; i < batch; ++i) once();
-          samples.push_back((now_us() - t1) * 1000.0 / batch);
+  for_each_point(grid, [&](int64_t block, int64_t blocks, int64_t stride, int64_t span) {
+    std::vector<unsigned char> src(static_cast<size_t>(span)), dst(static_cast<size_t>(blocks * block));
+    fill(src, static_cast<uint64_t>(block + blocks));
+    fill(dst, 5);
+    MPI_Datatype type = make_type(blocks, block, stride);
+    std::shared_ptr<const interposer::TypeInfo> info = interposer::type_cache().find(type);
+    auto time_ns = [&](bool strata) {
+      auto once = [&] {
+        if (strata) {
+          pack_host(info->layout.element, src.data(), dst.data());
+        } else {
+          int position = 0;
+          PMPI_Pack(src.data(), 1, type, dst.data(), static_cast<int>(dst.size()), &position, MPI_COMM_SELF);
         }
-        return median(samples);
       };
-      interposer::HostSample s;
-      s.block = block;
-      s.bytes = blocks * block;
-      s.library_ns = std::min(time_ns(false), time_ns(false));
-      s.strata_ns = std::min(time_ns(true), time_ns(true));
-      free_type(&type);
-      out.push_back(s);
-      std::fprintf(stderr, "  pack     block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
-                   static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
-                   s.library_ns / s.strata_ns);
-    }
-  }
+      once();
+      double t0 = now_us();
+      once();
+      const int batch = static_cast<int>(std::clamp(grid.min_sample_us / std::max(now_us() - t0, 0.05), 1.0, 1e5));
+      std::vector<double> samples;
+      for (int s = 0; s < grid.samples; ++s) {
+        double t1 = now_us();
+        for (int i = 0; i < batch; ++i) once();
+        samples.push_back((now_us() - t1) * 1000.0 / batch);
+      }
+      return median(samples);
+    };
+    interposer::HostSample s;
+    s.block = block;
+    s.bytes = blocks * block;
+    s.library_ns = std::min(time_ns(false), time_ns(false));
+    s.strata_ns = std::min(time_ns(true), time_ns(true));
+    free_type(&type);
+    out.push_back(s);
+    std::fprintf(stderr, "  pack     block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
+                 static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
+                 s.library_ns / s.strata_ns);
+  });
   return out;
 }
 
