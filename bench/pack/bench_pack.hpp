@@ -1,0 +1,119 @@
+// strata-bench-pack: host pack throughput of Strata's engine (strata::pack_host)
+// next to the MPI library's own MPI_Pack, on the same data in the same run.
+// See docs/bench-pack.md.
+#pragma once
+
+#include <strata/layout.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata_bench {
+
+enum class Kind { vector, hvector, subarray };
+
+const char* to_string(Kind kind);
+bool parse_kind(const std::string& name, Kind* kind);
+
+// One point of the grid: `packed` bytes made of blocks of `block` bytes whose
+// starts are `stride` bytes apart in the source.
+struct Point {
+  Kind kind = Kind::vector;
+  int64_t block = 0;
+  int64_t packed = 0;
+  int64_t stride = 0;
+  int64_t rows = 64;  // subarray: rows per plane
+};
+
+// The MPI datatype of a point (one element packs `packed` bytes) and the
+// canonical strided block built directly from what we constructed.
+struct Layout {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  strata::StridedBlock block;
+  int64_t span = 0;  // source bytes from the buffer pointer to the last byte touched
+  std::string what;  // the MPI constructor call, for messages
+};
+
+// Rounds `packed` down to whole blocks (and whole subarray planes).
+void normalize_point(Point* p);
+// Builds the layout of `p` (false with a message on an MPI error).
+bool make_layout(const Point& p, Layout* out, std::string* error);
+void free_layout(Layout* layout);
+// Source bytes a point needs without building its type.
+int64_t source_span(const Point& p);
+
+// ---------------------------------------------------------------------------
+// Measurement.
+struct Sample {
+  double median_ns = 0;  // per pack
+  double p25_ns = 0;
+  double p75_ns = 0;
+  int samples = 0;  // timed samples (each of `reps` packs)
+  int reps = 0;
+};
+
+struct TimingOptions {
+  double min_total_ms = 20;    // per side, across all samples of a point
+  double max_point_ms = 3000;  // cap on one point's measuring time (both sides)
+  int min_samples = 7;
+  int max_samples = 501;
+  double min_sample_us = 20;   // packs are batched until one sample lasts this long
+  double noisy_spread = 0.15;  // (p75 - p25) / median above which a point is re-measured
+  int max_remeasure = 2;
+};
+
+struct Result {
+  Point point;
+  Sample library;
+  Sample strata;
+  int attempts = 1;
+  bool noisy = false;
+};
+
+// Fills `bytes` bytes with random non-zero bytes.
+void fill_random_nonzero(void* buffer, size_t bytes, uint64_t seed);
+double now_ns();
+// Median rate of a large memcpy, GB/s (1e9 bytes/s) of copied bytes.
+double measure_memcpy_gbps(size_t bytes, int repeats);
+// Times MPI_Pack and pack_host of `layout` alternately; false on an MPI error.
+bool measure_point(const Layout& layout, const char* src, char* out_library, char* out_strata, const TimingOptions& opt,
+                   Result* result, std::string* error);
+
+// ---------------------------------------------------------------------------
+// Correctness (--check).
+struct CheckStats {
+  int64_t cases = 0;
+  int64_t failures = 0;               // Strata differs from the reference: a bug of ours
+  int64_t library_disagreements = 0;  // MPI_Pack differs from the MPI type map (a library bug)
+};
+// pack_host against MPI_Pack for one benchmarked point, full stream and
+// sub-ranges; unpack_host against MPI_Unpack when the span is small enough.
+void check_point(const Layout& layout, const char* src, char* out_library, char* out_strata, uint64_t seed,
+                 CheckStats* stats);
+// Random strided blocks (any number of dims, negative and zero strides,
+// partial ranges) against a brute-force byte map and against MPI_Pack.
+void check_random_corpus(int cases, uint64_t seed, CheckStats* stats);
+
+// ---------------------------------------------------------------------------
+// Reporting.
+struct RunInfo {
+  std::string command;
+  std::string cpu;
+  std::string mpi;
+  std::string date;
+  double memcpy_gbps = 0;
+  int64_t memcpy_bytes = 0;
+  std::vector<std::string> skipped;
+  std::vector<std::string> notes;
+};
+
+double bound_gbps(double memcpy_gbps, int64_t block);
+void print_table(const RunInfo& info, const std::vector<Result>& results, bool markdown);
+void print_summary(const RunInfo& info, const std::vector<Result>& results, bool markdown);
+bool write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& results);
+std::string format_bytes(int64_t bytes);
+
+}  // namespace strata_bench

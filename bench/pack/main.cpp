@@ -1,0 +1,281 @@
+// strata-bench-pack: MPI_Pack of the MPI library vs strata::pack_host, host
+// buffers, one rank. Usage and columns: docs/bench-pack.md.
+#include "bench/pack/bench_pack.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+namespace strata_bench {
+namespace {
+
+bool parse_size(const std::string& text, int64_t* out) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v < 0) return false;
+  std::string unit(end);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double mult = 1;
+  if (unit == "" || unit == "B")
+    mult = 1;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    mult = 1024.0 * 1024 * 1024;
+  else
+    return false;
+  *out = static_cast<int64_t>(v * mult);
+  return true;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+std::string mpi_version() {
+  char v[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(v, &len);
+  std::string s(v, static_cast<size_t>(len));
+  const size_t cut = s.find_first_of(",\n");
+  return cut == std::string::npos ? s : s.substr(0, cut);
+}
+
+std::string utc_date() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+struct Options {
+  std::vector<std::string> types = {"vector", "hvector", "subarray"};
+  std::vector<std::string> blocks = {"1", "2", "4", "8", "16", "32", "64", "128", "256", "512"};
+  std::vector<std::string> sizes = {"1K", "4K", "16K", "64K", "256K", "1M", "4M", "16M"};
+  std::string stride = "512";
+  std::string max_source = "9G";
+  std::string memcpy_bytes = "256M";
+  std::string json;
+  bool quick = false, check = false, markdown = false, no_timing = false;
+  int corpus = 3000;
+  int64_t subarray_rows = 64;
+  uint64_t seed = 12345;
+  TimingOptions timing;
+};
+
+int run(int argc, char** argv) {
+  Options o;
+  CLI::App app{"strata-bench-pack: host MPI_Pack of the MPI library vs strata::pack_host"};
+  app.add_option("--types", o.types, "layouts: vector, hvector, subarray")->delimiter(',');
+  app.add_option("--blocks", o.blocks, "block lengths in bytes")->delimiter(',');
+  app.add_option("--sizes", o.sizes, "packed sizes (K, M, G = KiB, MiB, GiB)")->delimiter(',');
+  app.add_option("--stride", o.stride, "source stride in bytes; a block >= stride gets stride 2*block")
+      ->capture_default_str();
+  app.add_option("--subarray-rows", o.subarray_rows, "subarray: rows (blocks) per plane")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-source-bytes", o.max_source, "skip points whose source spans more than this")
+      ->capture_default_str();
+  app.add_option("--memcpy-bytes", o.memcpy_bytes, "size of the memcpy that sets the bound")->capture_default_str();
+  app.add_flag("--quick", o.quick, "a tiny grid with short timing (CI smoke run, < 10 s)");
+  app.add_flag("--check", o.check,
+               "compare pack_host/unpack_host with MPI_Pack/MPI_Unpack byte for byte; "
+               "exit 1 on any mismatch");
+  app.add_flag("--no-timing", o.no_timing, "with --check: only check, time nothing");
+  app.add_option("--corpus", o.corpus, "random layouts checked by --check")->capture_default_str();
+  app.add_flag("--markdown", o.markdown, "print the table as markdown");
+  app.add_option("--json", o.json, "write the measured times to this file");
+  app.add_option("--min-time-ms", o.timing.min_total_ms, "per point and side, total timed")->capture_default_str();
+  app.add_option("--max-point-ms", o.timing.max_point_ms, "cap on one point's timing")->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  if (o.quick) {
+    if (app.count("--blocks") == 0) o.blocks = {"1", "3", "8", "16", "64", "512"};
+    if (app.count("--sizes") == 0) o.sizes = {"1K", "64K", "1M"};
+    if (app.count("--memcpy-bytes") == 0) o.memcpy_bytes = "32M";
+    if (app.count("--corpus") == 0) o.corpus = 400;
+    o.timing.min_total_ms = std::min(o.timing.min_total_ms, 2.0);
+    o.timing.max_point_ms = std::min(o.timing.max_point_ms, 100.0);
+    o.timing.min_samples = 3;
+    o.timing.max_remeasure = 0;
+  }
+
+  RunInfo info;
+  for (int i = 0; i < argc; ++i) info.command += (i ? " " : "") + std::string(argv[i]);
+  info.cpu = cpu_model();
+  info.mpi = mpi_version();
+  info.date = utc_date();
+
+  int64_t stride = 0, max_source = 0, memcpy_bytes = 0;
+  if (!parse_size(o.stride, &stride) || !parse_size(o.max_source, &max_source) ||
+      !parse_size(o.memcpy_bytes, &memcpy_bytes) || stride <= 0) {
+    std::fprintf(stderr, "bad --stride, --max-source-bytes or --memcpy-bytes\n");
+    return 2;
+  }
+
+  // The grid.
+  std::vector<Point> points;
+  int64_t max_span = 1, max_packed = 1;
+  for (const std::string& t : o.types) {
+    Kind kind;
+    if (!parse_kind(t, &kind)) {
+      std::fprintf(stderr, "unknown type '%s' (vector, hvector, subarray)\n", t.c_str());
+      return 2;
+    }
+    for (const std::string& bs : o.blocks) {
+      for (const std::string& ss : o.sizes) {
+        Point p;
+        p.kind = kind;
+        p.rows = o.subarray_rows;
+        if (!parse_size(bs, &p.block) || !parse_size(ss, &p.packed) || p.block <= 0 || p.packed < p.block ||
+            p.packed > INT32_MAX) {
+          std::fprintf(stderr, "bad block '%s' or size '%s'\n", bs.c_str(), ss.c_str());
+          return 2;
+        }
+        normalize_point(&p);  // whole blocks and planes (odd block lengths)
+        p.stride = p.block >= stride ? 2 * p.block : stride;
+        const int64_t span = source_span(p);
+        if (span > max_source) {
+          info.skipped.push_back(std::string(to_string(kind)) + " " + std::to_string(p.block) + " B x " +
+                                 format_bytes(p.packed) + ": source spans " + std::to_string(span) +
+                                 " bytes > --max-source-bytes " + std::to_string(max_source));
+          continue;
+        }
+        max_span = std::max(max_span, span);
+        max_packed = std::max(max_packed, p.packed);
+        points.push_back(p);
+      }
+    }
+  }
+  for (const Point& p : points) {
+    if (p.stride != stride) {
+      info.notes.push_back("blocks >= the stride use stride 2*block (e.g. " + std::to_string(p.block) +
+                           " B blocks at stride " + std::to_string(p.stride) + ")");
+      break;
+    }
+  }
+
+  if (!o.no_timing) {
+    info.memcpy_bytes = memcpy_bytes;
+    info.memcpy_gbps = measure_memcpy_gbps(static_cast<size_t>(memcpy_bytes), 9);
+  }
+
+  // One source for every point, random non-zero bytes, every page touched;
+  // outputs touched before timing.
+  const size_t src_bytes = (static_cast<size_t>(max_span) + 4095) & ~size_t{4095};
+  char* src = static_cast<char*>(std::aligned_alloc(4096, src_bytes));
+  char* out_library = static_cast<char*>(std::aligned_alloc(4096, static_cast<size_t>(max_packed) + 4096));
+  char* out_strata = static_cast<char*>(std::aligned_alloc(4096, static_cast<size_t>(max_packed) + 4096));
+  if (!src || !out_library || !out_strata) {
+    std::fprintf(stderr, "cannot allocate %zu source bytes (lower --max-source-bytes)\n", src_bytes);
+    return 2;
+  }
+  std::fprintf(stderr, "filling %.2f GiB of source with random bytes...\n", static_cast<double>(src_bytes) / (1 << 30));
+  fill_random_nonzero(src, src_bytes, o.seed);
+  std::memset(out_library, 0x5a, static_cast<size_t>(max_packed) + 4096);
+  std::memset(out_strata, 0xa5, static_cast<size_t>(max_packed) + 4096);
+
+  CheckStats check;
+  if (o.check) {
+    check_random_corpus(o.corpus, o.seed, &check);
+    std::fprintf(stderr,
+                 "random corpus: %" PRId64 " cases, %" PRId64 " failures, %" PRId64
+                 " layouts where MPI_Pack disagrees with the type map\n",
+                 check.cases, check.failures, check.library_disagreements);
+  }
+
+  std::vector<Result> results;
+  int done = 0;
+  for (const Point& p : points) {
+    ++done;
+    Layout layout;
+    std::string error;
+    if (!make_layout(p, &layout, &error)) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return 2;
+    }
+    if (o.check) check_point(layout, src, out_library, out_strata, o.seed + static_cast<uint64_t>(done), &check);
+    if (!o.no_timing) {
+      Result r;
+      r.point = p;
+      if (!measure_point(layout, src, out_library, out_strata, o.timing, &r, &error)) {
+        std::fprintf(stderr, "%s\n", error.c_str());
+        free_layout(&layout);
+        return 2;
+      }
+      std::fprintf(stderr, "[%d/%zu] %-8s %4" PRId64 " B x %-7s lib %10.1f us  ours %10.1f us  ratio %5.2f%s\n", done,
+                   points.size(), to_string(p.kind), p.block, format_bytes(p.packed).c_str(),
+                   r.library.median_ns * 1e-3, r.strata.median_ns * 1e-3, r.library.median_ns / r.strata.median_ns,
+                   r.noisy ? " (noisy)" : "");
+      results.push_back(r);
+    }
+    free_layout(&layout);
+  }
+  std::free(src);
+  std::free(out_library);
+  std::free(out_strata);
+
+  if (o.markdown) {
+    std::printf("- command: `%s`\n- CPU: %s\n- MPI: %s\n- date: %s\n", info.command.c_str(), info.cpu.c_str(),
+                info.mpi.c_str(), info.date.c_str());
+    if (!o.no_timing)
+      std::printf("- memcpy: %.2f GB/s of copied data (%s)\n- stride: %" PRId64 " B\n\n", info.memcpy_gbps,
+                  format_bytes(info.memcpy_bytes).c_str(), stride);
+  } else {
+    std::printf("strata-bench-pack  CPU: %s  MPI: %s  %s\n", info.cpu.c_str(), info.mpi.c_str(), info.date.c_str());
+    if (!o.no_timing)
+      std::printf("memcpy %.2f GB/s (%s); stride %" PRId64 " B\n\n", info.memcpy_gbps,
+                  format_bytes(info.memcpy_bytes).c_str(), stride);
+  }
+  if (!o.no_timing) {
+    print_table(info, results, o.markdown);
+    print_summary(info, results, o.markdown);
+  }
+  if (o.check) {
+    std::printf("\n%scheck: %" PRId64 " cases, %" PRId64 " mismatches of Strata's pack/unpack; %" PRId64
+                " random layouts where the library's MPI_Pack disagrees with the MPI type map (not ours)\n",
+                o.markdown ? "- " : "", check.cases, check.failures, check.library_disagreements);
+#ifdef STRATA_BENCH_HAVE_DESCRIBE
+    std::printf("%sstrata::describe_datatype of every point cross-checked against the block built here\n",
+                o.markdown ? "- " : "");
+#endif
+  }
+  if (!o.json.empty() && !o.no_timing && !write_json(o.json, info, results)) {
+    std::fprintf(stderr, "cannot write %s\n", o.json.c_str());
+    return 2;
+  }
+  return check.failures > 0 ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace strata_bench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // One rank measures; others (if started under mpirun) only wait, so that
+  // they do not compete for the memory system.
+  int rc = rank == 0 ? strata_bench::run(argc, argv) : 0;
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
+}
