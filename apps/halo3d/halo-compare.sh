@@ -10,17 +10,21 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 usage() {
   cat <<USAGE
-usage: $(basename "$0") [-np N] [--halo PATH] [--preload PATH] [--mpirun PATH]
-                         [--] [strata-halo3d options...]
+usage: $(basename "$0") [-np N] [--runs R] [--halo PATH] [--preload PATH]
+                         [--mpirun PATH] [--] [strata-halo3d options...]
 
-Runs strata-halo3d with N ranks (default 8, oversubscribed) twice: plain and
-with libstrata_preload.so preloaded into every rank, then prints a markdown
-table: time per exchange (median, min, max in microseconds), bytes per
-exchange, verified, and the speed-up (plain time / preloaded time).
+Runs strata-halo3d with N ranks (default 8, oversubscribed), plain and with
+libstrata_preload.so preloaded into every rank, alternately R times each
+(default 3: an oversubscribed machine drifts, so neither mode gets all the
+good or all the bad moments), then prints a markdown table: time per
+exchange (the median of the runs' medians, and the min and max over all
+runs, in microseconds), bytes per exchange, verified, and the speed-up
+(plain time / preloaded time).
 Any argument not listed here is passed to strata-halo3d (e.g. --grid 32 32 32
 --radius 2 --type float); --json is always added.
 
   -np N, --np N     ranks (default 8)
+  --runs R          runs of each mode, alternated (default 3)
   --halo PATH       strata-halo3d binary (default: next to this script)
   --preload PATH    libstrata_preload.so (default: from the build tree or the
                     install prefix this script lives in)
@@ -41,6 +45,7 @@ die_usage() {
 }
 
 np=8
+runs=3
 halo=""
 preload=""
 launcher=""
@@ -51,6 +56,10 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || die_usage "$1 needs a value"
       np=$2; shift 2 ;;
     --np=*) np=${1#*=}; shift ;;
+    --runs)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      runs=$2; shift 2 ;;
+    --runs=*) runs=${1#*=}; shift ;;
     --halo)
       [ $# -ge 2 ] || die_usage "$1 needs a value"
       halo=$2; shift 2 ;;
@@ -71,6 +80,9 @@ done
 
 case "$np" in
   ''|*[!0-9]*|0) die_usage "-np wants a positive number of ranks, got '$np'" ;;
+esac
+case "$runs" in
+  ''|*[!0-9]*|0) die_usage "--runs wants a positive number, got '$runs'" ;;
 esac
 
 # The binary.
@@ -177,13 +189,27 @@ rc_of() {
 }
 
 failed=0
-echo "strata-halo-compare: $np ranks, $flavour launcher $launcher" >&2
-echo "strata-halo-compare: running plain" >&2
 plain_rc=0
-run_halo plain || plain_rc=$?
-echo "strata-halo-compare: running with LD_PRELOAD=$preload" >&2
 preloaded_rc=0
-run_halo preloaded "${preload_flags[@]}" || preloaded_rc=$?
+echo "strata-halo-compare: $np ranks, $flavour launcher $launcher, $runs runs of each mode" >&2
+: >"$workdir/plain.all"
+: >"$workdir/preloaded.all"
+for run in $(seq 1 "$runs"); do
+  echo "strata-halo-compare: run $run/$runs plain" >&2
+  rc=0
+  run_halo plain || rc=$?
+  [ "$rc" -eq 0 ] || plain_rc=$rc
+  cat "$workdir/plain.json" >>"$workdir/plain.all"
+  echo "strata-halo-compare: run $run/$runs with LD_PRELOAD=$preload" >&2
+  rc=0
+  run_halo preloaded "${preload_flags[@]}" || rc=$?
+  [ "$rc" -eq 0 ] || preloaded_rc=$rc
+  cat "$workdir/preloaded.json" >>"$workdir/preloaded.all"
+  for mode in plain preloaded; do
+    [ -s "$workdir/$mode.json" ] || continue
+    echo "strata-halo-compare:   $mode: $(json_value "$workdir/$mode.json" time_per_exchange_us) us per exchange" >&2
+  done
+done
 
 for mode in plain preloaded; do
   rc=$(rc_of "$mode")
@@ -193,11 +219,29 @@ for mode in plain preloaded; do
          "($(json_value "$json" mismatches) wrong values; exit $rc)" >&2
     grep '^strata-halo3d: rank' "$workdir/$mode.err" | head -n 5 >&2
     failed=1
-  elif [ "$rc" -ne 0 ] || [ ! -s "$json" ]; then
+  elif [ "$rc" -ne 0 ] || [ ! -s "$json" ] || [ "$(wc -l <"$workdir/$mode.all")" -ne "$runs" ]; then
     report_failure "$mode" "$rc"
     failed=1
   fi
+  # Every run must have verified, not only the last.
+  if grep -q '"verified":false' "$workdir/$mode.all"; then
+    echo "strata-halo-compare: a $mode run did not verify" >&2
+    failed=1
+  fi
 done
+
+# stat FILE KEY median|min|max: over the runs' JSON lines.
+stat() {
+  sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | sort -g | awk -v how="$3" '
+    { v[NR] = $1 }
+    END {
+      if (NR == 0) { printf "-"; exit }
+      if (how == "min") printf "%s", v[1];
+      else if (how == "max") printf "%s", v[NR];
+      else if (NR % 2) printf "%s", v[(NR + 1) / 2];
+      else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2
+    }'
+}
 
 if [ -s "$workdir/plain.json" ] && [ "$(json_value "$workdir/plain.json" preloaded)" = true ]; then
   echo "strata-halo-compare: warning: the plain run already sees the Strata interposer (LD_PRELOAD set in this shell?)" >&2
@@ -206,8 +250,8 @@ if [ -s "$workdir/preloaded.json" ] && [ "$(json_value "$workdir/preloaded.json"
   echo "strata-halo-compare: warning: the preloaded run does not see strata_preload_counters: is '$preload' the Strata interposer?" >&2
 fi
 
-plain_us=$(json_value "$workdir/plain.json" time_per_exchange_us)
-preloaded_us=$(json_value "$workdir/preloaded.json" time_per_exchange_us)
+plain_us=$(stat "$workdir/plain.all" time_per_exchange_us median)
+preloaded_us=$(stat "$workdir/preloaded.all" time_per_exchange_us median)
 
 ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f", a / b; else printf "-" }'
@@ -226,7 +270,7 @@ for mode in plain preloaded; do
   fi
 done
 
-echo "| mode | time per exchange (median µs) | min µs | max µs | bytes per exchange | verified | ratio (plain / preloaded) |"
+echo "| mode | time per exchange (median µs, $runs runs) | min µs | max µs | bytes per exchange | verified | ratio (plain / preloaded) |"
 echo "| --- | ---: | ---: | ---: | ---: | --- | ---: |"
 for mode in plain preloaded; do
   json="$workdir/$mode.json"
@@ -234,8 +278,10 @@ for mode in plain preloaded; do
     verified=no
     [ "$(json_value "$json" verified)" = true ] && verified=yes
     if [ "$mode" = plain ]; then r=1.00; else r=$(ratio "$plain_us" "$preloaded_us"); fi
-    echo "| $mode | $(json_value "$json" time_per_exchange_us) | $(json_value "$json" min_us) |" \
-         "$(json_value "$json" max_us) | $(json_value "$json" bytes_per_exchange) | $verified | $r |"
+    grep -q '"verified":false' "$workdir/$mode.all" && verified=no
+    if [ "$mode" = plain ]; then us=$plain_us; else us=$preloaded_us; fi
+    echo "| $mode | $us | $(stat "$workdir/$mode.all" min_us min) |" \
+         "$(stat "$workdir/$mode.all" max_us max) | $(json_value "$json" bytes_per_exchange) | $verified | $r |"
   else
     echo "| $mode | failed (exit $(rc_of "$mode")) | - | - | - | no | - |"
   fi

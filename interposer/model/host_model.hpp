@@ -35,8 +35,9 @@ class HostModel {
  public:
   // Figures measured on the reference machine (bench/results/pack-host-*.md).
   static HostModel builtin();
-  // A model.json written by strata-measure (its "host" section).
-  static Result<HostModel> from_json(const std::string& text);
+  // A model.json written by strata-measure (its "host" section); any
+  // malformed input is Status::invalid_argument.
+  static Result<HostModel> from_json(const std::string& text) noexcept;
   // A whole model.json; `about` goes in as string fields (machine, MPI, date).
   std::string to_json(const std::vector<std::pair<std::string, std::string>>& about = {}) const;
 
@@ -48,12 +49,16 @@ class HostModel {
   std::string source;  // "built-in" or the file it came from
 
  private:
+  static Result<HostModel> parse_model(const std::string& text);
   void build_grid();
   bool decide(HostOp op, int block_bucket, int bytes_bucket) const;
   static constexpr int kBlockBuckets = 24;  // log2(block)
   static constexpr int kBytesBuckets = 48;  // log2(bytes)
   bool wins_[2][kBlockBuckets][kBytesBuckets] = {};
 };
+
+// The reference model's JSON, embedded at build time.
+const char* reference_host_model_json();
 
 // The model in effect: model.json from the cache folder, else built-in (said
 // once at info level). Never fatal.

@@ -36,6 +36,16 @@ int intercept(const char* name, Impl impl, Library library) noexcept {
   }
 }
 
+// After the library's own init succeeded: never fails the user's MPI_Init.
+void initialize() noexcept {
+  if (strata::interposer::disabled()) return;
+  try {
+    strata::interposer::on_init();
+  } catch (...) {
+    STRATA_LOG(error, kShim, "initialisation failed (out of memory?); continuing as a pass-through where needed");
+  }
+}
+
 }  // namespace
 
 namespace si = strata::interposer;
@@ -47,13 +57,13 @@ extern "C" {
 
 STRATA_API int MPI_Init(int* argc, char*** argv) {
   int rc = real().Init(argc, argv);
-  if (rc == MPI_SUCCESS && !si::disabled()) si::on_init();
+  if (rc == MPI_SUCCESS) initialize();
   return rc;
 }
 
 STRATA_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   int rc = real().Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS && !si::disabled()) si::on_init();
+  if (rc == MPI_SUCCESS) initialize();
   return rc;
 }
 

@@ -1,0 +1,91 @@
+// The host pack model: parsing model.json, the decisions it makes, and the
+// built-in reference model.
+#include "interposer/model/host_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using strata::interposer::HostModel;
+using strata::interposer::HostOp;
+using strata::interposer::HostSample;
+using Result = strata::Result<HostModel>;
+
+// A model where Strata is `fast` times faster for blocks <= 16 B and 0.5x
+// for larger blocks, on a grid of sizes 1 KiB .. 1 MiB a factor 4 apart.
+HostModel synthetic(double fast, bool with_transfers) {
+  HostModel m;
+  for (int64_t block : {1, 4, 16, 64, 256}) {
+    for (int64_t bytes : {1024, 4096, 16384, 65536, 262144, 1048576}) {
+      const double library = 1000.0;
+      const double strata = block <= 16 ? library / fast : library * 2;
+      m.pack.push_back({block, bytes, library, strata});
+      if (with_transfers) m.transfer.push_back({block, bytes, library, strata});
+    }
+  }
+  Result round = HostModel::from_json(m.to_json());
+  EXPECT_TRUE(round.ok());
+  return std::move(round).value();
+}
+
+TEST(HostModel, DecidesByMeasuredSpeedup) {
+  HostModel m = synthetic(2.0, true);
+  EXPECT_TRUE(m.strata_wins(HostOp::pack, 65536, 8));
+  EXPECT_TRUE(m.strata_wins(HostOp::transfer, 65536, 1));
+  EXPECT_FALSE(m.strata_wins(HostOp::pack, 65536, 256));
+  EXPECT_FALSE(m.strata_wins(HostOp::transfer, 1 << 20, 512));
+  // Outside the measured grid: the nearest measured point decides.
+  EXPECT_TRUE(m.strata_wins(HostOp::pack, int64_t{1} << 30, 2));
+  EXPECT_FALSE(m.strata_wins(HostOp::pack, 16, 4096));
+}
+
+TEST(HostModel, RequiresAMarginOverTheLibrary) {
+  EXPECT_FALSE(synthetic(1.03, true).strata_wins(HostOp::pack, 65536, 8));
+  EXPECT_TRUE(synthetic(1.10, true).strata_wins(HostOp::pack, 65536, 8));
+}
+
+TEST(HostModel, OneNoisyPointDoesNotFlipTheDecision) {
+  HostModel m = synthetic(1.5, true);
+  for (HostSample& s : m.transfer) {
+    if (s.block == 4 && s.bytes == 16384) s.strata_ns = s.library_ns * 1.1;  // one outlier: 0.9x
+  }
+  Result again = HostModel::from_json(m.to_json());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again.value().strata_wins(HostOp::transfer, 16384, 4));
+}
+
+TEST(HostModel, TransfersFromPackFiguresPayOneMoreCopy) {
+  // Pack 2x faster, but the extra memcpy of the packed bytes costs more than
+  // the gain: at 1 byte/ns the copy of 1 MiB takes 1 ms against 0.5 ms saved.
+  HostModel m = synthetic(2.0, false);
+  m.memcpy_gbps = 1.0;
+  Result slow_copy = HostModel::from_json(m.to_json());
+  ASSERT_TRUE(slow_copy.ok());
+  EXPECT_TRUE(slow_copy.value().strata_wins(HostOp::pack, 1 << 20, 4));
+  EXPECT_FALSE(slow_copy.value().strata_wins(HostOp::transfer, 1 << 20, 4));
+  m.memcpy_gbps = 1e6;  // a free copy: the pack decides
+  Result fast_copy = HostModel::from_json(m.to_json());
+  ASSERT_TRUE(fast_copy.ok());
+  EXPECT_TRUE(fast_copy.value().strata_wins(HostOp::transfer, 1 << 20, 4));
+}
+
+TEST(HostModel, RejectsMalformedFiles) {
+  for (const char* bad : {"", "not json", "[]", "{}", R"({"host": 3})", R"({"host": {"pack": 7}})",
+                          R"({"host": {"pack": [{"block": "x", "bytes": 1, "library_ns": 1, "strata_ns": 1}]}})",
+                          R"({"host": {"pack": [{"block": 1, "bytes": 1, "library_ns": -1, "strata_ns": 1}]}})",
+                          R"({"host": {"pack": []}})"}) {
+    EXPECT_FALSE(HostModel::from_json(bad).ok()) << bad;
+  }
+}
+
+TEST(HostModel, TheBuiltInReferenceModelLoads) {
+  HostModel m = HostModel::builtin();
+  EXPECT_EQ(m.source, "built-in");
+  EXPECT_GT(m.pack.size(), 20u);
+  EXPECT_GT(m.transfer.size(), 20u);
+  EXPECT_GT(m.memcpy_gbps, 0);
+}
+
+}  // namespace
