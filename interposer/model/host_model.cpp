@@ -33,31 +33,36 @@ namespace {
 
 double log2_of(int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); }
 
-// The speed-up of Strata (library time / Strata time, after `extra_ns` more
-// for Strata per byte) at a grid bucket: the samples of the nearest measured
-// block length, the nearest size and its neighbours within a factor of 4
-// (their geometric mean: single points of a shared machine are noisy).
+// The speed-up of Strata (library time / Strata time, after `ns_per_byte`
+// more for Strata per packed byte) at a grid bucket, from the samples of the
+// nearest measured block length: the lower of the nearest size's and the
+// geometric mean over it and its neighbours within a factor of 4. Single
+// points of a shared machine are noisy; taking the lower keeps one lucky
+// neighbour from choosing Strata where the nearest point says the library.
 // 0 when there are no samples.
 double speedup_at(const std::vector<HostSample>& samples, int block_bucket, int bytes_bucket, double ns_per_byte) {
   if (samples.empty()) return 0;
   auto block_distance = [&](const HostSample& s) { return std::fabs(log2_of(s.block) - block_bucket); };
+  auto bytes_distance = [&](const HostSample& s) { return std::fabs(log2_of(s.bytes) - bytes_bucket); };
+  auto speedup = [&](const HostSample& s) {
+    return s.library_ns / (s.strata_ns + ns_per_byte * static_cast<double>(s.bytes));
+  };
   double nearest_block = 1e300;
   for (const HostSample& s : samples) nearest_block = std::min(nearest_block, block_distance(s));
-  double nearest_bytes = 1e300;
+  const HostSample* nearest = nullptr;
   for (const HostSample& s : samples) {
-    if (block_distance(s) == nearest_block) {
-      nearest_bytes = std::min(nearest_bytes, std::fabs(log2_of(s.bytes) - bytes_bucket));
+    if (block_distance(s) == nearest_block && (!nearest || bytes_distance(s) < bytes_distance(*nearest))) {
+      nearest = &s;
     }
   }
   double sum = 0;
   int n = 0;
   for (const HostSample& s : samples) {
-    if (block_distance(s) != nearest_block || std::fabs(log2_of(s.bytes) - bytes_bucket) > nearest_bytes + 2.0) continue;
-    const double strata_ns = s.strata_ns + ns_per_byte * static_cast<double>(s.bytes);
-    sum += std::log(s.library_ns / strata_ns);
+    if (block_distance(s) != nearest_block || bytes_distance(s) > bytes_distance(*nearest) + 2.0) continue;
+    sum += std::log(speedup(s));
     ++n;
   }
-  return std::exp(sum / n);
+  return std::min(speedup(*nearest), std::exp(sum / n));
 }
 
 }  // namespace

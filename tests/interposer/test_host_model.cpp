@@ -46,14 +46,33 @@ TEST(HostModel, RequiresAMarginOverTheLibrary) {
   EXPECT_TRUE(synthetic(1.10, true).strata_wins(HostOp::pack, 65536, 8));
 }
 
-TEST(HostModel, OneNoisyPointDoesNotFlipTheDecision) {
-  HostModel m = synthetic(1.5, true);
+// Decisions are conservative: both the nearest point and the neighbourhood
+// must show the speed-up.
+HostModel with_transfer_point(double fast, int64_t block, int64_t bytes, double speedup) {
+  HostModel m = synthetic(fast, true);
   for (HostSample& s : m.transfer) {
-    if (s.block == 4 && s.bytes == 16384) s.strata_ns = s.library_ns * 1.1;  // one outlier: 0.9x
+    if (s.block == block && s.bytes == bytes) s.strata_ns = s.library_ns / speedup;
+  }
+  Result again = HostModel::from_json(m.to_json());
+  EXPECT_TRUE(again.ok());
+  return std::move(again).value();
+}
+
+TEST(HostModel, ALuckyNeighbourDoesNotChooseStrata) {
+  // Strata measured slower (0.9x) at 16 KiB with 256 B blocks, one 3x outlier next door.
+  HostModel m = with_transfer_point(1.5, 256, 65536, 3.0);
+  for (HostSample& s : m.transfer) {
+    if (s.block == 256 && s.bytes == 16384) s.strata_ns = s.library_ns / 0.9;
   }
   Result again = HostModel::from_json(m.to_json());
   ASSERT_TRUE(again.ok());
-  EXPECT_TRUE(again.value().strata_wins(HostOp::transfer, 16384, 4));
+  EXPECT_FALSE(again.value().strata_wins(HostOp::transfer, 16384, 256));
+}
+
+TEST(HostModel, AnUnluckyNeighbourDoesNotChooseTheLibrary) {
+  HostModel m = with_transfer_point(1.5, 4, 65536, 0.9);  // 1.5x everywhere else for 4 B blocks
+  EXPECT_TRUE(m.strata_wins(HostOp::transfer, 16384, 4));
+  EXPECT_FALSE(m.strata_wins(HostOp::transfer, 65536, 4));  // the nearest point itself says no
 }
 
 TEST(HostModel, TransfersFromPackFiguresPayOneMoreCopy) {
