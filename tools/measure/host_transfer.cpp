@@ -40,40 +40,37 @@ void free_type(MPI_Datatype* t) {
   PMPI_Type_free(t);
 }
 
-// One-way time of a ping-pong between ranks 0 and 1, in ns, with the
-// interposer forced to `strata` (true: Strata's path, false: the library's).
-double ping_pong_ns(MPI_Comm comm, int rank, MPI_Datatype type, std::vector<unsigned char>& a,
-                    std::vector<unsigned char>& b, bool strata, const GridOptions& grid) {
+// Time of one exchange, in ns, with the interposer forced to `strata`
+// (true: Strata's path, false: the library's): every rank sends one message
+// to its partner and receives one from it at the same time, as in a halo
+// exchange, so that the measurement sees the contention of the job it is
+// launched like (e.g. 8 ranks on 2 cores). Each sample is the slowest
+// rank's; the result is the median sample.
+double exchange_ns(MPI_Comm comm, int partner, MPI_Datatype type, std::vector<unsigned char>& a,
+                   std::vector<unsigned char>& b, bool strata, const GridOptions& grid) {
   interposer::override_host_pack(strata ? 1 : 0);
-  auto round_trips = [&](int n) {
+  auto exchanges = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      if (rank == 0) {
-        interposer::send(a.data(), 1, type, 1, 7, comm);
-        interposer::recv(b.data(), 1, type, 1, 7, comm, MPI_STATUS_IGNORE);
-      } else {
-        interposer::recv(b.data(), 1, type, 0, 7, comm, MPI_STATUS_IGNORE);
-        interposer::send(a.data(), 1, type, 0, 7, comm);
-      }
+      MPI_Request requests[2];
+      interposer::irecv(b.data(), 1, type, partner, 7, comm, &requests[0]);
+      interposer::isend(a.data(), 1, type, partner, 7, comm, &requests[1]);
+      interposer::waitall(2, requests, MPI_STATUSES_IGNORE);
     }
   };
-  round_trips(2);  // warm-up: staging buffers, pages, caches
-  // Rank 0 decides the batch so both ranks agree on it.
-  int batch = 1;
-  if (rank == 0) {
-    double t0 = now_us();
-    round_trips(1);
-    double one = std::max(now_us() - t0, 0.1);
-    batch = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 10000.0));
-  } else {
-    round_trips(1);
-  }
-  PMPI_Bcast(&batch, 1, MPI_INT, 0, comm);
+  exchanges(2);  // warm-up: staging buffers, pages, caches
+  double t0 = now_us();
+  exchanges(1);
+  double one = std::max(now_us() - t0, 0.1);
+  PMPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
+  const int batch = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 10000.0));
   std::vector<double> samples;
   for (int s = 0; s < grid.samples; ++s) {
     PMPI_Barrier(comm);
-    double t0 = now_us();
-    round_trips(batch);
-    samples.push_back((now_us() - t0) * 1000.0 / (2.0 * batch));
+    double t1 = now_us();
+    exchanges(batch);
+    double ns = (now_us() - t1) * 1000.0 / batch;
+    PMPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
+    samples.push_back(ns);
   }
   interposer::override_host_pack(-1);
   return median(samples);
@@ -101,37 +98,32 @@ std::vector<interposer::HostSample> measure_transfers(MPI_Comm comm, const GridO
   int rank = 0, size = 0;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
+  // Pairs (0,1), (2,3), ...; an odd last rank exchanges with itself.
+  const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
   std::vector<interposer::HostSample> out;
-  MPI_Comm pair = MPI_COMM_NULL;
-  PMPI_Comm_split(comm, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
-  if (pair == MPI_COMM_NULL || size < 2) {
-    if (pair != MPI_COMM_NULL) PMPI_Comm_free(&pair);
-    return out;
-  }
   for_each_point(grid, [&](int64_t block, int64_t blocks, int64_t stride, int64_t span) {
     std::vector<unsigned char> a(static_cast<size_t>(span)), b(static_cast<size_t>(span));
-    fill(a, static_cast<uint64_t>(block * 131 + blocks));
+    fill(a, static_cast<uint64_t>(block * 131 + blocks + rank));
     fill(b, 99);
     MPI_Datatype type = make_type(blocks, block, stride);
     interposer::HostSample s;
     s.block = block;
     s.bytes = blocks * block;
     // Alternate the two paths so drift on a noisy machine hits both.
-    double lib1 = ping_pong_ns(pair, rank, type, a, b, false, grid);
-    double ours1 = ping_pong_ns(pair, rank, type, a, b, true, grid);
-    double lib2 = ping_pong_ns(pair, rank, type, a, b, false, grid);
-    double ours2 = ping_pong_ns(pair, rank, type, a, b, true, grid);
+    double lib1 = exchange_ns(comm, partner, type, a, b, false, grid);
+    double ours1 = exchange_ns(comm, partner, type, a, b, true, grid);
+    double lib2 = exchange_ns(comm, partner, type, a, b, false, grid);
+    double ours2 = exchange_ns(comm, partner, type, a, b, true, grid);
     s.library_ns = std::min(lib1, lib2);
     s.strata_ns = std::min(ours1, ours2);
     free_type(&type);
     if (rank == 0) {
       out.push_back(s);
-      std::fprintf(stderr, "  transfer block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
+      std::fprintf(stderr, "  exchange block %4lld B, %8lld B: library %10.0f ns, strata %10.0f ns (x%.2f)\n",
                    static_cast<long long>(block), static_cast<long long>(s.bytes), s.library_ns, s.strata_ns,
                    s.library_ns / s.strata_ns);
     }
   });
-  PMPI_Comm_free(&pair);
   return out;
 }
 

@@ -1,6 +1,6 @@
-// strata-measure, host part: times a derived-type message between two ranks
-// through the library and through Strata's path, over a grid of block
-// lengths and message sizes.
+// strata-measure, host part: times derived-type exchanges between pairs of
+// ranks through the library and through Strata's path, and MPI_Pack against
+// Strata's pack, over a grid of block lengths and message sizes.
 #pragma once
 
 #include "interposer/model/host_model.hpp"
@@ -24,7 +24,8 @@ struct GridOptions {
 // bench/results), or twice the block when that is larger.
 int64_t stride_for(int64_t block);
 
-// Rank 0 and rank 1 of `comm` time every point; other ranks wait. Returns
+// Every rank of `comm` exchanges with a partner (0-1, 2-3, ...) at once, so
+// the figures include the contention of a job launched the same way. Returns
 // the samples on rank 0 (empty elsewhere). Progress goes to stderr.
 std::vector<interposer::HostSample> measure_transfers(MPI_Comm comm, const GridOptions& grid);
 

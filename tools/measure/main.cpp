@@ -1,15 +1,15 @@
 // strata-measure: measures this machine once and writes the performance
-// model the runtime reads (model.json in STRATA_CACHE_DIR). Run it with two
-// ranks on one node:
+// model the runtime reads (model.json in STRATA_CACHE_DIR). Launch it the way
+// the jobs run (ranks per node), at least two ranks:
 //
 //   mpirun -np 2 strata-measure            # writes ~/.cache/strata/model.json
-//   mpirun -np 2 strata-measure --out FILE --quick
+//   mpirun -np 8 strata-measure --out FILE --quick
 //
-// Host part (this build): the library's MPI_Pack against Strata's pack, a
-// derived-type message between the two ranks through the library against
-// Strata's path, and the memcpy rate, over block lengths 1-512 B and
-// messages 256 B - 4 MiB; each point is the median of repeated samples,
-// both paths alternated. The device part comes with the GPU methods.
+// Host part (this build): the library's MPI_Pack against Strata's pack (rank
+// 0), derived-type exchanges between rank pairs through the library against
+// Strata's path (all ranks at once), and the memcpy rate, over block lengths
+// 1-512 B and messages 256 B - 4 MiB; each point is the median of repeated
+// samples, both paths alternated. The device part comes with the GPU methods.
 #include "base/log.hpp"
 #include "base/paths.hpp"
 #include "tools/measure/host_transfer.hpp"
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     if (size < 2 && rank == 0) {
       std::fprintf(stderr, "strata-measure: one rank only: no transfer figures (run with mpirun -np 2)\n");
     } else if (rank == 0) {
-      std::fprintf(stderr, "strata-measure: derived-type messages between ranks 0 and 1\n");
+      std::fprintf(stderr, "strata-measure: derived-type exchanges between rank pairs, all ranks at once\n");
     }
     std::vector<strata::interposer::HostSample> transfers = strata::measure::measure_transfers(MPI_COMM_WORLD, grid);
     if (rank == 0) model.transfer = std::move(transfers);
@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     char date[64] = "";
     std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    const std::string text = model.to_json({{"machine", host}, {"mpi", mpi}, {"date", date},
-                                            {"grid", quick ? "quick" : "full"}});
+    const std::string text =
+        model.to_json({{"machine", host}, {"mpi", mpi}, {"date", date}, {"grid", quick ? "quick" : "full"}});
     if (out.empty()) {
       std::fprintf(stderr, "strata-measure: no cache folder (set STRATA_CACHE_DIR or HOME) and no --out\n");
       status = 1;
