@@ -6,6 +6,7 @@
 add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_portability>
                           $<TARGET_OBJECTS:strata_interposer_core>)
 target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+target_compile_definitions(strata INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 target_include_directories(strata PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

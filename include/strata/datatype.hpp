@@ -15,6 +15,14 @@
 #include <strata/layout.hpp>
 #include <strata/status.hpp>
 
+// Strata uses the MPI C API only; the deprecated C++ bindings of Open MPI's
+// mpi.h would otherwise need libmpi_cxx at link time.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <cstdint>

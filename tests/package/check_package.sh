@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs the build tree into a scratch prefix, then configures, builds and
+# runs an application that finds it with find_package(Strata).
+set -euo pipefail
+build_dir=$1
+source_dir=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/strata-package.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+test -f "$work/prefix/lib/libstrata_preload.so" || test -f "$work/prefix/lib64/libstrata_preload.so"
+cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/build" >/dev/null
+LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64" "$work/build/consumer"
