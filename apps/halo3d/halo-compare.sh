@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # strata-halo-compare: runs strata-halo3d twice on the same binary, plain and
 # with LD_PRELOAD=libstrata_preload.so, and prints a markdown table of the two.
+# With --memory device (and no --staging of the user's) the plain runs use
+# --staging app (application staging by hand, what works with any MPI) and
+# the preloaded runs --staging none (device pointers to MPI, which the
+# interposer takes).
 #
 # Exit codes: 0 both runs verified, 1 a run failed or did not verify,
 # 2 usage error or something missing (binary, preload library, launcher).
@@ -21,7 +25,11 @@ exchange (the median of the runs' medians, and the min and max over all
 runs, in microseconds), bytes per exchange, verified, and the speed-up
 (plain time / preloaded time).
 Any argument not listed here is passed to strata-halo3d (e.g. --grid 32 32 32
---radius 2 --type float); --json is always added.
+--radius 2 --type float); --json is always added. With --memory device, the
+plain runs get --staging app (the field copied to pinned host memory and back
+around each exchange, by hand: an MPI that is not GPU-aware cannot take device
+pointers) and the preloaded runs --staging none (device pointers to MPI, which
+the interposer takes), unless you pass --staging yourself.
 
   -np N, --np N     ranks (default 8)
   --runs R          runs of each mode, alternated (default 3)
@@ -77,6 +85,38 @@ while [ $# -gt 0 ]; do
     *) halo_args+=("$1"); shift ;;
   esac
 done
+
+# --memory device: the plain runs stage by hand, the preloaded runs hand the
+# device pointers to MPI, unless the user chose a --staging.
+device_memory=no
+user_staging=no
+previous=""
+for arg in ${halo_args[@]+"${halo_args[@]}"}; do
+  case "$arg" in
+    --staging|--staging=*) user_staging=yes ;;
+    --memory=[Dd][Ee][Vv][Ii][Cc][Ee]) device_memory=yes ;;
+    --memory=*) device_memory=no ;;
+  esac
+  if [ "$previous" = --memory ]; then
+    case "$arg" in
+      [Dd][Ee][Vv][Ii][Cc][Ee]) device_memory=yes ;;
+      *) device_memory=no ;;
+    esac
+  fi
+  previous=$arg
+done
+plain_args=()
+preloaded_args=()
+staging_note=""
+if [ "$device_memory" = yes ]; then
+  if [ "$user_staging" = no ]; then
+    plain_args=(--staging app)
+    preloaded_args=(--staging none)
+    staging_note="; chosen by strata-halo-compare"
+  else
+    staging_note="; as given"
+  fi
+fi
 
 case "$np" in
   ''|*[!0-9]*|0) die_usage "-np wants a positive number of ranks, got '$np'" ;;
@@ -152,14 +192,21 @@ esac
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/strata-halo-compare.XXXXXX") || exit 2
 trap 'rm -rf "$workdir"' EXIT
 
-# run_halo MODE [launcher flags...]: runs the job; leaves its JSON line in
+# run_halo MODE [launcher flags...]: runs the job (with the mode's own
+# arguments, plain_args or preloaded_args); leaves its JSON line in
 # $workdir/MODE.json (empty when there is none) and returns its exit code.
 run_halo() {
   local mode=$1
   shift
   local rc=0
+  local mode_args=()
+  if [ "$mode" = plain ]; then
+    mode_args=(${plain_args[@]+"${plain_args[@]}"})
+  else
+    mode_args=(${preloaded_args[@]+"${preloaded_args[@]}"})
+  fi
   "$launcher" ${launch_flags[@]+"${launch_flags[@]}"} -np "$np" "$@" \
-    "$halo" ${halo_args[@]+"${halo_args[@]}"} --json \
+    "$halo" ${halo_args[@]+"${halo_args[@]}"} ${mode_args[@]+"${mode_args[@]}"} --json \
     >"$workdir/$mode.out" 2>"$workdir/$mode.err" || rc=$?
   grep '^{"ranks"' "$workdir/$mode.out" | tail -n 1 >"$workdir/$mode.json"
   return $rc
@@ -192,6 +239,9 @@ failed=0
 plain_rc=0
 preloaded_rc=0
 echo "strata-halo-compare: $np ranks, $flavour launcher $launcher, $runs runs of each mode" >&2
+if [ "$device_memory" = yes ] && [ "$user_staging" = no ]; then
+  echo "strata-halo-compare: device memory: plain runs with --staging app, preloaded runs with --staging none" >&2
+fi
 : >"$workdir/plain.all"
 : >"$workdir/preloaded.all"
 for run in $(seq 1 "$runs"); do
@@ -257,14 +307,39 @@ ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.2f", a / b; else printf "-" }'
 }
 
-# The setup, from whichever run reported.
+# staging_of MODE: that mode's staging, from its JSON line, else from the
+# arguments it was given.
+staging_of() {
+  local json="$workdir/$1.json" value=""
+  [ -s "$json" ] && value=$(json_text "$json" staging)
+  if [ -z "$value" ]; then
+    if [ "$1" = plain ]; then value=${plain_args[1]:-?}; else value=${preloaded_args[1]:-?}; fi
+  fi
+  echo "$value"
+}
+
+staging_text() {
+  case "$1" in
+    app) echo "--staging app (copies to pinned host memory and back, by hand)" ;;
+    none) echo "--staging none (device pointers to MPI)" ;;
+    *) echo "--staging $1" ;;
+  esac
+}
+
+# The setup, from whichever run reported; with device memory, each mode's
+# staging (app: copies to pinned host memory and back by hand; none: device
+# pointers to MPI).
 for mode in plain preloaded; do
   json="$workdir/$mode.json"
   if [ -s "$json" ]; then
+    staging=""
+    if [ "$device_memory" = yes ]; then
+      staging="; plain: $(staging_text "$(staging_of plain)"), preloaded: $(staging_text "$(staging_of preloaded)")$staging_note"
+    fi
     echo "strata-halo3d: $(json_value "$json" ranks) ranks ($(json_list "$json" procs))," \
          "grid $(json_list "$json" grid) per rank, radius $(json_value "$json" radius)," \
          "$(json_value "$json" quantities) x $(json_text "$json" type), $(json_text "$json" layout)," \
-         "$(json_text "$json" memory) memory"
+         "$(json_text "$json" memory) memory$staging"
     echo
     break
   fi

@@ -65,8 +65,8 @@ struct LocalGrid {
       for (int y = 0; y < padded(1); ++y) {
         for (int x = 0; x < padded(0); ++x) {
           const Direction region = region_of(x, y, z);
-          const bool owned = region.dx == 0 && region.dy == 0 && region.dz == 0;
-          for (int q = 0; q < quantities; ++q) fn(x, y, z, q, region, owned);
+          const bool is_owned = region.dx == 0 && region.dy == 0 && region.dz == 0;
+          for (int q = 0; q < quantities; ++q) fn(x, y, z, q, region, is_owned);
         }
       }
     }

@@ -4,7 +4,9 @@
 // LD_PRELOAD=libstrata_preload.so to see what the interposer changes.
 //
 // Exit codes: 0 verified, 1 verification failed, 2 usage error,
-// 3 MPI or runtime error (the job is aborted: other ranks could hang otherwise).
+// 3 MPI or runtime error (the job is aborted: other ranks could hang otherwise)
+// or --memory device without a device (a clean exit: every rank knows),
+// 77 no device and STRATA_TEST_SKIP_WITHOUT_GPU=1 (a test to be skipped).
 
 #include "field.hpp"
 #include "field_buffer.hpp"
@@ -19,7 +21,10 @@
 
 #include <mpi.h>
 
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -30,6 +35,8 @@ constexpr int kExitSuccess = 0;
 constexpr int kExitVerificationFailed = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitError = 3;
+constexpr int kExitNoDevice = 3;
+constexpr int kExitSkipped = 77;  // ctest's SKIP_RETURN_CODE of the GPU tests
 
 int finalize(int exit_code) {
   if (MPI_Finalize() != MPI_SUCCESS) {
@@ -51,10 +58,71 @@ int abort_job() {
   return kExitError;
 }
 
+enum class DeviceSetup { Ready, NoDevice, Failed };
+
+// --memory device: every rank selects device `local rank % device count`
+// (the local rank from MPI_COMM_TYPE_SHARED), then all ranks learn whether any
+// rank has none, so that they stop together and cleanly. Failed (an MPI
+// error, or a device that exists but cannot be used) means: abort the job.
+DeviceSetup setup_device(int rank, DeviceInfo& info) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int local_rank = 0;
+  if (!mpi_ok(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                                  &node),
+              "MPI_Comm_split_type") ||
+      !mpi_ok(MPI_Comm_rank(node, &local_rank), "MPI_Comm_rank") ||
+      !mpi_ok(MPI_Comm_free(&node), "MPI_Comm_free")) {
+    return DeviceSetup::Failed;
+  }
+  std::string error;
+  const DeviceSelection selection = select_device(local_rank, info, error);
+  const int missing = selection == DeviceSelection::NoDevice ? 1 : 0;
+  const int failed = selection == DeviceSelection::Error ? 1 : 0;
+  if (failed != 0) {
+    std::fprintf(stderr, "strata-halo3d: rank %d: %s\n", rank, error.c_str());
+  }
+  int sums[2] = {0, 0};
+  const int mine[2] = {missing, failed};
+  int first_missing = INT_MAX;
+  const int me = missing != 0 ? rank : INT_MAX;
+  if (!mpi_ok(MPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce") ||
+      !mpi_ok(MPI_Allreduce(&me, &first_missing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD),
+              "MPI_Allreduce")) {
+    return DeviceSetup::Failed;
+  }
+  if (sums[1] != 0) {
+    return DeviceSetup::Failed;
+  }
+  if (sums[0] != 0) {
+    if (rank == first_missing) {
+      int ranks = 0;
+      MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+      std::fprintf(stderr, "strata-halo3d: rank %d: %s [%d of %d ranks have no device]\n", rank,
+                   error.c_str(), sums[0], ranks);
+    }
+    return DeviceSetup::NoDevice;
+  }
+  return DeviceSetup::Ready;
+}
+
+// What a job that cannot run for lack of a device exits with: 77 (skipped)
+// for the tests that set STRATA_TEST_SKIP_WITHOUT_GPU=1, else 3.
+int no_device_exit_code(int rank) {
+  const char* skip = std::getenv("STRATA_TEST_SKIP_WITHOUT_GPU");
+  if (skip != nullptr && std::strcmp(skip, "1") == 0) {
+    if (rank == 0) {
+      std::fprintf(stderr, "strata-halo3d: STRATA_TEST_SKIP_WITHOUT_GPU=1: skipped (exit %d)\n",
+                   kExitSkipped);
+    }
+    return kExitSkipped;
+  }
+  return kExitNoDevice;
+}
+
 // Sets up, times, verifies and reports one run; `exit_code` says whether it
 // verified. False on an MPI or allocation error.
 bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks,
-              double start_time, int& exit_code) {
+              const DeviceInfo& device, double start_time, int& exit_code) {
   ProcessGrid processes;
   if (!create_process_grid(procs, processes)) {
     return false;
@@ -78,8 +146,16 @@ bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks
   TimingResult timing;
   std::FILE* human = options.json ? stderr : stdout;
   const ProgressOutput progress{is_root ? human : nullptr, options.verbose, start_time};
+  if (is_root && options.memory == MemoryKind::Device && options.staging == Staging::None &&
+      mpi_gpu_awareness() == GpuAwareness::No && !strata_interposer_preloaded()) {
+    std::fprintf(stderr,
+                 "strata-halo3d: warning: --memory device --staging none hands device pointers "
+                 "to MPI, but this MPI says it is not CUDA-aware and the Strata interposer is "
+                 "not loaded: expect a crash. Use --staging app, or preload "
+                 "libstrata_preload.so.\n");
+  }
   if (!field.to_device() || !halo.setup(processes, grid, element) ||
-      !time_exchanges(halo, field.data(), options, processes.comm, progress, timing) ||
+      !time_exchanges(halo, field, options, processes.comm, progress, timing) ||
       !field.to_host()) {
     return false;
   }
@@ -102,6 +178,7 @@ bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks
   report.ranks = ranks;
   report.procs = procs;
   report.options = &options;
+  report.device = device;
   report.timing = timing;
   report.ghost_mismatches = all[0];
   report.owned_mismatches = all[1];
@@ -158,8 +235,20 @@ int run(int argc, char** argv) {
     return finalize(kExitUsage);
   }
 
+  DeviceInfo device;
+  if (options.memory == MemoryKind::Device) {
+    switch (setup_device(rank, device)) {
+      case DeviceSetup::Ready:
+        break;
+      case DeviceSetup::NoDevice:
+        return finalize(no_device_exit_code(rank));
+      case DeviceSetup::Failed:
+        return abort_job();
+    }
+  }
+
   int exit_code = kExitError;
-  if (!run_halo(options, procs, ranks, start_time, exit_code)) {
+  if (!run_halo(options, procs, ranks, device, start_time, exit_code)) {
     return abort_job();
   }
   return finalize(exit_code);

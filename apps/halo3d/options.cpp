@@ -22,6 +22,10 @@ const char* to_string(MemoryKind memory) {
   return memory == MemoryKind::Host ? "host" : "device";
 }
 
+const char* to_string(Staging staging) {
+  return staging == Staging::None ? "none" : "app";
+}
+
 namespace {
 
 // Checks what CLI11's validators cannot express; returns an empty string when
@@ -34,6 +38,9 @@ std::string check_consistency(const Options& o) {
              " is smaller than --radius " + std::to_string(o.radius) +
              " (a ghost region may only mirror the nearest neighbour's cells)";
     }
+  }
+  if (o.staging == Staging::App && o.memory != MemoryKind::Device) {
+    return "--staging app stages device memory through the host: it needs --memory device";
   }
   return {};
 }
@@ -83,9 +90,14 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
     Choice<ElementType> type{{{"float", ElementType::Float}, {"double", ElementType::Double}}, {}};
     Choice<Layout> layout{{{"aos", Layout::AoS}, {"soa", Layout::SoA}}, {}};
     Choice<MemoryKind> memory{{{"host", MemoryKind::Host}, {"device", MemoryKind::Device}}, {}};
+    Choice<Staging> staging{{{"none", Staging::None}, {"app", Staging::App}}, {}};
     type.add(app, "--type", "element type (default double)");
     layout.add(app, "--layout", "aos = [z][y][x][q], soa = [q][z][y][x] (default aos)");
     memory.add(app, "--memory", "where the field lives (default host)");
+    staging.add(app, "--staging",
+                "with --memory device: none = device pointers to MPI (GPU-aware MPI or the\n"
+                "Strata interposer), app = copy the field to pinned host memory, exchange\n"
+                "there, copy back, each exchange (default none)");
     app.add_option("--warmup", options.warmup, "untimed exchanges first (default 5)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--reps", options.reps, "timed repetitions (default 11)")
@@ -111,6 +123,7 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
     type.store(options.type);
     layout.store(options.layout);
     memory.store(options.memory);
+    staging.store(options.staging);
     if (!procs.empty()) {
       options.procs = {procs[0], procs[1], procs[2]};
     }

@@ -9,10 +9,17 @@ enum class ElementType { Float, Double };
 // AoS: [z][y][x][q] (quantities innermost); SoA: [q][z][y][x].
 enum class Layout { AoS, SoA };
 enum class MemoryKind { Host, Device };
+// How device memory reaches MPI. None: the device pointer goes to MPI as is
+// (needs a GPU-aware MPI, or the Strata interposer). App: application staging
+// by hand, what a user without a GPU-aware MPI writes: the whole field is
+// copied to a pinned host mirror before each exchange, exchanged there, and
+// copied back (inside the timed region).
+enum class Staging { None, App };
 
 const char* to_string(ElementType type);
 const char* to_string(Layout layout);
 const char* to_string(MemoryKind memory);
+const char* to_string(Staging staging);
 
 // Axis order everywhere: 0 = x, 1 = y, 2 = z.
 struct Options {
@@ -23,6 +30,7 @@ struct Options {
   ElementType type = ElementType::Double;
   Layout layout = Layout::AoS;
   MemoryKind memory = MemoryKind::Host;
+  Staging staging = Staging::None;       // App only with device memory
   int warmup = 5;
   int reps = 11;
   int iters = 20;                        // exchanges per rep

@@ -21,10 +21,17 @@ double median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
-bool time_exchanges(HaloExchange& halo, void* field, const Options& options, MPI_Comm comm,
+bool exchange_field(HaloExchange& halo, FieldBuffer& field, Staging staging) {
+  if (staging == Staging::App && field.on_device()) {
+    return field.to_host() && halo.exchange(field.host_view()) && field.to_device();
+  }
+  return halo.exchange(field.data());
+}
+
+bool time_exchanges(HaloExchange& halo, FieldBuffer& field, const Options& options, MPI_Comm comm,
                     const ProgressOutput& progress, TimingResult& result) {
   for (int i = 0; i < options.warmup; ++i) {
-    if (!halo.exchange(field)) {
+    if (!exchange_field(halo, field, options.staging)) {
       return false;
     }
   }
@@ -34,7 +41,7 @@ bool time_exchanges(HaloExchange& halo, void* field, const Options& options, MPI
     HALO_MPI_CHECK(MPI_Barrier(comm));
     const double start = MPI_Wtime();
     for (int i = 0; i < options.iters; ++i) {
-      if (!halo.exchange(field)) {
+      if (!exchange_field(halo, field, options.staging)) {
         return false;
       }
     }

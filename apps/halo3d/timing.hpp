@@ -1,8 +1,10 @@
 // The timed part: warm-up exchanges, then repetitions of a fixed number of
 // exchanges, each starting after a barrier. A repetition's time per exchange
-// is the slowest rank's.
+// is the slowest rank's. With --staging app, an exchange includes the copies of
+// the whole field to the host mirror and back.
 #pragma once
 
+#include "field_buffer.hpp"
 #include "halo_exchange.hpp"
 #include "options.hpp"
 
@@ -26,8 +28,14 @@ struct ProgressOutput {
   double start_time = 0;        // MPI_Wtime() at program start: lines begin after ~2 s
 };
 
-// Runs the warm-up and the timed repetitions on `field`. False on an MPI error.
-bool time_exchanges(HaloExchange& halo, void* field, const Options& options, MPI_Comm comm,
+// One exchange as options.staging asks: on field.data() (Staging::None), or
+// by hand through the host mirror (Staging::App: to_host(), exchange on
+// host_view(), to_device()). False on an MPI or device error.
+bool exchange_field(HaloExchange& halo, FieldBuffer& field, Staging staging);
+
+// Runs the warm-up and the timed repetitions on `field`. False on an MPI or
+// device error.
+bool time_exchanges(HaloExchange& halo, FieldBuffer& field, const Options& options, MPI_Comm comm,
                     const ProgressOutput& progress, TimingResult& result);
 
 // The median of `values` (mean of the middle two for an even count); 0 if empty.

@@ -116,4 +116,37 @@ void print_summary(const RunInfo& info, const std::vector<Result>& results, bool
 bool write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& results);
 std::string format_bytes(int64_t bytes);
 
+// ---------------------------------------------------------------------------
+// Device mode (--device, bench/pack/device.cpp; built when CUDA is): Strata's
+// device pack/unpack kernels on device memory, next to the device-to-device
+// copy rate, the 32-byte-sector bound and the path a user has without Strata
+// (copy the span to the host, the library's MPI_Pack, copy the packed bytes
+// back). PyTorch's column comes from bench/pack/bench_pack_device.py.
+struct DeviceOptions {
+  std::vector<Kind> kinds;
+  std::vector<int64_t> blocks;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;        // 0: tight (2 * block)
+  int64_t subarray_rows = 64;
+  int64_t max_source = int64_t{9} << 30;  // skip points whose source spans more
+  int64_t copy_bytes = int64_t{1} << 30;  // the device-to-device copy that sets the rate
+  int64_t host_path_max = int64_t{256} << 20;  // user path only for spans up to this
+  int64_t check_max = int64_t{256} << 20;      // byte check only for spans up to this
+  int64_t rotate_bytes = int64_t{256} << 20;   // sources rotate over at least this much memory
+  bool latency = false;
+  bool markdown = false;
+  bool quick = false;
+  std::string json;
+  uint64_t seed = 12345;
+  double min_total_ms = 30;   // per point and side
+  double max_point_ms = 2000;  // per point and side
+  int min_samples = 7;
+  int max_samples = 201;
+  double min_sample_us = 200;  // launches per sample until the sample lasts this long
+};
+
+// Runs the device mode; exit status (0, 1 on a mismatch, 2 on an error; 0
+// with a message when there is no GPU).
+int run_device(const DeviceOptions& options, const std::string& command);
+
 }  // namespace strata_bench

@@ -105,7 +105,97 @@ int run(int argc, char** argv) {
   app.add_option("--min-time-ms", o.timing.min_total_ms, "per point and side, total timed")->capture_default_str();
   app.add_option("--max-point-ms", o.timing.max_point_ms, "cap on one point's timing")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+#ifdef STRATA_BENCH_DEVICE
+  bool device = false, latency = false;
+  std::vector<std::string> strides = {"512", "2x"};
+  std::string host_path_max = "256M", check_max = "256M", rotate = "256M";
+  app.add_flag("--device", device,
+               "device mode: Strata's pack/unpack kernels on device memory (docs/bench-pack.md); defaults there: "
+               "types vector,subarray, sizes 1K..256M, --memcpy-bytes 1G (the device-to-device copy)");
+  app.add_flag("--latency", latency, "--device: also time blocking pack/unpack of <= 64 KiB");
+  app.add_option("--strides", strides, "--device: source strides; 2x = tight (2 * block)")->delimiter(',');
+  app.add_option("--host-path-max-bytes", host_path_max,
+                 "--device: time the path without Strata (D2H, MPI_Pack, H2D) for spans up to this")
+      ->capture_default_str();
+  app.add_option("--check-max-bytes", check_max, "--device: check against MPI_Pack/MPI_Unpack spans up to this")
+      ->capture_default_str();
+  app.add_option("--rotate-bytes", rotate, "--device: sources rotate over at least this much memory")
+      ->capture_default_str();
+#endif
   CLI11_PARSE(app, argc, argv);
+#ifdef STRATA_BENCH_DEVICE
+  if (device) {
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    DeviceOptions d;
+    d.quick = o.quick;
+    d.latency = latency;
+    d.markdown = o.markdown;
+    d.json = o.json;
+    d.seed = o.seed;
+    if (app.count("--types") == 0) o.types = {"vector", "subarray"};
+    if (app.count("--sizes") == 0)
+      o.sizes = o.quick ? std::vector<std::string>{"1K", "1M", "16M"}
+                        : std::vector<std::string>{"1K", "4K", "16K", "64K", "256K", "1M", "4M", "16M", "64M", "256M"};
+    if (app.count("--blocks") == 0 && o.quick) o.blocks = {"1", "8", "24", "64", "512"};
+    std::string copy = app.count("--memcpy-bytes") ? o.memcpy_bytes : (o.quick ? "64M" : "1G");
+    if (o.quick) {
+      if (app.count("--host-path-max-bytes") == 0) host_path_max = "16M";
+      if (app.count("--check-max-bytes") == 0) check_max = "64M";
+      if (app.count("--rotate-bytes") == 0) rotate = "64M";
+      if (app.count("--max-source-bytes") == 0) o.max_source = "1G";
+      d.min_total_ms = 2;
+      d.max_point_ms = 100;
+      d.min_samples = 3;
+      d.min_sample_us = 50;
+    }
+    if (app.count("--min-time-ms")) d.min_total_ms = o.timing.min_total_ms;
+    if (app.count("--max-point-ms")) d.max_point_ms = o.timing.max_point_ms;
+    d.subarray_rows = o.subarray_rows;
+    for (const std::string& t : o.types) {
+      Kind kind;
+      if (!parse_kind(t, &kind)) {
+        std::fprintf(stderr, "unknown type '%s' (vector, hvector, subarray)\n", t.c_str());
+        return 2;
+      }
+      d.kinds.push_back(kind);
+    }
+    for (const std::string& b : o.blocks) {
+      int64_t v = 0;
+      if (!parse_size(b, &v) || v <= 0) {
+        std::fprintf(stderr, "bad block '%s'\n", b.c_str());
+        return 2;
+      }
+      d.blocks.push_back(v);
+    }
+    for (const std::string& z : o.sizes) {
+      int64_t v = 0;
+      if (!parse_size(z, &v) || v <= 0 || v > INT32_MAX) {
+        std::fprintf(stderr, "bad size '%s'\n", z.c_str());
+        return 2;
+      }
+      d.sizes.push_back(v);
+    }
+    for (const std::string& st : strides) {
+      int64_t v = 0;
+      if (st == "2x" || st == "tight") {
+        v = 0;
+      } else if (!parse_size(st, &v) || v <= 0) {
+        std::fprintf(stderr, "bad stride '%s' (bytes, or 2x)\n", st.c_str());
+        return 2;
+      }
+      d.strides.push_back(v);
+    }
+    if (!parse_size(o.max_source, &d.max_source) || !parse_size(copy, &d.copy_bytes) ||
+        !parse_size(host_path_max, &d.host_path_max) || !parse_size(check_max, &d.check_max) ||
+        !parse_size(rotate, &d.rotate_bytes) || d.copy_bytes <= 0) {
+      std::fprintf(stderr, "bad --max-source-bytes, --memcpy-bytes, --host-path-max-bytes, --check-max-bytes or "
+                           "--rotate-bytes\n");
+      return 2;
+    }
+    return run_device(d, command);
+  }
+#endif
 
   if (o.quick) {
     if (app.count("--blocks") == 0) o.blocks = {"1", "3", "8", "16", "64", "512"};

@@ -38,7 +38,21 @@ struct TypeLayout {
   int64_t size = 0;      // MPI_Type_size_x
   int64_t lb = 0;        // MPI_Type_get_extent
   int64_t extent = 0;
+  int64_t true_lb = 0;   // MPI_Type_get_true_extent: the bytes one element touches
+  int64_t true_extent = 0;
 };
+
+// The bytes [lo, hi), relative to the buffer pointer, that `count` elements
+// of a type can touch (empty for a zero size or count).
+struct Span {
+  int64_t lo = 0;
+  int64_t hi = 0;
+};
+STRATA_API Span span_of(const TypeLayout& type, int64_t count);
+
+// Size, extents and span of any valid datatype, reducible or not (the
+// element block stays empty when it is irreducible).
+STRATA_API Result<TypeLayout> measure_datatype(MPI_Datatype type);
 
 // Translates, simplifies and cross-checks against the library's own size and
 // true extent (a mismatch is reported as irreducible, never trusted).

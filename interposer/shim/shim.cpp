@@ -206,7 +206,7 @@ STRATA_API int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[
 STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
-  snapshot.version = 1;
+  snapshot.version = 2;
   snapshot.calls_intercepted = c.calls_intercepted.load();
   snapshot.calls_passed_through = c.calls_passed_through.load();
   snapshot.packs_by_strata = c.packs_by_strata.load();
@@ -215,6 +215,7 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   snapshot.requests_completed = c.requests_completed.load();
   snapshot.types_reducible = c.types_reducible.load();
   snapshot.types_irreducible = c.types_irreducible.load();
+  snapshot.requests_started = c.requests_started.load();
   return &snapshot;
 }
 

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 1 */
+  uint64_t version; /* 2 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -20,6 +20,7 @@ typedef struct strata_preload_counters_t {
   uint64_t requests_completed;   /* Strata requests finished by a completion call */
   uint64_t types_reducible;      /* committed types with a canonical strided form */
   uint64_t types_irreducible;
+  uint64_t requests_started;     /* (version 2) Strata requests started by Isend/Irecv */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

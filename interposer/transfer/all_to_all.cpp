@@ -10,11 +10,15 @@
 #include "interposer/transfer/all_to_all.hpp"
 
 #include "base/log.hpp"
+#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/mpi/real_mpi.hpp"
+#include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/counters.hpp"
-#include "interposer/transfer/host_staging.hpp"
+#include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/staging.hpp"
 #include "interposer/transfer/trace.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -42,66 +46,140 @@ MPI_Datatype byte_type(int64_t bytes) {
   return t;
 }
 
-// One side (send or receive) of an all-to-all over `peers` peers with one
-// datatype, after packing: staging, the byte type, and dense displacements.
-struct PackedSide {
-  bool active = false;
+// One side (send or receive) of a v-collective over `peers` peers with one
+// datatype, as the plan for all its elements says:
+//   host_pack / device_pack: every peer's part packed densely in peer order
+//     (displacements become prefix sums of the counts) and moved by the
+//     library as elements of a contiguous "N packed bytes" type;
+//   device_span: the bytes all parts span copied to pinned host memory, where
+//     the library works with the user's own type and displacements.
+struct VSide {
+  Path path = Path::library;
   std::shared_ptr<const TypeInfo> type;
-  HostStaging staging;
+  std::vector<int> dense;          // packed: dense displacements, in elements
   MPI_Datatype byte_type = MPI_DATATYPE_NULL;
-  std::vector<int> displs;  // in elements, dense
+  Staging host;                    // host_pack: the packed bytes; device_span: the span's copy
+  DeviceMessage device;            // device_pack
+  std::vector<StridedBlock> layouts;
+  std::vector<DevicePart> parts;   // device_pack: one per peer with elements
+  Span span;                       // device_span
+  int gpu = -1;                    // device_span: the buffer's device
+
+  const void* buffer(const void* user) const {
+    switch (path) {
+      case Path::host_pack: return host.data();
+      case Path::device_pack: return device.mpi_buffer();
+      case Path::device_span: return host.data() - span.lo;
+      case Path::library: break;
+    }
+    return user;
+  }
+  const int* displs(const int* user) const { return dense.empty() ? user : dense.data(); }
+  MPI_Datatype datatype(MPI_Datatype user) const { return byte_type == MPI_DATATYPE_NULL ? user : byte_type; }
 };
 
-// Decides and prepares one side; inactive when the library should do it.
-PackedSide prepare_side(const char* call, const char* side, const void* buf, int peers, const int counts[],
-                        MPI_Datatype type) {
-  PackedSide s;
-  if (buf == MPI_IN_PLACE || buf == MPI_BOTTOM || peers <= 0) return s;
-  std::shared_ptr<const TypeInfo> info = type_cache().find(type);
-  if (!info || info->layout.element.contiguous() || info->layout.size <= 0) return s;
-  int64_t total = 0;
+// The bytes all parts of a v-side can touch.
+Span union_span(const TypeLayout& t, int peers, const int counts[], const int displs[]) {
+  Span all{INT64_MAX, INT64_MIN};
   for (int i = 0; i < peers; ++i) {
-    if (counts[i] < 0) return s;  // the library reports it
-    total += counts[i];
+    const Span one = span_of(t, counts[i]);
+    if (one.hi <= one.lo) continue;
+    const int64_t at = static_cast<int64_t>(displs[i]) * t.extent;
+    all.lo = std::min(all.lo, at + one.lo);
+    all.hi = std::max(all.hi, at + one.hi);
   }
-  const int64_t bytes = total * info->layout.size;
-  if (total == 0 || total > INT_MAX || bytes > INT_MAX) return s;
-  Plan plan;
-  plan.layout = BufferLayout(info, total);
-  plan.bytes = bytes;
-  plan.path = use_strata_host_pack(HostOp::transfer, bytes, info->layout.element.block) ? Path::host_pack
-                                                                                        : Path::library;
-  plan.reason = "the model prefers the library";
-  trace_plan(call, side, plan);
-  if (plan.path == Path::library) return s;
-  s.byte_type = byte_type(info->layout.size);
-  s.staging = HostStaging::acquire(bytes);
-  if (s.byte_type == MPI_DATATYPE_NULL || !s.staging) return PackedSide{};
-  s.displs.resize(static_cast<size_t>(peers));
-  int running = 0;
-  for (int i = 0; i < peers; ++i) {
-    s.displs[static_cast<size_t>(i)] = running;
-    running += counts[i];
-  }
-  s.type = std::move(info);
-  s.active = true;
-  return s;
+  return all.hi > all.lo ? all : Span{};
 }
 
-// Packs (or, after the exchange, unpacks) every peer's part of one side.
-void pack_side(const PackedSide& s, const void* user, int peers, const int counts[], const int displs[], bool pack) {
+// Decides and prepares one side (packs the send side). Returns an MPI error
+// code when a Strata step failed; the side stays on the library path when
+// the library should do it.
+int prepare_vside(const char* call, const char* side, const void* buf, int peers, const int counts[],
+                  const int displs[], MPI_Datatype type, bool sending, VSide* s) {
+  if (buf == MPI_IN_PLACE || buf == MPI_BOTTOM || peers <= 0) return MPI_SUCCESS;
+  int64_t total = 0;
+  for (int i = 0; i < peers; ++i) {
+    if (counts[i] < 0) return MPI_SUCCESS;  // the library reports it
+    total += counts[i];
+  }
+  Plan plan = plan_buffer(buf, total, type, HostOp::transfer);
+  trace_plan(call, side, plan);
+  if (plan.path == Path::library) return MPI_SUCCESS;
+  std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
+  if (!info) return MPI_SUCCESS;
+  if (plan.path == Path::device_span) {
+    s->span = union_span(info->layout, peers, counts, displs);
+    const Status st = copy_span_to_host(plan.device, static_cast<const char*>(buf), s->span.lo, s->span.hi, &s->host);
+    if (st != Status::ok) return MPI_ERR_INTERN;
+    s->path = Path::device_span;
+    s->gpu = plan.device;
+    return MPI_SUCCESS;
+  }
+  const int64_t bytes = total * info->layout.size;
+  if (total > INT_MAX) return MPI_SUCCESS;
+  s->byte_type = byte_type(info->layout.size);
+  if (s->byte_type == MPI_DATATYPE_NULL) return MPI_SUCCESS;
+  s->dense.resize(static_cast<size_t>(peers));
+  int running = 0;
+  for (int i = 0; i < peers; ++i) {
+    s->dense[static_cast<size_t>(i)] = running;
+    running += counts[i];
+  }
+  s->type = info;
+  if (plan.path == Path::host_pack) {
+    s->host = Staging::host(bytes);
+    if (!s->host) return MPI_SUCCESS;
+    s->path = Path::host_pack;
+    return MPI_SUCCESS;
+  }
+  // device_pack: one part per peer with elements.
+  s->layouts.reserve(static_cast<size_t>(peers));
+  for (int i = 0; i < peers; ++i) {
+    if (counts[i] == 0) continue;
+    s->layouts.push_back(repeat(info->layout.element, counts[i]));
+    char* at = static_cast<char*>(const_cast<void*>(buf)) + static_cast<int64_t>(displs[i]) * info->layout.extent;
+    s->parts.push_back(DevicePart{&s->layouts.back(), at, s->dense[static_cast<size_t>(i)] * info->layout.size});
+  }
+  s->device = DeviceMessage(plan.device, choose_method(bytes, info->layout.element.block));
+  Status st = s->device.reserve(bytes);
+  if (st == Status::ok && sending) st = device_pack(s->device, s->parts.data(), s->parts.size());
+  if (st != Status::ok) return st == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+  s->path = Path::device_pack;
+  return MPI_SUCCESS;
+}
+
+// Packs (before the exchange) or unpacks (after it) a host_pack side.
+void move_host_side(const VSide& s, const void* user, int peers, const int counts[], const int displs[], bool pack) {
   const TypeLayout& t = s.type->layout;
   for (int i = 0; i < peers; ++i) {
     if (counts[i] == 0) continue;
     StridedBlock part = repeat(t.element, counts[i]);
     char* base = static_cast<char*>(const_cast<void*>(user)) + static_cast<int64_t>(displs[i]) * t.extent;
-    char* packed = s.staging.data() + static_cast<int64_t>(s.displs[static_cast<size_t>(i)]) * t.size;
+    char* packed = s.host.data() + static_cast<int64_t>(s.dense[static_cast<size_t>(i)]) * t.size;
     if (pack) {
       pack_host(part, base, packed);
     } else {
       unpack_host(part, packed, base);
     }
   }
+}
+
+// After a successful exchange: the receive side's bytes into the user's buffer.
+int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const int displs[], int64_t bytes) {
+  switch (s.path) {
+    case Path::library: return MPI_SUCCESS;
+    case Path::host_pack: move_host_side(s, user, peers, counts, displs, false); break;
+    case Path::device_pack:
+      if (device_unpack(s.device, s.parts.data(), s.parts.size(), bytes) != Status::ok) return MPI_ERR_INTERN;
+      break;
+    case Path::device_span:
+      if (copy_span_to_device(s.gpu, s.host, static_cast<char*>(user), s.span.lo, s.span.hi) != Status::ok) {
+        return MPI_ERR_INTERN;
+      }
+      return MPI_SUCCESS;
+  }
+  counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
 }
 
 // Neighbour counts of a topology communicator: (indegree, outdegree).
@@ -135,22 +213,32 @@ using VCall = int (*)(const void*, const int[], const int[], MPI_Datatype, void*
 int alltoallv_like(const char* call, VCall library, int send_peers, int recv_peers, const void* sendbuf,
                    const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  PackedSide send = prepare_side(call, "send", sendbuf, send_peers, sendcounts, sendtype);
-  PackedSide recv = prepare_side(call, "recv", recvbuf, recv_peers, recvcounts, recvtype);
-  if (!send.active && !recv.active) {
+  VSide send, recv;
+  if (int rc = prepare_vside(call, "send", sendbuf, send_peers, sendcounts, sdispls, sendtype, true, &send);
+      rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, call);
+  }
+  if (int rc = prepare_vside(call, "recv", recvbuf, recv_peers, recvcounts, rdispls, recvtype, false, &recv);
+      rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, call);
+  }
+  if (send.path == Path::library && recv.path == Path::library) {
     return library(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
-  if (send.active) {
-    pack_side(send, sendbuf, send_peers, sendcounts, sdispls, true);
+  if (send.path == Path::host_pack) move_host_side(send, sendbuf, send_peers, sendcounts, sdispls, true);
+  if (send.path == Path::host_pack || send.path == Path::device_pack) {
     counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
   }
-  int rc = library(send.active ? send.staging.data() : sendbuf, sendcounts,
-                   send.active ? send.displs.data() : sdispls, send.active ? send.byte_type : sendtype,
-                   recv.active ? recv.staging.data() : recvbuf, recvcounts,
-                   recv.active ? recv.displs.data() : rdispls, recv.active ? recv.byte_type : recvtype, comm);
-  if (rc == MPI_SUCCESS && recv.active) {
-    pack_side(recv, recvbuf, recv_peers, recvcounts, rdispls, false);
-    counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
+  int rc = library(send.buffer(sendbuf), sendcounts, send.displs(sdispls), send.datatype(sendtype),
+                   const_cast<void*>(recv.buffer(recvbuf)), recvcounts, recv.displs(rdispls), recv.datatype(recvtype),
+                   comm);
+  if (rc == MPI_SUCCESS && recv.path != Path::library) {
+    int64_t bytes = 0;
+    for (int i = 0; i < recv_peers; ++i) bytes += recvcounts[i];
+    bytes *= recv.type ? recv.type->layout.size : 0;
+    if (int done = finish_recv_vside(recv, recvbuf, recv_peers, recvcounts, rdispls, bytes); done != MPI_SUCCESS) {
+      rc = raise_error(comm, done, call);
+    }
   }
   return rc;
 }
@@ -187,7 +275,7 @@ namespace {
 // absolute, for MPI_BOTTOM.
 struct WSide {
   bool any = false;  // some neighbour's data is packed
-  HostStaging staging;
+  Staging staging;
   std::vector<MPI_Aint> addresses;
   std::vector<MPI_Datatype> types;
   std::vector<BufferLayout> layouts;
@@ -210,7 +298,7 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
     w.offsets[k] = total;
     total += p.bytes;
   }
-  if (total > 0 && total <= INT_MAX) w.staging = HostStaging::acquire(total);
+  if (total > 0 && total <= INT_MAX) w.staging = Staging::host(total);
   for (size_t k = 0; k < n; ++k) {
     if (w.offsets[k] >= 0 && w.staging) {
       w.types[k] = byte_type(w.layouts[k].block().packed_bytes() / counts[k]);
@@ -223,6 +311,71 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
     const char* where = w.offsets[k] >= 0 ? w.staging.data() + w.offsets[k] : static_cast<const char*>(buf) + displs[k];
     PMPI_Get_address(where, &w.addresses[k]);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A Neighbor_alltoallw side in GPU memory: the bytes of all neighbours'
+// parts are copied to pinned host memory and the library works there with
+// the user's own types and displacements.
+struct WSpan {
+  bool active = false;
+  int gpu = -1;
+  Staging host;
+  Span span;
+};
+
+int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint displs[],
+                  const MPI_Datatype types[], WSpan* w) {
+  Span all{INT64_MAX, INT64_MIN};
+  for (int i = 0; i < peers; ++i) {
+    std::shared_ptr<const TypeInfo> info = type_cache().find_usable(types[i]);
+    if (!info) return MPI_SUCCESS;  // an unknown type: the library reports it
+    const Span one = span_of(info->layout, counts[i]);
+    if (one.hi <= one.lo) continue;
+    all.lo = std::min(all.lo, displs[i] + one.lo);
+    all.hi = std::max(all.hi, displs[i] + one.hi);
+  }
+  if (all.hi <= all.lo) return MPI_SUCCESS;
+  const device::Pointer where = gpu::classify(static_cast<const char*>(buf) + all.lo);
+  if (where.kind != device::MemoryKind::device && where.kind != device::MemoryKind::managed) return MPI_SUCCESS;
+  if (mpi::library_is_gpu_aware()) return MPI_SUCCESS;
+  w->span = all;
+  w->gpu = where.device;
+  if (copy_span_to_host(w->gpu, static_cast<const char*>(buf), all.lo, all.hi, &w->host) != Status::ok) {
+    return MPI_ERR_INTERN;
+  }
+  w->active = true;
+  return MPI_SUCCESS;
+}
+
+// Neighbor_alltoallw with a side in GPU memory: that side goes through its
+// span's host copy; host sides go to the library as they are.
+int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, int in,
+                              int out, bool* handled) {
+  WSpan send, recv;
+  if (int rc = prepare_wspan(sendbuf, out, sendcounts, sdispls, sendtypes, &send); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, "MPI_Neighbor_alltoallw");
+  }
+  if (int rc = prepare_wspan(recvbuf, in, recvcounts, rdispls, recvtypes, &recv); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, "MPI_Neighbor_alltoallw");
+  }
+  *handled = send.active || recv.active;
+  if (!*handled) return MPI_SUCCESS;
+  STRATA_LOG(debug, kP2p, "MPI_Neighbor_alltoallw: device span copy (send %s, recv %s)", send.active ? "yes" : "no",
+             recv.active ? "yes" : "no");
+  int rc = real().Neighbor_alltoallw(send.active ? send.host.data() - send.span.lo : sendbuf, sendcounts, sdispls,
+                                     sendtypes, recv.active ? recv.host.data() - recv.span.lo : recvbuf, recvcounts,
+                                     rdispls, recvtypes, comm);
+  if (rc == MPI_SUCCESS && recv.active &&
+      copy_span_to_device(recv.gpu, recv.host, static_cast<char*>(recvbuf), recv.span.lo, recv.span.hi) != Status::ok) {
+    rc = raise_error(comm, MPI_ERR_INTERN, "MPI_Neighbor_alltoallw");
+  }
+  return rc;
 }
 
 }  // namespace
@@ -244,6 +397,10 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
   for (int i = 0; i < in; ++i) {
     if (recvcounts[i] < 0) return library();
   }
+  bool on_device = false;
+  const int device_rc = neighbor_alltoallw_device(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                                  rdispls, recvtypes, comm, in, out, &on_device);
+  if (on_device || device_rc != MPI_SUCCESS) return device_rc;
   WSide send, recv;
   prepare_w("send", sendbuf, out, sendcounts, sdispls, sendtypes, send);
   prepare_w("recv", recvbuf, in, recvcounts, rdispls, recvtypes, recv);

@@ -42,20 +42,26 @@ class Taken {
 
   bool empty() const { return items_.empty(); }
 
-  // After the library call: a request it set to MPI_REQUEST_NULL completed,
-  // with outcome(index); the others are still active and go back.
+  // After the library call, which returned `rc`: a request it set to
+  // MPI_REQUEST_NULL completed, with outcome(index); the others are still
+  // active and go back. Returns rc, or the error of a Strata step that
+  // failed while finishing a request (unpacking on the device, say) when
+  // the library itself succeeded.
   template <class OutcomeOf>
-  void settle(const MPI_Request* requests, OutcomeOf outcome) {
+  int settle(const MPI_Request* requests, int rc, OutcomeOf outcome) {
+    int strata_rc = MPI_SUCCESS;
     for (Item& item : items_) {
       if (requests[item.index] == MPI_REQUEST_NULL) {
         Outcome o = outcome(item.index);
         MPI_Status none;
-        finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER);
+        const int done = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER);
+        if (strata_rc == MPI_SUCCESS) strata_rc = done;
       } else {
         pending().put_back(item.handle, std::move(item.op));
       }
     }
     items_.clear();
+    return rc == MPI_SUCCESS ? strata_rc : rc;
   }
 
  private:
@@ -109,8 +115,7 @@ int wait(MPI_Request* request, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Wait(request, st);
-  taken.settle(request, [&](int) { return Outcome{st, rc}; });
-  return rc;
+  return taken.settle(request, rc, [&](int) { return Outcome{st, rc}; });
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -120,8 +125,7 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Test(request, flag, st);
-  taken.settle(request, [&](int) { return Outcome{st, rc}; });
-  return rc;
+  return taken.settle(request, rc, [&](int) { return Outcome{st, rc}; });
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -130,8 +134,7 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (taken.empty()) return real().Waitall(count, requests, statuses);
   Statuses st(count, statuses);
   int rc = real().Waitall(count, requests, st.data());
-  taken.settle(requests, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
-  return rc;
+  return taken.settle(requests, rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -140,8 +143,7 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   if (taken.empty()) return real().Testall(count, requests, flag, statuses);
   Statuses st(count, statuses);
   int rc = real().Testall(count, requests, flag, st.data());
-  taken.settle(requests, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
-  return rc;
+  return taken.settle(requests, rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
@@ -151,8 +153,7 @@ int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Waitany(count, requests, index, st);
-  taken.settle(requests, [&](int) { return Outcome{st, rc}; });
-  return rc;
+  return taken.settle(requests, rc, [&](int) { return Outcome{st, rc}; });
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -162,8 +163,7 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Testany(count, requests, index, flag, st);
-  taken.settle(requests, [&](int) { return Outcome{st, rc}; });
-  return rc;
+  return taken.settle(requests, rc, [&](int) { return Outcome{st, rc}; });
 }
 
 namespace {
@@ -175,13 +175,12 @@ int some(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_
   if (taken.empty()) return call(statuses);
   Statuses st(incount, statuses);
   int rc = call(st.data());
-  taken.settle(requests, [&](int i) {
+  return taken.settle(requests, rc, [&](int i) {
     for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
       if (indices[k] == i) return Outcome{&st[k], error_of(rc, st[k])};
     }
     return Outcome{nullptr, rc};
   });
-  return rc;
 }
 
 }  // namespace

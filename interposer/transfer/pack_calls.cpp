@@ -6,9 +6,12 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/sides.hpp"
+#include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/trace.hpp"
 
 #include <climits>
@@ -35,6 +38,78 @@ int truncate_error(const char* call, MPI_Comm comm) {
   return MPI_ERR_TRUNCATE;
 }
 
+bool on_gpu(const void* ptr) {
+  const device::MemoryKind k = gpu::classify(ptr).kind;
+  return k == device::MemoryKind::device || k == device::MemoryKind::managed;
+}
+
+// MPI_Pack with GPU memory on either side. The input side is prepared as a
+// send would be (sides.hpp): packed bytes, or a host copy the library packs
+// with the user's type; the packed bytes then go to the output, wherever it
+// is.
+int pack_with_gpu(const Plan& p, const void* inbuf, int incount, MPI_Datatype type, char* out, int64_t room,
+                  int* position, MPI_Comm comm) {
+  Outgoing o;
+  if (int rc = prepare_send(p, inbuf, incount, type, &o); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Pack");
+  if (o.type == MPI_PACKED) {  // Strata packed: o.count bytes at o.buffer
+    if (o.count > room) return truncate_error("MPI_Pack", comm);
+    if (copy_bytes(out, o.buffer, o.count) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
+    *position += o.count;
+    counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
+    return MPI_SUCCESS;
+  }
+  // The library packs the host data; into a host buffer when `out` is on the GPU.
+  Staging temp;
+  char* target = out;
+  if (on_gpu(out)) {
+    temp = Staging::acquire(pinned_pool(), room);
+    if (!temp) return raise_error(comm, MPI_ERR_NO_MEM, "MPI_Pack");
+    target = temp.data();
+  }
+  int written = 0;
+  const int rc = real().Pack(o.buffer, o.count, o.type, target, static_cast<int>(room), &written, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  if (target != out && copy_bytes(out, target, written) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
+  *position += written;
+  return MPI_SUCCESS;
+}
+
+// MPI_Unpack with GPU memory on either side: the output side is prepared as
+// a receive would be, the packed bytes are brought where it expects them,
+// and the receive is completed.
+int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* position, void* outbuf, int outcount,
+                    MPI_Datatype type, MPI_Comm comm) {
+  Incoming rx;
+  if (int rc = prepare_recv(p, outbuf, outcount, type, &rx); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Unpack");
+  int64_t bytes = 0;
+  if (rx.type == MPI_PACKED) {  // Strata unpacks rx.count bytes from rx.buffer
+    bytes = rx.count;
+    if (bytes > available) return truncate_error("MPI_Unpack", comm);
+    if (copy_bytes(rx.buffer, in, bytes) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Unpack");
+    counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
+  } else {  // the library unpacks from host memory into rx.buffer (host)
+    Staging temp;
+    const char* source = in;
+    if (on_gpu(in)) {
+      temp = Staging::acquire(pinned_pool(), available);
+      if (!temp || copy_bytes(temp.data(), in, available) != Status::ok) {
+        return raise_error(comm, MPI_ERR_INTERN, "MPI_Unpack");
+      }
+      source = temp.data();
+    }
+    int read = 0;
+    const int rc = real().Unpack(source, static_cast<int>(available), &read, rx.buffer, rx.count, rx.type, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    bytes = read;
+  }
+  MPI_Status status;
+  PMPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
+  PMPI_Status_set_cancelled(&status, 0);
+  if (int rc = complete_recv(rx, status); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Unpack");
+  *position += static_cast<int>(bytes);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position, MPI_Comm comm) {
@@ -47,6 +122,11 @@ int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int ou
   }
   Plan p = plan_buffer(inbuf, incount, type, HostOp::pack);
   trace_plan("MPI_Pack", "pack", p);
+  if (p.path == Path::device_pack || p.path == Path::device_span || on_gpu(outbuf)) {
+    if (incount < 0 || !type_cache().find_usable(type)) return library();  // the library reports it
+    return pack_with_gpu(p, inbuf, incount, type, static_cast<char*>(outbuf) + *position,
+                         static_cast<int64_t>(outsize) - *position, position, comm);
+  }
   if (p.path != Path::host_pack) return library();
   pack_host(p.layout.block(), inbuf, static_cast<char*>(outbuf) + *position);
   *position += static_cast<int>(p.bytes);
@@ -65,6 +145,11 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   }
   Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack);
   trace_plan("MPI_Unpack", "unpack", p);
+  const char* in = static_cast<const char*>(inbuf) + *position;
+  if (p.path == Path::device_pack || p.path == Path::device_span || on_gpu(in)) {
+    if (outcount < 0 || !type_cache().find_usable(type)) return library();  // the library reports it
+    return unpack_with_gpu(p, in, static_cast<int64_t>(insize) - *position, position, outbuf, outcount, type, comm);
+  }
   if (p.path != Path::host_pack) return library();
   unpack_host(p.layout.block(), static_cast<const char*>(inbuf) + *position, outbuf);
   *position += static_cast<int>(p.bytes);
@@ -105,6 +190,10 @@ void on_init() {
   PMPI_Get_library_version(version, &length);
   for (char& c : version) c = c == '\n' ? ' ' : c;
   STRATA_LOG(info, kShim, "interposer active over %s", version);
+  int devices = 0;
+  gpu::device_count(&devices);
+  STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
+             devices, mpi::library_is_gpu_aware() ? "accepts" : "does not accept");
   (void)host_model();  // load (and report) the model once, outside any timed region
 }
 
@@ -113,7 +202,7 @@ int finalize() {
   pending().clear();
   free_byte_types();
   type_cache().clear();
-  trim_host_staging();
+  trim_staging();
   return real().Finalize();
 }
 

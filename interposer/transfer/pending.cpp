@@ -6,35 +6,27 @@
 
 namespace strata::interposer {
 
-void unpack_arrived(const StridedBlock& layout, const HostStaging& staging, void* user_buffer,
-                    const MPI_Status& status) {
-  int received = 0;
-  if (PMPI_Get_count(&status, MPI_BYTE, &received) == MPI_SUCCESS && received > 0) {
-    unpack_host(layout, staging.data(), user_buffer, 0, received);
-    counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-void finish(PendingOp& op, const MPI_Status& status, int error) {
+int finish(PendingOp& op, const MPI_Status& status, int error) {
   counters().requests_completed.fetch_add(1, std::memory_order_relaxed);
+  int rc = MPI_SUCCESS;
   if (op.kind == PendingOp::Kind::recv && error == MPI_SUCCESS) {
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
-    if (!cancelled) unpack_arrived(op.layout.block(), op.staging, op.user_buffer, status);
+    if (!cancelled) rc = complete_recv(op.recv, status);
   }
-  op.staging = HostStaging();
+  op = PendingOp{};  // releases the staging
+  return rc;
+}
+
+void leak(PendingOp& op) {
+  op.send.leak();
+  op.recv.leak();
 }
 
 bool PendingTable::add(MPI_Request request, PendingOp&& op) {
   try {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto [it, inserted] = ops_.try_emplace(request);
-    if (!inserted) {
-      // A stale entry: its request was completed somewhere we do not see
-      // (e.g. Fortran bindings). Its buffer is no longer in use.
-      STRATA_LOG(warn, kP2p, "request handle reused before Strata saw it complete; dropping the old entry");
-    }
-    it->second = std::move(op);
+    ops_.emplace(request, std::move(op));
     size_.store(ops_.size(), std::memory_order_release);
     return true;
   } catch (...) {
@@ -54,7 +46,7 @@ std::optional<PendingOp> PendingTable::take(MPI_Request request) {
 
 void PendingTable::put_back(MPI_Request request, PendingOp&& op) {
   if (!add(request, std::move(op))) {
-    op.staging.leak();  // MPI still owns the buffer: never free it
+    leak(op);  // MPI still owns the buffer: never free it
     STRATA_LOG(error, kP2p, "out of memory while tracking a request; its staging buffer is leaked");
   }
 }
@@ -64,7 +56,7 @@ void PendingTable::orphan(MPI_Request request, PendingOp&& op) {
   try {
     orphan_list_.emplace_back(request, std::move(op));
   } catch (...) {
-    op.staging.leak();
+    leak(op);
     return;
   }
   orphans_.store(orphan_list_.size(), std::memory_order_release);

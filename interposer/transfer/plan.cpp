@@ -1,6 +1,8 @@
 #include "interposer/transfer/plan.hpp"
 
 #include "base/config.hpp"
+#include "interposer/mpi/gpu_awareness.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
 
@@ -14,15 +16,59 @@ Plan library(const char* reason) {
   p.reason = reason;
   return p;
 }
+
+// GPU data. A GPU-aware library takes contiguous data as it is; otherwise
+// nothing may reach the library with a device pointer.
+Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo> info, int device) {
+  const bool aware = mpi::library_is_gpu_aware();
+  Plan p;
+  p.device = device;
+  p.span = span_of(info->layout, count);
+  if (!info->reducible) {
+    if (aware) return library("GPU-aware library, irreducible datatype");
+    p.path = Path::device_span;
+    return p;
+  }
+  p.layout = BufferLayout(std::move(info), count);
+  const StridedBlock& layout = p.layout.block();
+  p.bytes = layout.packed_bytes();
+  if (aware && layout.contiguous()) return library("GPU-aware library, contiguous data");
+  if (p.bytes > INT_MAX) {  // beyond an MPI_PACKED count: the library packs the host copy
+    p.path = Path::device_span;
+    return p;
+  }
+  p.path = Path::device_pack;
+  p.method = choose_method(p.bytes, layout.contiguous() ? p.bytes : layout.block);
+  return p;
+}
+
 }  // namespace
+
+const char* to_string(Path path) {
+  switch (path) {
+    case Path::library: return "library";
+    case Path::host_pack: return "strata host pack";
+    case Path::device_pack: return "strata device pack";
+    case Path::device_span: return "device span copy";
+  }
+  return "?";
+}
 
 bool disabled() { return g_disable.get(); }
 
 Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op) {
   if (count <= 0) return library("count <= 0");
   if (buf == MPI_BOTTOM) return library("MPI_BOTTOM (absolute addresses)");
-  std::shared_ptr<const TypeInfo> info = type_cache().find(type);
-  if (!info) return library("not a committed reducible derived datatype");
+  std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
+  if (!info) return library("not a committed datatype (the library reports any error)");
+  // Classify the first byte the data touches, not the buffer pointer: with a
+  // negative lower bound the pointer itself may lie outside the allocation.
+  const Span span = span_of(info->layout, count);
+  const device::Pointer where = gpu::classify(static_cast<const char*>(buf) + span.lo);
+  if (where.kind == device::MemoryKind::device || where.kind == device::MemoryKind::managed) {
+    return plan_device(buf, count, std::move(info), where.device);
+  }
+  if (!info->reducible) return library("irreducible datatype");
   Plan p;
   p.layout = BufferLayout(std::move(info), count);
   const StridedBlock& layout = p.layout.block();

@@ -1,17 +1,28 @@
-// Which path one side of a transfer takes: the library as is, or Strata's
-// host pack into a staging buffer. (The device methods join here later.)
+// Which path one side of a transfer takes:
+//   library      the library as is (host data it handles well, predefined and
+//                contiguous types, GPU data for a GPU-aware MPI when contiguous)
+//   host_pack    host data: Strata's host pack into a staging buffer
+//   device_pack  GPU data of a reducible type: Strata's kernels and a method
+//                (device_transfer.hpp)
+//   device_span  GPU data of an irreducible type: the bytes it spans are
+//                copied to pinned host memory and the library packs there
 #pragma once
 
+#include <strata/datatype.hpp>
 #include <strata/layout.hpp>
 
+#include "interposer/model/device_model.hpp"
 #include "interposer/model/host_model.hpp"
 #include "interposer/types/type_cache.hpp"
 
 #include <mpi.h>
 
+#include <memory>
+
 namespace strata::interposer {
 
-enum class Path { library, host_pack };
+enum class Path { library, host_pack, device_pack, device_span };
+const char* to_string(Path path);
 
 // The bytes of `count` elements of a committed type, without copying the
 // type's layout in the common count == 1 case (no allocation per call).
@@ -30,8 +41,11 @@ class BufferLayout {
 
 struct Plan {
   Path path = Path::library;
-  BufferLayout layout;  // of (count, datatype) when path != library
+  BufferLayout layout;  // host_pack, device_pack: of (count, datatype)
   int64_t bytes = 0;    // packed bytes
+  int device = -1;      // device_pack, device_span: the GPU that owns the buffer
+  Method method = Method::staged;  // device_pack
+  Span span;            // device_span: the bytes (count, datatype) can touch
   const char* reason = "";  // why the library, for debug logs
 };
 

@@ -333,30 +333,45 @@ Result<LayoutIR> translate(MPI_Datatype type, int depth) {
 
 Result<LayoutIR> translate_datatype(MPI_Datatype type) { return translate(type, 0); }
 
-Result<TypeLayout> describe_datatype(MPI_Datatype type) {
-  Result<LayoutIR> ir = translate_datatype(type);
-  if (!ir) return ir.status();
-  TypeLayout out;
+Result<TypeLayout> measure_datatype(MPI_Datatype type) {
   MPI_Count size = 0;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
       PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
+  TypeLayout out;
   out.size = size;
   out.lb = lb;
   out.extent = extent;
-  out.element = canonicalize(std::move(ir).value(), extent);
+  out.true_lb = true_lb;
+  out.true_extent = true_extent;
+  return out;
+}
+
+Span span_of(const TypeLayout& type, int64_t count) {
+  if (type.size == 0 || count <= 0) return Span{};
+  const int64_t reach = (count - 1) * type.extent;
+  return Span{type.true_lb + std::min<int64_t>(0, reach), type.true_lb + type.true_extent + std::max<int64_t>(0, reach)};
+}
+
+Result<TypeLayout> describe_datatype(MPI_Datatype type) {
+  Result<LayoutIR> ir = translate_datatype(type);
+  if (!ir) return ir.status();
+  Result<TypeLayout> measured = measure_datatype(type);
+  if (!measured) return measured.status();
+  TypeLayout out = std::move(measured).value();
+  out.element = canonicalize(std::move(ir).value(), out.extent);
   // Trust nothing that disagrees with the library: the packed size must be
   // the type's size and every byte must lie inside its true extent.
   const StridedBlock& e = out.element;
-  if (e.packed_bytes() != size ||
-      (size > 0 && (e.lowest_byte() < true_lb || e.highest_byte() > true_lb + true_extent))) {
+  const int64_t true_hi = out.true_lb + out.true_extent;
+  if (e.packed_bytes() != out.size || (out.size > 0 && (e.lowest_byte() < out.true_lb || e.highest_byte() > true_hi))) {
     STRATA_LOG(warn, kTypes, "datatype translation disagrees with the library (size %lld vs %lld, bytes [%lld,%lld) vs "
                "true extent [%lld,%lld)); handing it to the library",
-               static_cast<long long>(e.packed_bytes()), static_cast<long long>(size),
+               static_cast<long long>(e.packed_bytes()), static_cast<long long>(out.size),
                static_cast<long long>(e.lowest_byte()), static_cast<long long>(e.highest_byte()),
-               static_cast<long long>(true_lb), static_cast<long long>(true_lb + true_extent));
+               static_cast<long long>(out.true_lb), static_cast<long long>(true_hi));
     return Status::irreducible;
   }
   return out;

@@ -17,14 +17,11 @@ bool TypeCache::on_commit(MPI_Datatype type) {
     STRATA_LOG(debug, kTypes, "commit: canonical %s size=%lld", info->layout.element.to_string().c_str(),
                static_cast<long long>(info->layout.size));
   } else {
-    MPI_Count size = 0;
-    MPI_Aint lb = 0, extent = 0;
-    if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS) {
-      info = nullptr;  // not even the size: the library handles everything about it
+    Result<TypeLayout> measured = measure_datatype(type);
+    if (measured) {
+      info->layout = std::move(measured).value();
     } else {
-      info->layout.size = size;
-      info->layout.lb = lb;
-      info->layout.extent = extent;
+      info = nullptr;  // not even the size: the library handles everything about it
     }
     counters().types_irreducible.fetch_add(1, std::memory_order_relaxed);
     STRATA_LOG(debug, kTypes, "commit: %s, handled by the library", to_string(layout.status()));
@@ -55,6 +52,17 @@ std::shared_ptr<const TypeInfo> TypeCache::find_committed(MPI_Datatype type) con
   std::shared_lock<std::shared_mutex> lock(mutex_);
   auto it = map_.find(type);
   return it == map_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const TypeInfo> TypeCache::find_usable(MPI_Datatype type) {
+  if (std::shared_ptr<const TypeInfo> info = find_committed(type)) return info;
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+      combiner != MPI_COMBINER_NAMED) {
+    return nullptr;
+  }
+  on_commit(type);  // a predefined type: describe it once
+  return find_committed(type);
 }
 
 std::shared_ptr<const TypeInfo> TypeCache::find(MPI_Datatype type) const {

@@ -30,6 +30,10 @@ class TypeCache {
   std::shared_ptr<const TypeInfo> find(MPI_Datatype type) const;
   // Any committed type Strata saw (reducible or not); null otherwise.
   std::shared_ptr<const TypeInfo> find_committed(MPI_Datatype type) const;
+  // find_committed, and predefined (named) types too: those are described
+  // on first use and kept (they are never freed). Null for derived types
+  // Strata never saw committed (uncommitted or freed handles).
+  std::shared_ptr<const TypeInfo> find_usable(MPI_Datatype type);
   void clear();
 
  private:

@@ -23,3 +23,20 @@ strata_add_test(NAME test_mpi_pack_random SOURCES test_mpi_pack_random.cpp PLAIN
                 LIBS strata_test_main strata_random_datatype LABELS interposer PRELOAD)
 strata_add_test_variant(NAME test_mpi_pack_random_preload_always TARGET test_mpi_pack_random NP 2 TIMEOUT 180
                         PRELOAD LABELS interposer ENV STRATA_HOST_PACK=always STRATA_TEST_EXPECT_PACKING=1)
+
+# Device buffers through the preloaded interposer (an MPI that is not
+# GPU-aware cannot take them alone, so there is no plain variant). One
+# variant per method; several ranks per GPU with STRATA_TEST_GPUS=1.
+if(STRATA_HAVE_CUDA)
+  strata_add_test(NAME test_mpi_device SOURCES test_mpi_device.cpp PLAIN_MPI NP 2 TIMEOUT 300 NO_VARIANT_PLAIN
+                  LIBS strata_test_main strata_mpi_type_cases strata_random_datatype CUDA::cudart
+                  LABELS "device;gpu" PRELOAD)
+  foreach(method oneshot staged)
+    foreach(np 2 4)
+      strata_add_test_variant(NAME test_mpi_device_np${np}_${method} TARGET test_mpi_device NP ${np} TIMEOUT 300
+                              PRELOAD LABELS "device;gpu" ENV STRATA_METHOD=${method})
+    endforeach()
+  endforeach()
+  strata_add_test_variant(NAME test_mpi_device_np4_one_gpu TARGET test_mpi_device NP 4 TIMEOUT 300 PRELOAD
+                          LABELS "device;gpu" ENV STRATA_TEST_GPUS=1)
+endif()

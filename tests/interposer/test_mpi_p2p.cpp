@@ -333,6 +333,47 @@ TEST(P2PSemantics, FreedSendRequestStillDelivers) {
   MPI_Type_free(&type);
 }
 
+// Small sends to self may complete on the spot: the library then hands back
+// one shared, already complete request for all of them (Open MPI's
+// ompi_request_empty). Every one must still complete and deliver.
+TEST(P2PSemantics, ManySendsThatCompleteOnTheSpot) {
+  const TypeCase& c = strata_test::type_cases()[0];
+  const int rank = strata_test::world_rank();
+  MPI_Datatype type = c.build();
+  constexpr int kMessages = 26;
+  std::vector<std::vector<int>> sendbufs, recvbufs;
+  for (int i = 0; i < kMessages; ++i) {
+    sendbufs.push_back(strata_test::filled_buffer(c, 1, rank + i));
+    recvbufs.push_back(strata_test::poisoned_buffer(c, 1));
+  }
+  // Any completion call first finishes requests freed earlier (the freed
+  // send of FreedSendRequestStillDelivers), so the baseline is settled.
+  int flag = 0;
+  MPI_Testall(0, nullptr, &flag, MPI_STATUSES_IGNORE);
+  const strata_test::StrataCounters* before = strata_test::preload_counters();
+  const uint64_t started0 = before ? before->requests_started : 0, completed0 = before ? before->requests_completed : 0;
+  for (int round = 0; round < 5; ++round) {
+    std::vector<MPI_Request> reqs(2 * kMessages, MPI_REQUEST_NULL);
+    for (int i = 0; i < kMessages; ++i) {
+      ASSERT_EQ(MPI_Irecv(recvbufs[static_cast<size_t>(i)].data(), 1, type, rank, i, MPI_COMM_WORLD, &reqs[static_cast<size_t>(i)]), MPI_SUCCESS);
+    }
+    for (int i = 0; i < kMessages; ++i) {
+      ASSERT_EQ(MPI_Isend(sendbufs[static_cast<size_t>(i)].data(), 1, type, rank, i, MPI_COMM_WORLD,
+                          &reqs[static_cast<size_t>(kMessages + i)]),
+                MPI_SUCCESS);
+    }
+    ASSERT_EQ(MPI_Waitall(2 * kMessages, reqs.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    for (int i = 0; i < kMessages; ++i) {
+      EXPECT_EQ(strata_test::check_received(c, recvbufs[static_cast<size_t>(i)], 1, rank + i), "") << "message " << i;
+    }
+  }
+  // Every request Strata started was finished by a completion call.
+  if (const strata_test::StrataCounters* after = strata_test::preload_counters()) {
+    EXPECT_EQ(after->requests_started - started0, after->requests_completed - completed0);
+  }
+  MPI_Type_free(&type);
+}
+
 // The interposer is really there (and really packing) when it should be:
 // without this the preloaded variants could pass by doing nothing.
 TEST(P2PSemantics, InterposerPresenceMatchesTheHarness) {

@@ -25,6 +25,7 @@ struct StrataCounters {
   uint64_t requests_completed;   // Strata requests finished through a completion call
   uint64_t types_reducible;
   uint64_t types_irreducible;
+  uint64_t requests_started;
 };
 const StrataCounters* preload_counters();
 

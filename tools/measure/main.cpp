@@ -12,7 +12,10 @@
 // samples, both paths alternated. The device part comes with the GPU methods.
 #include "base/log.hpp"
 #include "base/paths.hpp"
+#include "tools/measure/device_measure.hpp"
 #include "tools/measure/host_transfer.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -26,9 +29,11 @@ int main(int argc, char** argv) {
   std::string out = strata::model_file_path();
   bool quick = false;
   bool skip_transfer = false;
+  bool skip_device = false;
   app.add_option("--out", out, "Model file to write (default: STRATA_CACHE_DIR/model.json)");
   app.add_flag("--quick", quick, "A small grid (for tests): a few seconds");
   app.add_flag("--no-transfer", skip_transfer, "Only the single-rank parts (pack, memcpy)");
+  app.add_flag("--no-device", skip_device, "Skip the GPU part even where a GPU is present");
   CLI11_PARSE(app, argc, argv);
 
   MPI_Init(&argc, &argv);
@@ -57,6 +62,22 @@ int main(int argc, char** argv) {
     }
     std::vector<strata::interposer::HostSample> transfers = strata::measure::measure_transfers(MPI_COMM_WORLD, grid);
     if (rank == 0) model.transfer = std::move(transfers);
+  }
+  strata::measure::DeviceFigures device;
+  if (!skip_device) {
+    strata::measure::DeviceGrid dgrid;
+    if (quick) {
+      dgrid.blocks = {8, 512};
+      dgrid.sizes = {4096, 1 << 20};
+      dgrid.samples = 3;
+    }
+    if (rank == 0) std::fprintf(stderr, "strata-measure: GPU: launch, copy rates, device-buffer exchanges per method\n");
+    device = strata::measure::measure_device(MPI_COMM_WORLD, dgrid);
+    if (rank == 0 && device.transfer.empty()) std::fprintf(stderr, "  no GPU on every rank: no device figures\n");
+    if (rank == 0 && !device.transfer.empty()) {
+      std::fprintf(stderr, "  launch %.1f us, H2D %.1f GB/s, D2H %.1f GB/s\n", device.launch_us, device.h2d_gbps,
+                   device.d2h_gbps);
+    }
   }
   int status = 0;
   if (rank == 0) {

@@ -1,0 +1,155 @@
+// strata-bench-pingpong: ping-pong of a derived datatype in GPU memory
+// between ranks 0 and 1. A plain MPI + CUDA program, run two ways:
+//   --staging app   what a user of an MPI that is not GPU-aware writes:
+//                   copy the buffer to pinned host memory, MPI on the host
+//                   copy, copy back (the copies are part of the time)
+//   --staging none  device pointers straight to MPI: only a GPU-aware MPI,
+//                   or the Strata interposer (LD_PRELOAD), takes them
+// One JSON line per point on rank 0: one-way time (median of samples).
+// bench/pingpong/pingpong-compare.sh runs both ways and the interposer's
+// methods and prints the table.
+#include <CLI/CLI.hpp>
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+bool ok(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return true;
+  std::fprintf(stderr, "strata-bench-pingpong: %s: %s\n", what, cudaGetErrorString(e));
+  return false;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Point {
+  long block;
+  long bytes;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Ping-pong of a derived datatype in GPU memory between ranks 0 and 1"};
+  std::string staging = "none";
+  std::vector<long> blocks{8, 64, 512};
+  std::vector<long> sizes{1024, 65536, 1 << 20, 16 << 20};
+  long stride_factor = 2;
+  int samples = 7;
+  app.add_option("--staging", staging, "none: device pointers to MPI; app: staged by hand")
+      ->check(CLI::IsMember({"none", "app"}));
+  app.add_option("--blocks", blocks, "Block lengths in bytes");
+  app.add_option("--sizes", sizes, "Packed bytes per message");
+  app.add_option("--stride-factor", stride_factor, "Stride = factor * block (at least 64 B)");
+  app.add_option("--samples", samples, "Timed samples per point");
+  CLI11_PARSE(app, argc, argv);
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int devices = 0;
+  if (size < 2 || cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    if (rank == 0) std::fprintf(stderr, "strata-bench-pingpong: needs 2 ranks and a GPU\n");
+    MPI_Finalize();
+    return 77;
+  }
+  cudaSetDevice(rank % devices);
+  const bool app_staging = staging == "app";
+  const char* method = std::getenv("STRATA_METHOD");
+  int failures = 0;
+  for (long bytes : sizes) {
+    for (long block : blocks) {
+      const long n = bytes / block;
+      const long stride = std::max(64L, stride_factor * block);
+      const size_t span = static_cast<size_t>((n - 1) * stride + block);
+      MPI_Datatype type;
+      MPI_Type_create_hvector(static_cast<int>(n), static_cast<int>(block), stride, MPI_BYTE, &type);
+      MPI_Type_commit(&type);
+      char* dev = nullptr;
+      char* host = nullptr;
+      std::vector<char> pattern(span);
+      for (size_t i = 0; i < span; ++i) pattern[i] = static_cast<char>((i * 131 + static_cast<size_t>(rank) * 7) | 1);
+      if (!ok(cudaMalloc(&dev, span), "cudaMalloc") || !ok(cudaMallocHost(&host, span), "cudaMallocHost") ||
+          !ok(cudaMemcpy(dev, pattern.data(), span, cudaMemcpyHostToDevice), "cudaMemcpy")) {
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
+      const int peer = 1 - rank;
+      auto send = [&] {
+        if (app_staging) {
+          cudaMemcpy(host, dev, span, cudaMemcpyDeviceToHost);
+          MPI_Send(host, 1, type, peer, 0, MPI_COMM_WORLD);
+        } else {
+          MPI_Send(dev, 1, type, peer, 0, MPI_COMM_WORLD);
+        }
+      };
+      auto recv = [&] {
+        if (app_staging) {
+          cudaMemcpy(host, dev, span, cudaMemcpyDeviceToHost);  // the bytes the type skips stay as they are
+          MPI_Recv(host, 1, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          cudaMemcpy(dev, host, span, cudaMemcpyHostToDevice);
+        } else {
+          MPI_Recv(dev, 1, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+      };
+      auto round_trips = [&](int count) {
+        for (int i = 0; i < count; ++i) {
+          if (rank == 0) {
+            send();
+            recv();
+          } else if (rank == 1) {
+            recv();
+            send();
+          }
+        }
+      };
+      round_trips(3);
+      double t0 = MPI_Wtime();
+      round_trips(1);
+      double one = MPI_Wtime() - t0;
+      MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, 2000.0));
+      std::vector<double> us;
+      for (int s = 0; s < samples; ++s) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        t0 = MPI_Wtime();
+        round_trips(batch);
+        us.push_back((MPI_Wtime() - t0) * 1e6 / (2.0 * batch));
+      }
+      // Rank 0's buffer now holds what rank 1 sent last: check the packed bytes.
+      std::vector<char> got(span);
+      cudaMemcpy(got.data(), dev, span, cudaMemcpyDeviceToHost);
+      long wrong = 0;
+      if (rank == 0) {
+        for (long k = 0; k < n; ++k) {
+          for (long j = 0; j < block; ++j) {
+            const size_t i = static_cast<size_t>(k * stride + j);
+            wrong += got[i] != static_cast<char>((i * 131 + 7) | 1);
+          }
+        }
+        failures += wrong != 0;
+        std::printf("{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
+                    "\"verified\":%s}\n",
+                    block, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
+                    wrong == 0 ? "true" : "false");
+        std::fflush(stdout);
+      }
+      cudaFree(dev);
+      cudaFreeHost(host);
+      MPI_Type_free(&type);
+    }
+  }
+  MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}

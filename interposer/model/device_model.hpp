@@ -1,0 +1,57 @@
+// Which method moves a device buffer best: DEVICE (pack on the device, hand
+// the device buffer to a GPU-aware MPI), ONE_SHOT (the kernel writes straight
+// into mapped pinned host memory; the receiver's kernel reads from it) or
+// STAGED (pack on the device, copy to pinned host memory in pipelined
+// chunks). The model holds measured one-way times of a message between two
+// ranks per method, block length and size (strata-measure's "device"
+// section); the cheapest measured method wins.
+#pragma once
+
+#include <strata/status.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata::interposer {
+
+enum class Method { device, oneshot, staged };
+const char* to_string(Method method);
+
+struct DeviceSample {
+  Method method = Method::staged;
+  int64_t block = 0;  // bytes per contiguous block (the packed size for contiguous data)
+  int64_t bytes = 0;  // packed bytes
+  double ns = 0;      // one-way time of a message
+};
+
+class DeviceModel {
+ public:
+  // Without measurements: ONE_SHOT up to 256 KiB, STAGED above (DEVICE
+  // above that when the MPI is GPU-aware): a mapped-memory kernel wins while
+  // launch and copy latencies dominate, the copy engines win on bandwidth.
+  static DeviceModel builtin();
+  // The "device" section of a model.json; malformed input: invalid_argument.
+  static Result<DeviceModel> from_json(const std::string& text) noexcept;
+  // The "device" section as a JSON object.
+  std::string to_json_section() const;
+
+  Method choose(int64_t packed_bytes, int64_t block, bool gpu_aware) const;
+
+  std::vector<DeviceSample> samples;
+  std::string source;
+
+ private:
+  static Result<DeviceModel> parse(const std::string& text);
+};
+
+const DeviceModel& device_model();
+
+// STRATA_METHOD (device|oneshot|staged|auto) over the model. DEVICE needs a
+// GPU-aware MPI: forced on one that is not, STAGED is used (said once).
+Method choose_method(int64_t packed_bytes, int64_t block);
+
+// For strata-measure: forces a method (-1: back to the configuration).
+void override_method(int method);
+
+}  // namespace strata::interposer

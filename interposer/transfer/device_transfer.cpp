@@ -1,0 +1,259 @@
+#include "interposer/transfer/device_transfer.hpp"
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/pack_device.hpp"
+#include "portability/layout/strided_index.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace strata::interposer {
+namespace {
+
+config::IntParam g_chunk{"STRATA_PIPELINE_CHUNK", int64_t{2} << 20,
+                         "staged method: bytes per pipelined chunk (pack of one chunk overlaps the copy of the last)",
+                         int64_t{4} << 10, int64_t{1} << 40, true};
+
+// Per thread and device: a stream for kernels, one for the copy engine, and
+// an event between them. Threads get their own so that one thread's wait
+// never waits for another thread's work.
+struct Streams {
+  gpu::Stream kernels = nullptr;
+  gpu::Stream copies = nullptr;
+  gpu::Event ready = nullptr;
+};
+
+Status streams_for(int device, Streams** out) {
+  // Never destroyed: a thread's streams live as long as the process.
+  static thread_local std::map<int, Streams>* per_device = new std::map<int, Streams>();
+  auto [it, created] = per_device->try_emplace(device);
+  if (created) {
+    Streams& s = it->second;
+    // Ordered after the default stream: data an application produced there
+    // and did not synchronize is complete before Strata reads it.
+    if (gpu::stream_create(&s.kernels, true) != Status::ok || gpu::stream_create(&s.copies, true) != Status::ok ||
+        gpu::event_create(&s.ready, /*timing=*/false) != Status::ok) {
+      per_device->erase(it);
+      return Status::device_error;
+    }
+  }
+  *out = &it->second;
+  return Status::ok;
+}
+
+// Makes `device` current for the scope, restoring the caller's device.
+class OnDevice {
+ public:
+  explicit OnDevice(int device) : target_(device) {
+    if (gpu::get_device(&previous_) == Status::ok && previous_ != device) {
+      status_ = gpu::set_device(device);
+    } else {
+      previous_ = device;
+    }
+  }
+  ~OnDevice() {
+    if (previous_ != target_) gpu::set_device(previous_);
+  }
+  Status status() const { return status_; }
+
+ private:
+  int target_;
+  int previous_ = -1;
+  Status status_ = Status::ok;
+};
+
+int64_t part_bytes(const DevicePart& p) { return p.layout->packed_bytes(); }
+
+// The first `bytes` packed bytes of a part, as whole blocks and the bytes of
+// one more partial block.
+struct Prefix {
+  int64_t blocks;
+  int64_t tail;
+};
+Prefix prefix_of(const StridedBlock& layout, int64_t bytes) {
+  if (layout.block <= 0) return Prefix{0, 0};
+  return Prefix{bytes / layout.block, bytes % layout.block};
+}
+
+// The user address of block `k` of a layout.
+char* block_address(const StridedBlock& layout, char* user, int64_t k) {
+  return user + detail::block_offset(layout.offset, layout.dims.data(), static_cast<int>(layout.dims.size()), k);
+}
+
+// Moves one part between the user's buffer and `packed` (an address the
+// kernels can use) on `stream`: a copy when contiguous, else the kernels.
+// Only the first `bytes` of the part's packed bytes.
+Status move_part(const DevicePart& part, char* packed, int64_t bytes, bool pack, gpu::Stream stream) {
+  const StridedBlock& layout = *part.layout;
+  if (bytes <= 0) return Status::ok;
+  if (layout.contiguous()) {
+    char* user = part.user + layout.offset;
+    return pack ? gpu::memcpy_async(packed, user, static_cast<size_t>(bytes), stream)
+                : gpu::memcpy_async(user, packed, static_cast<size_t>(bytes), stream);
+  }
+  const Prefix p = prefix_of(layout, bytes);
+  if (p.blocks > 0) {
+    STRATA_TRY(pack ? gpu::pack_async(layout, part.user, packed, stream, 0, p.blocks)
+                    : gpu::unpack_async(layout, packed, part.user, stream, 0, p.blocks));
+  }
+  if (p.tail > 0) {  // a short receive ending inside a block
+    char* user = block_address(layout, part.user, p.blocks);
+    char* bytes_at = packed + p.blocks * layout.block;
+    STRATA_TRY(pack ? gpu::memcpy_async(bytes_at, user, static_cast<size_t>(p.tail), stream)
+                    : gpu::memcpy_async(user, bytes_at, static_cast<size_t>(p.tail), stream));
+  }
+  return Status::ok;
+}
+
+// Blocks of one chunk: whole blocks, at least one.
+int64_t chunk_blocks(const StridedBlock& layout) {
+  return std::max<int64_t>(1, g_chunk.get() / std::max<int64_t>(layout.block, 1));
+}
+
+}  // namespace
+
+Status DeviceMessage::reserve(int64_t bytes) {
+  if (method_ != Method::device) {
+    host_staging = Staging::acquire(pinned_pool(), bytes);
+    if (!host_staging) return Status::out_of_memory;
+  }
+  if (method_ != Method::oneshot) {
+    device_staging = Staging::acquire(device_pool(device_), bytes);
+    if (!device_staging) return Status::out_of_memory;
+  }
+  return Status::ok;
+}
+
+Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count) {
+  OnDevice on(message.device());
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(message.device(), &s));
+  switch (message.method()) {
+    case Method::oneshot:  // kernels write the mapped pinned memory directly
+      for (size_t i = 0; i < count; ++i) {
+        STRATA_TRY(move_part(parts[i], message.host_staging.device_view() + parts[i].packed_offset,
+                             part_bytes(parts[i]), true, s->kernels));
+      }
+      return gpu::stream_synchronize(s->kernels);
+    case Method::device:
+      for (size_t i = 0; i < count; ++i) {
+        STRATA_TRY(move_part(parts[i], message.device_staging.data() + parts[i].packed_offset, part_bytes(parts[i]),
+                             true, s->kernels));
+      }
+      return gpu::stream_synchronize(s->kernels);
+    case Method::staged:
+      break;
+  }
+  char* staging = message.device_staging.data();
+  char* host = message.host_staging.data();
+  for (size_t i = 0; i < count; ++i) {
+    const DevicePart& part = parts[i];
+    if (part.layout->contiguous()) {  // the copy engine takes it straight from the user's buffer
+      STRATA_TRY(move_part(part, host + part.packed_offset, part_bytes(part), true, s->copies));
+      continue;
+    }
+    // Pack chunk k while the copy engine moves chunk k-1 to the host.
+    const int64_t blocks = part.layout->block_count();
+    const int64_t step = chunk_blocks(*part.layout);
+    for (int64_t b = 0; b < blocks; b += step) {
+      const int64_t e = std::min(blocks, b + step);
+      const int64_t off = part.packed_offset + b * part.layout->block;
+      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s->kernels, b, e));
+      STRATA_TRY(gpu::event_record(s->ready, s->kernels));
+      STRATA_TRY(gpu::stream_wait_event(s->copies, s->ready));
+      STRATA_TRY(gpu::memcpy_async(host + off, staging + off, static_cast<size_t>((e - b) * part.layout->block),
+                                   s->copies));
+    }
+  }
+  return gpu::stream_synchronize(s->copies);
+}
+
+Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received) {
+  OnDevice on(message.device());
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(message.device(), &s));
+  auto arrived = [&](const DevicePart& p) {
+    return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p));
+  };
+  if (message.method() != Method::staged) {
+    char* packed = message.method() == Method::oneshot ? message.host_staging.device_view()
+                                                       : message.device_staging.data();
+    for (size_t i = 0; i < count; ++i) {
+      STRATA_TRY(move_part(parts[i], packed + parts[i].packed_offset, arrived(parts[i]), false, s->kernels));
+    }
+    return gpu::stream_synchronize(s->kernels);
+  }
+  char* staging = message.device_staging.data();
+  char* host = message.host_staging.data();
+  for (size_t i = 0; i < count; ++i) {
+    const DevicePart& part = parts[i];
+    const int64_t bytes = arrived(part);
+    if (part.layout->contiguous()) {
+      STRATA_TRY(move_part(part, host + part.packed_offset, bytes, false, s->kernels));
+      continue;
+    }
+    // Copy chunk k up while the kernels unpack chunk k-1.
+    const int64_t block = part.layout->block;
+    const Prefix p = prefix_of(*part.layout, bytes);
+    const int64_t step = chunk_blocks(*part.layout);
+    for (int64_t b = 0; b < p.blocks; b += step) {
+      const int64_t e = std::min(p.blocks, b + step);
+      const int64_t off = part.packed_offset + b * block;
+      STRATA_TRY(gpu::memcpy_async(staging + off, host + off, static_cast<size_t>((e - b) * block), s->copies));
+      STRATA_TRY(gpu::event_record(s->ready, s->copies));
+      STRATA_TRY(gpu::stream_wait_event(s->kernels, s->ready));
+      STRATA_TRY(gpu::unpack_async(*part.layout, staging + part.packed_offset, part.user, s->kernels, b, e));
+    }
+    if (p.tail > 0) {
+      STRATA_TRY(gpu::memcpy_async(block_address(*part.layout, part.user, p.blocks),
+                                   host + part.packed_offset + p.blocks * block, static_cast<size_t>(p.tail),
+                                   s->kernels));
+    }
+  }
+  return gpu::stream_synchronize(s->kernels);
+}
+
+Status copy_bytes(void* dst, const void* src, int64_t bytes) {
+  if (bytes <= 0) return Status::ok;
+  // On the device that owns either side (the copy engine of that device).
+  const device::Pointer d = gpu::classify(dst);
+  const device::Pointer s_ = gpu::classify(src);
+  const int device = d.device >= 0 ? d.device : s_.device;
+  if (device < 0) {  // host to host
+    std::memcpy(dst, src, static_cast<size_t>(bytes));
+    return Status::ok;
+  }
+  OnDevice on(device);
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(device, &s));
+  STRATA_TRY(gpu::memcpy_async(dst, src, static_cast<size_t>(bytes), s->copies));
+  return gpu::stream_synchronize(s->copies);
+}
+
+Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, Staging* host) {
+  OnDevice on(device);
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(device, &s));
+  *host = Staging::acquire(pinned_pool(), std::max<int64_t>(hi - lo, 1));
+  if (!*host) return Status::out_of_memory;
+  if (hi > lo) STRATA_TRY(gpu::memcpy_async(host->data(), user + lo, static_cast<size_t>(hi - lo), s->copies));
+  return gpu::stream_synchronize(s->copies);
+}
+
+Status copy_span_to_device(int device, const Staging& host, char* user, int64_t lo, int64_t hi) {
+  OnDevice on(device);
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(device, &s));
+  if (hi > lo) STRATA_TRY(gpu::memcpy_async(user + lo, host.data(), static_cast<size_t>(hi - lo), s->copies));
+  return gpu::stream_synchronize(s->copies);
+}
+
+}  // namespace strata::interposer

@@ -1,0 +1,76 @@
+// Moving device buffers through an MPI that may know nothing of GPUs.
+//
+// A message is a list of parts (one for point-to-point, one per peer for
+// all-to-alls), each a strided layout over a device buffer, laid out back to
+// back in the packed bytes MPI moves as MPI_PACKED. The method decides
+// where those bytes live for MPI (see interposer/model/device_model.hpp):
+//   device   device staging memory (only for a GPU-aware MPI)
+//   oneshot  mapped pinned host memory, written and read by the kernels
+//   staged   pinned host memory, filled from device staging by the copy
+//            engine, pipelined in chunks (the next chunk is packed while
+//            the previous one is copied)
+// Contiguous parts are plain copies. Every call here waits for the device
+// before returning: MPI may touch the bytes as soon as it has them.
+#pragma once
+
+#include <strata/layout.hpp>
+#include <strata/status.hpp>
+
+#include "interposer/model/device_model.hpp"
+#include "interposer/transfer/staging.hpp"
+
+#include <cstdint>
+
+namespace strata::interposer {
+
+struct DevicePart {
+  const StridedBlock* layout;
+  char* user;             // the user's buffer pointer (the layout's offsets apply to it)
+  int64_t packed_offset;  // where the part starts in the packed bytes
+};
+
+// The packed bytes of one side of a device transfer.
+class DeviceMessage {
+ public:
+  DeviceMessage() = default;
+  DeviceMessage(int device, Method method) : device_(device), method_(method) {}
+  // What MPI sends from or receives into.
+  char* mpi_buffer() const { return method_ == Method::device ? device_staging.data() : host_staging.data(); }
+  int device() const { return device_; }
+  Method method() const { return method_; }
+  // Reserves `bytes` of staging for this message's method.
+  Status reserve(int64_t bytes);
+  // Gives up the staging without freeing it (MPI may still touch it).
+  void leak() {
+    host_staging.leak();
+    device_staging.leak();
+  }
+
+  Staging host_staging;    // pinned; oneshot and staged
+  Staging device_staging;  // device; staged and device
+
+ private:
+  int device_ = 0;
+  Method method_ = Method::staged;
+};
+
+// Packs the parts (all in memory of the message's device) into `message`,
+// reserved for their bytes; returns when the bytes are in place.
+Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count);
+
+// Unpacks the first `received` packed bytes of `message` into the parts; a
+// shorter message fills only what arrived, up to a partial block. Returns
+// when the user's buffers hold the bytes.
+Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received);
+
+// Copies `bytes` between any two of host, pinned and device memory, and
+// waits for the copy.
+Status copy_bytes(void* dst, const void* src, int64_t bytes);
+
+// Copies the bytes [lo, hi) of a device buffer into `host` (pinned memory),
+// or back: the fallback for datatypes Strata cannot reduce, which the
+// library then packs or unpacks on the host copy.
+Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, Staging* host);
+Status copy_span_to_device(int device, const Staging& host, char* user, int64_t lo, int64_t hi);
+
+}  // namespace strata::interposer

@@ -1,0 +1,120 @@
+#include "interposer/transfer/sides.hpp"
+
+#include "base/log.hpp"
+#include "interposer/transfer/counters.hpp"
+
+namespace strata::interposer {
+namespace {
+
+int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
+
+// The one part of a point-to-point device message.
+DevicePart whole(const Plan& plan, const void* buf) {
+  return DevicePart{&plan.layout.block(), static_cast<char*>(const_cast<void*>(buf)), 0};
+}
+
+}  // namespace
+
+int raise_error(MPI_Comm comm, int code, const char* what) {
+  STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what, code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
+  if (comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, code);
+  return code;
+}
+
+int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type, Outgoing* out) {
+  out->buffer = buf;
+  out->count = count;
+  out->type = type;
+  switch (plan.path) {
+    case Path::library:
+      return MPI_SUCCESS;
+    case Path::host_pack:
+      out->host = Staging::host(plan.bytes);
+      if (!out->host) return MPI_SUCCESS;  // the library packs it after all
+      pack_host(plan.layout.block(), buf, out->host.data());
+      break;
+    case Path::device_pack: {
+      out->device = DeviceMessage(plan.device, plan.method);
+      const DevicePart part = whole(plan, buf);
+      Status s = out->device.reserve(plan.bytes);
+      if (s == Status::ok) s = device_pack(out->device, &part, 1);
+      if (s != Status::ok) return error_code(s);
+      out->buffer = out->device.mpi_buffer();
+      out->count = static_cast<int>(plan.bytes);
+      out->type = MPI_PACKED;
+      counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+      return MPI_SUCCESS;
+    }
+    case Path::device_span: {
+      const Status s =
+          copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &out->host);
+      if (s != Status::ok) return error_code(s);
+      out->buffer = out->host.data() - plan.span.lo;  // the library packs the host copy with the user's type
+      return MPI_SUCCESS;
+    }
+  }
+  out->buffer = out->host.data();
+  out->count = static_cast<int>(plan.bytes);
+  out->type = MPI_PACKED;
+  counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Incoming* in) {
+  in->buffer = buf;
+  in->count = count;
+  in->type = type;
+  in->plan = plan;
+  in->user = buf;
+  switch (plan.path) {
+    case Path::library:
+      return MPI_SUCCESS;
+    case Path::host_pack:
+      in->host = Staging::host(plan.bytes);
+      if (!in->host) {
+        in->plan.path = Path::library;  // the library unpacks it after all
+        return MPI_SUCCESS;
+      }
+      in->buffer = in->host.data();
+      break;
+    case Path::device_pack: {
+      in->device = DeviceMessage(plan.device, plan.method);
+      const Status s = in->device.reserve(plan.bytes);
+      if (s != Status::ok) return error_code(s);
+      in->buffer = in->device.mpi_buffer();
+      break;
+    }
+    case Path::device_span: {
+      // The copy keeps the bytes the datatype skips: they go back unchanged.
+      const Status s =
+          copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &in->host);
+      if (s != Status::ok) return error_code(s);
+      in->buffer = in->host.data() - plan.span.lo;
+      return MPI_SUCCESS;
+    }
+  }
+  in->count = static_cast<int>(plan.bytes);
+  in->type = MPI_PACKED;
+  return MPI_SUCCESS;
+}
+
+int complete_recv(Incoming& in, const MPI_Status& status) {
+  const Plan& plan = in.plan;
+  if (plan.path == Path::library) return MPI_SUCCESS;
+  if (plan.path == Path::device_span) {
+    const Status s = copy_span_to_device(plan.device, in.host, static_cast<char*>(in.user), plan.span.lo, plan.span.hi);
+    return s == Status::ok ? MPI_SUCCESS : error_code(s);
+  }
+  int received = 0;
+  if (PMPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
+  counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
+  if (plan.path == Path::host_pack) {
+    unpack_host(plan.layout.block(), in.host.data(), in.user, 0, received);
+    return MPI_SUCCESS;
+  }
+  const DevicePart part = whole(plan, in.user);
+  const Status s = device_unpack(in.device, &part, 1, received);
+  return s == Status::ok ? MPI_SUCCESS : error_code(s);
+}
+
+}  // namespace strata::interposer

@@ -1,0 +1,56 @@
+// One side of a transfer as MPI sees it, once Strata has prepared it:
+// the buffer, count and datatype handed to the library, and the staging
+// that backs them. Every path of plan.hpp goes through here, so point-to-
+// point, all-to-all and pack calls share one implementation.
+#pragma once
+
+#include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/plan.hpp"
+#include "interposer/transfer/staging.hpp"
+
+#include <mpi.h>
+
+namespace strata::interposer {
+
+struct Outgoing {
+  const void* buffer = nullptr;  // what the library sends
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  Staging host;           // host_pack: the packed bytes; device_span: the span's copy
+  DeviceMessage device;   // device_pack
+  void leak() {
+    host.leak();
+    device.leak();
+  }
+};
+
+// Packs or copies as the plan says. Returns MPI_SUCCESS, or an MPI error
+// code when device work failed (host packing never fails: without staging
+// memory the library sends the user's buffer itself).
+int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type, Outgoing* out);
+
+struct Incoming {
+  void* buffer = nullptr;  // what the library receives into
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  Plan plan;
+  void* user = nullptr;
+  Staging host;
+  DeviceMessage device;
+  void leak() {
+    host.leak();
+    device.leak();
+  }
+};
+
+int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Incoming* in);
+
+// After the library completed the receive (successfully) with `status`:
+// moves what arrived into the user's buffer.
+int complete_recv(Incoming& in, const MPI_Status& status);
+
+// Reports a failed Strata step: logs it, raises `code` on `comm`'s error
+// handler (as the library would for its own errors) and returns it.
+int raise_error(MPI_Comm comm, int code, const char* what);
+
+}  // namespace strata::interposer

@@ -1,0 +1,208 @@
+#include "interposer/transfer/staging.hpp"
+
+#include "base/config.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace strata::interposer {
+namespace {
+
+config::IntParam g_host_pool_bytes{"STRATA_HOST_POOL_BYTES", int64_t{256} << 20,
+                                   "Most bytes of host staging buffers kept for reuse", 0, INT64_MAX, true};
+config::IntParam g_pinned_pool_bytes{"STRATA_PINNED_POOL_BYTES", int64_t{512} << 20,
+                                     "Most bytes of pinned (page-locked, mapped) staging buffers kept for reuse", 0,
+                                     INT64_MAX, true};
+config::IntParam g_device_pool_bytes{"STRATA_DEVICE_POOL_BYTES", int64_t{1} << 30,
+                                     "Most bytes of device staging buffers kept for reuse, per device", 0, INT64_MAX,
+                                     true};
+
+constexpr int kMinClass = 12;  // 4 KiB
+constexpr int kClasses = 48;
+
+int size_class(int64_t bytes) {
+  int c = kMinClass;
+  while (c < kClasses - 1 && (int64_t{1} << c) < bytes) ++c;
+  return c;
+}
+
+}  // namespace
+
+// One kind of memory: how to get and return it, and the cached free lists.
+class StagingPool {
+ public:
+  struct Buffer {
+    char* data;
+    char* device_view;
+  };
+  using Allocate = bool (*)(int device, size_t bytes, Buffer* out);
+  using Free = void (*)(int device, Buffer buffer);
+
+  StagingPool(Allocate allocate, Free free, const config::IntParam& limit, int device)
+      : allocate_(allocate), free_(free), limit_(limit), device_(device) {}
+
+  Buffer get(int cls) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_lists_[cls].empty()) {
+        Buffer b = free_lists_[cls].back();
+        free_lists_[cls].pop_back();
+        cached_bytes_ -= int64_t{1} << cls;
+        return b;
+      }
+    }
+    Buffer b{nullptr, nullptr};
+    if (!allocate_(device_, static_cast<size_t>(int64_t{1} << cls), &b)) return Buffer{nullptr, nullptr};
+    return b;
+  }
+
+  void put(int cls, Buffer b) {
+    const int64_t bytes = int64_t{1} << cls;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_bytes_ + bytes <= limit_.get()) {
+        try {
+          free_lists_[cls].push_back(b);
+          cached_bytes_ += bytes;
+          return;
+        } catch (...) {  // no room to remember it: free it below
+        }
+      }
+    }
+    free_(device_, b);
+  }
+
+  void trim() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& list : free_lists_) {
+      for (Buffer b : list) free_(device_, b);
+      list.clear();
+    }
+    cached_bytes_ = 0;
+  }
+
+ private:
+  Allocate allocate_;
+  Free free_;
+  const config::IntParam& limit_;
+  int device_;
+  std::mutex mutex_;
+  std::vector<Buffer> free_lists_[kClasses];
+  int64_t cached_bytes_ = 0;
+};
+
+namespace {
+
+bool allocate_host(int, size_t bytes, StagingPool::Buffer* out) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, bytes) != 0) return false;
+  *out = {static_cast<char*>(p), nullptr};
+  return true;
+}
+void free_host(int, StagingPool::Buffer b) { std::free(b.data); }
+
+bool allocate_pinned(int, size_t bytes, StagingPool::Buffer* out) {
+  void* p = nullptr;
+  void* d = nullptr;
+  if (gpu::malloc_pinned(&p, bytes, /*mapped=*/true) != Status::ok) return false;
+  if (gpu::mapped_device_pointer(p, &d) != Status::ok) {
+    gpu::free_pinned(p);
+    return false;
+  }
+  *out = {static_cast<char*>(p), static_cast<char*>(d)};
+  return true;
+}
+void free_pinned(int, StagingPool::Buffer b) { gpu::free_pinned(b.data); }
+
+// Allocates on `device`, leaving the caller's current device as it was.
+bool allocate_device(int device, size_t bytes, StagingPool::Buffer* out) {
+  int current = 0;
+  if (gpu::get_device(&current) != Status::ok) return false;
+  if (current != device && gpu::set_device(device) != Status::ok) return false;
+  void* p = nullptr;
+  const bool ok = gpu::malloc_device(&p, bytes) == Status::ok;
+  if (current != device) gpu::set_device(current);
+  if (!ok) return false;
+  *out = {static_cast<char*>(p), static_cast<char*>(p)};
+  return true;
+}
+void free_device(int, StagingPool::Buffer b) { gpu::free_device(b.data); }
+
+std::mutex g_device_pools_mutex;
+std::map<int, std::unique_ptr<StagingPool>>& device_pools() {
+  static auto* pools = new std::map<int, std::unique_ptr<StagingPool>>();  // never destroyed
+  return *pools;
+}
+
+}  // namespace
+
+StagingPool& host_pool() {
+  static auto* pool = new StagingPool(allocate_host, free_host, g_host_pool_bytes, -1);  // never destroyed
+  return *pool;
+}
+
+StagingPool& pinned_pool() {
+  static auto* pool = new StagingPool(allocate_pinned, free_pinned, g_pinned_pool_bytes, -1);
+  return *pool;
+}
+
+StagingPool& device_pool(int device) {
+  std::lock_guard<std::mutex> lock(g_device_pools_mutex);
+  auto& pools = device_pools();
+  auto it = pools.find(device);
+  if (it == pools.end()) {
+    it = pools.emplace(device, std::make_unique<StagingPool>(allocate_device, free_device, g_device_pool_bytes, device))
+             .first;
+  }
+  return *it->second;
+}
+
+Staging Staging::acquire(StagingPool& pool, int64_t bytes) {
+  const int cls = size_class(bytes < 1 ? 1 : bytes);
+  StagingPool::Buffer b = pool.get(cls);
+  Staging s;
+  if (b.data == nullptr) return s;
+  s.data_ = b.data;
+  s.device_view_ = b.device_view;
+  s.size_class_ = cls;
+  s.pool_ = &pool;
+  return s;
+}
+
+Staging::Staging(Staging&& other) noexcept
+    : data_(other.data_), device_view_(other.device_view_), size_class_(other.size_class_), pool_(other.pool_) {
+  other.data_ = nullptr;
+}
+
+Staging& Staging::operator=(Staging&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = other.data_;
+    device_view_ = other.device_view_;
+    size_class_ = other.size_class_;
+    pool_ = other.pool_;
+    other.data_ = nullptr;
+  }
+  return *this;
+}
+
+Staging::~Staging() { release(); }
+
+void Staging::release() {
+  if (data_ == nullptr) return;
+  pool_->put(size_class_, StagingPool::Buffer{data_, device_view_});
+  data_ = nullptr;
+}
+
+void trim_staging() {
+  host_pool().trim();
+  pinned_pool().trim();
+  std::lock_guard<std::mutex> lock(g_device_pools_mutex);
+  for (auto& [device, pool] : device_pools()) pool->trim();
+}
+
+}  // namespace strata::interposer

@@ -1,0 +1,54 @@
+// Pooled staging buffers: host, pinned (page-locked, mapped into every
+// device's address space) and device memory. No allocation, host
+// registration or cudaMalloc on the hot path once a pool is warm: buffers
+// come in power-of-two size classes and released ones are kept, up to a
+// per-pool limit (STRATA_HOST_POOL_BYTES, STRATA_PINNED_POOL_BYTES,
+// STRATA_DEVICE_POOL_BYTES).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::interposer {
+
+class StagingPool;
+
+StagingPool& host_pool();
+StagingPool& pinned_pool();
+// The pool of one device's memory (allocations are made on that device).
+StagingPool& device_pool(int device);
+
+class Staging {
+ public:
+  Staging() = default;
+  // An empty buffer (data() == nullptr) when the allocation failed.
+  static Staging acquire(StagingPool& pool, int64_t bytes);
+  static Staging host(int64_t bytes) { return acquire(host_pool(), bytes); }
+  Staging(Staging&& other) noexcept;
+  Staging& operator=(Staging&& other) noexcept;
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging();
+
+  // The address the host uses (host and pinned memory), or the device
+  // address (device memory).
+  char* data() const { return data_; }
+  // The address kernels use: the device address of mapped pinned memory,
+  // the buffer itself for device memory, null for plain host memory.
+  char* device_view() const { return device_view_; }
+  explicit operator bool() const { return data_ != nullptr; }
+  // Gives up ownership without freeing (for a buffer MPI may still touch).
+  void leak() { data_ = nullptr; }
+
+ private:
+  void release();
+  char* data_ = nullptr;
+  char* device_view_ = nullptr;
+  int size_class_ = -1;
+  StagingPool* pool_ = nullptr;
+};
+
+// Frees every cached buffer of every pool (MPI_Finalize, tests).
+void trim_staging();
+
+}  // namespace strata::interposer

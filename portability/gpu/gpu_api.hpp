@@ -1,0 +1,93 @@
+// The device runtime behind Strata, backend-neutral: streams, events,
+// device and pinned memory, copies, IPC handles, device properties. One
+// implementation (gpu_runtime.cu) compiles for CUDA with nvcc and for HIP
+// with hipcc through runtime_names.hpp; without either, gpu_stub.cpp answers
+// Status::not_supported everywhere. Every call checks the runtime's return
+// code; the first failure is logged with the runtime's own message.
+#pragma once
+
+#include <strata/device.hpp>
+#include <strata/status.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace strata::gpu {
+
+using Stream = void*;  // cudaStream_t / hipStream_t
+using Event = void*;   // cudaEvent_t / hipEvent_t
+
+struct DeviceProperties {
+  std::string name;
+  int sm_count = 0;
+  int warp_size = 0;
+  int max_threads_per_block = 0;
+  int64_t max_grid[3] = {0, 0, 0};
+  int64_t total_memory = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int pci_domain = 0;
+  int pci_bus = 0;
+  int pci_device = 0;
+  int multi_gpu_board = 0;          // 1 when the device is one of several on one board (MI250X GCDs)
+  int multi_gpu_board_group = -1;   // devices of one board share this id
+};
+
+// --- devices ----------------------------------------------------------------
+bool available() noexcept;  // a backend is built in and a device is visible
+const char* backend_name() noexcept;
+Status device_count(int* count) noexcept;
+Status set_device(int device) noexcept;
+Status get_device(int* device) noexcept;
+Status properties(int device, DeviceProperties* out) noexcept;
+// Synchronizes the whole current device (tests and tear-down only).
+Status device_synchronize() noexcept;
+
+// --- streams and events -------------------------------------------------------
+// A stream; `ordered_after_default`: its work also waits for work queued
+// before it on the legacy default stream (as cudaMemcpy does), which is what
+// an MPI call on device data must do when the application produced the data
+// on the default stream. Otherwise non-blocking.
+Status stream_create(Stream* stream, bool ordered_after_default = false) noexcept;
+Status stream_destroy(Stream stream) noexcept;
+Status stream_synchronize(Stream stream) noexcept;
+Status event_create(Event* event, bool timing) noexcept;
+Status event_destroy(Event event) noexcept;
+Status event_record(Event event, Stream stream) noexcept;
+Status event_synchronize(Event event) noexcept;
+Status event_query(Event event, bool* done) noexcept;
+Status event_elapsed_ms(Event start, Event stop, float* ms) noexcept;
+Status stream_wait_event(Stream stream, Event event) noexcept;
+
+// --- memory -------------------------------------------------------------------
+Status malloc_device(void** ptr, size_t bytes) noexcept;
+Status free_device(void* ptr) noexcept;
+// Page-locked host memory; `mapped`: also addressable by kernels of every
+// device (its device address from mapped_device_pointer).
+Status malloc_pinned(void** ptr, size_t bytes, bool mapped) noexcept;
+Status free_pinned(void* ptr) noexcept;
+Status mapped_device_pointer(void* pinned_host, void** device_ptr) noexcept;
+// Copies in either direction (the runtime infers it from the pointers).
+Status memcpy_async(void* dst, const void* src, size_t bytes, Stream stream) noexcept;
+Status memset_async(void* dst, int value, size_t bytes, Stream stream) noexcept;
+
+// --- pointer classification (cached; see strata/device.hpp) -----------------
+device::Pointer classify(const void* ptr) noexcept;
+// Forgets cached classifications (tests; after the runtime is reset).
+void forget_classifications() noexcept;
+// For tests: how many times classify() has asked the runtime (cache misses).
+uint64_t classify_runtime_queries() noexcept;
+
+// --- IPC ------------------------------------------------------------------------
+struct IpcHandle {
+  unsigned char bytes[64];
+};
+Status ipc_get_handle(void* device_ptr, IpcHandle* handle) noexcept;
+Status ipc_open(const IpcHandle& handle, void** device_ptr) noexcept;
+Status ipc_close(void* device_ptr) noexcept;
+
+// --- the last runtime error, for messages ------------------------------------
+const char* last_error_string() noexcept;
+
+}  // namespace strata::gpu

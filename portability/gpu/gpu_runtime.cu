@@ -1,0 +1,755 @@
+// strata::gpu over the CUDA or HIP runtime, one source for both (names from
+// runtime_names.hpp). Compiled by nvcc for CUDA; hipcc compiles it for HIP
+// (gfx90a). Every runtime return code is checked: a failure is logged once,
+// here where it is detected, with the runtime's own message, and becomes
+// Status::device_error; callers only propagate. Nothing throws or aborts.
+//
+// Without a visible device every call answers Status::not_supported (as the
+// stub build does), device_count answers 0 and classify answers host, and no
+// runtime call is made beyond the one device count behind available().
+#include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/runtime_names.hpp"
+
+#include "base/log.hpp"
+
+#if !defined(__HIPCC__)
+#include <cuda.h>  // driver types only: the driver is reached through an entry point, never linked
+#endif
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_set>
+
+namespace strata::gpu {
+namespace {
+
+thread_local const char* t_last_error = "no error";
+
+// The one place a runtime error is turned into a Status. The error is also
+// cleared from the runtime's last-error slot, so that a failure of ours does
+// not surface in the application's next cudaGetLastError/hipGetLastError.
+Status check(gpuError_t err, const char* call) noexcept {
+  if (err == gpuSuccess) {
+    return Status::ok;
+  }
+  t_last_error = gpuGetErrorString(err);
+  (void)gpuGetLastError();
+  STRATA_LOG(error, kDevice, "%s: %s failed: %s (%s)", STRATA_GPU_BACKEND_NAME, call, gpuGetErrorString(err),
+             gpuGetErrorName(err));
+  return Status::device_error;
+}
+
+#define STRATA_GPU_CHECK(call) check((call), #call)
+
+// Calls below need a device; without one they answer like the stub build.
+#define STRATA_GPU_REQUIRE_DEVICE()   \
+  do {                                \
+    if (!available()) {               \
+      return Status::not_supported;   \
+    }                                 \
+  } while (0)
+
+}  // namespace
+
+// --- devices ----------------------------------------------------------------
+
+bool available() noexcept {
+  static const bool visible = [] {
+    int count = 0;
+    const gpuError_t err = gpuGetDeviceCount(&count);
+    if (err != gpuSuccess) {
+      (void)gpuGetLastError();
+      STRATA_LOG(info, kDevice, "%s: no usable device (%s)", STRATA_GPU_BACKEND_NAME, gpuGetErrorString(err));
+      return false;
+    }
+    return count > 0;
+  }();
+  return visible;
+}
+
+const char* backend_name() noexcept { return STRATA_GPU_BACKEND_NAME; }
+
+Status device_count(int* count) noexcept {
+  if (count == nullptr) {
+    return Status::invalid_argument;
+  }
+  if (!available()) {
+    *count = 0;
+    return Status::ok;
+  }
+  int n = 0;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuGetDeviceCount(&n)));
+  *count = n;
+  return Status::ok;
+}
+
+Status set_device(int device) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuSetDevice(device));
+}
+
+Status get_device(int* device) noexcept {
+  if (device == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  int d = -1;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuGetDevice(&d)));
+  *device = d;
+  return Status::ok;
+}
+
+Status properties(int device, DeviceProperties* out) noexcept {
+  if (out == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuDeviceProp_t p;
+  std::memset(&p, 0, sizeof(p));
+  STRATA_TRY(STRATA_GPU_CHECK(gpuGetDeviceProperties(&p, device)));
+  DeviceProperties r;
+  r.name = p.name;
+  r.sm_count = p.multiProcessorCount;
+  r.warp_size = p.warpSize;
+  r.max_threads_per_block = p.maxThreadsPerBlock;
+  for (int i = 0; i < 3; ++i) {
+    r.max_grid[i] = p.maxGridSize[i];
+  }
+  r.total_memory = static_cast<int64_t>(p.totalGlobalMem);
+  r.compute_major = p.major;
+  r.compute_minor = p.minor;
+  r.pci_domain = p.pciDomainID;
+  r.pci_bus = p.pciBusID;
+  r.pci_device = p.pciDeviceID;
+  r.multi_gpu_board = p.isMultiGpuBoard;
+#if !defined(__HIPCC__) || HIP_VERSION_MAJOR >= 6
+  r.multi_gpu_board_group = p.multiGpuBoardGroupID;
+#endif
+  // HIP before 6.0 has no board group id: the default (-1) stays.
+  *out = std::move(r);
+  return Status::ok;
+}
+
+Status device_synchronize() noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuDeviceSynchronize());
+}
+
+// --- streams and events -------------------------------------------------------
+
+Status stream_create(Stream* stream, bool ordered_after_default) noexcept {
+  if (stream == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuStream_t s = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuStreamCreateWithFlags(&s, ordered_after_default ? gpuStreamDefault : gpuStreamNonBlocking)));
+  *stream = static_cast<Stream>(s);
+  return Status::ok;
+}
+
+Status stream_destroy(Stream stream) noexcept {
+  if (stream == nullptr) {
+    return Status::invalid_argument;  // the default stream is not ours to destroy
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuStreamDestroy(static_cast<gpuStream_t>(stream)));
+}
+
+Status stream_synchronize(Stream stream) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuStreamSynchronize(static_cast<gpuStream_t>(stream)));
+}
+
+Status event_create(Event* event, bool timing) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuEvent_t e = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuEventCreateWithFlags(&e, timing ? gpuEventDefault : gpuEventDisableTiming)));
+  *event = static_cast<Event>(e);
+  return Status::ok;
+}
+
+Status event_destroy(Event event) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuEventDestroy(static_cast<gpuEvent_t>(event)));
+}
+
+Status event_record(Event event, Stream stream) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream)));
+}
+
+Status event_synchronize(Event event) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuEventSynchronize(static_cast<gpuEvent_t>(event)));
+}
+
+Status event_query(Event event, bool* done) noexcept {
+  if (event == nullptr || done == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  const gpuError_t err = gpuEventQuery(static_cast<gpuEvent_t>(event));
+  if (err == gpuErrorNotReady) {  // not an error: the work is still running
+    *done = false;
+    return Status::ok;
+  }
+  STRATA_TRY(check(err, "gpuEventQuery(event)"));
+  *done = true;
+  return Status::ok;
+}
+
+Status event_elapsed_ms(Event start, Event stop, float* ms) noexcept {
+  if (start == nullptr || stop == nullptr || ms == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  float t = 0.0f;
+  STRATA_TRY(STRATA_GPU_CHECK(
+      gpuEventElapsedTime(&t, static_cast<gpuEvent_t>(start), static_cast<gpuEvent_t>(stop))));
+  *ms = t;
+  return Status::ok;
+}
+
+Status stream_wait_event(Stream stream, Event event) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuStreamWaitEvent(static_cast<gpuStream_t>(stream), static_cast<gpuEvent_t>(event), 0));
+}
+
+// --- memory -------------------------------------------------------------------
+// Allocations made here are entered into the classification cache at once
+// (their range is known) and removed when freed here; see classify below.
+namespace {
+void remember_range(const void* base, size_t bytes, device::Pointer what) noexcept;
+void forget_range(const void* ptr) noexcept;
+}  // namespace
+
+Status malloc_device(void** ptr, size_t bytes) noexcept {
+  if (ptr == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  int device = -1;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuGetDevice(&device)));
+  void* p = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuMalloc(&p, bytes)));
+  remember_range(p, bytes, device::Pointer{device::MemoryKind::device, device});
+  *ptr = p;
+  return Status::ok;
+}
+
+Status free_device(void* ptr) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  if (ptr == nullptr) {
+    return Status::ok;
+  }
+  STRATA_TRY(STRATA_GPU_CHECK(gpuFree(ptr)));
+  forget_range(ptr);
+  return Status::ok;
+}
+
+Status malloc_pinned(void** ptr, size_t bytes, bool mapped) noexcept {
+  if (ptr == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  // Portable: pinned for every device's context, not only the current one.
+  const unsigned flags = gpuHostAllocPortable | (mapped ? gpuHostAllocMapped : 0u);
+  void* p = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuHostAlloc(&p, bytes, flags)));
+  remember_range(p, bytes, device::Pointer{device::MemoryKind::pinned_host, -1});
+  *ptr = p;
+  return Status::ok;
+}
+
+Status free_pinned(void* ptr) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  if (ptr == nullptr) {
+    return Status::ok;
+  }
+  STRATA_TRY(STRATA_GPU_CHECK(gpuFreeHost(ptr)));
+  forget_range(ptr);
+  return Status::ok;
+}
+
+Status mapped_device_pointer(void* pinned_host, void** device_ptr) noexcept {
+  if (pinned_host == nullptr || device_ptr == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  void* d = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuHostGetDevicePointer(&d, pinned_host, 0)));
+  *device_ptr = d;
+  return Status::ok;
+}
+
+Status memcpy_async(void* dst, const void* src, size_t bytes, Stream stream) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  if (bytes == 0) {
+    return Status::ok;
+  }
+  if (dst == nullptr || src == nullptr) {
+    return Status::invalid_argument;
+  }
+  return STRATA_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, static_cast<gpuStream_t>(stream)));
+}
+
+Status memset_async(void* dst, int value, size_t bytes, Stream stream) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  if (bytes == 0) {
+    return Status::ok;
+  }
+  if (dst == nullptr) {
+    return Status::invalid_argument;
+  }
+  return STRATA_GPU_CHECK(gpuMemsetAsync(dst, value, bytes, static_cast<gpuStream_t>(stream)));
+}
+
+// --- pointer classification -------------------------------------------------
+//
+// The runtime's pointer query is a call into the driver on every send
+// (TEMPI's defect); classify() pays it once per allocation and once per
+// 2 MiB of host address space, then answers from a cache. Measured on an
+// H200 (CUDA 13 driver, uncontended): cudaPointerGetAttributes 60-90 ns, a
+// cached lookup 17 ns. The cache also keeps the query off the path of
+// every send under many threads.
+//
+//  * ranges_: a sorted map base -> [base, end) of the device, managed and
+//    pinned allocations met so far, with their kind and device. The range
+//    is the driver's allocation range (CUDA: the driver's pointer query,
+//    reached through cudaGetDriverEntryPoint*, so libcuda is not linked; HIP:
+//    hipMemGetAddressRange). Where no range can be had, the single queried
+//    address is entered, so repeated use of one buffer still hits.
+//  * host_granules_: 2 MiB granules known to hold pageable host memory.
+//    Ranges take precedence. A granule is entered only when the runtime
+//    called the address unregistered AND the address is readable from the
+//    host (process_vm_readv of one byte). Without that second test a probe
+//    of unallocated device address space (one past the end of a device
+//    allocation, or the free tail of the driver's 2 MiB device page) would
+//    mark the granule host, and the next device allocation placed there
+//    would be classified host: a crash for whoever then reads it on the
+//    host. (Seen on an H200: the runtime calls A+4096 of a 4 KiB cudaMalloc
+//    unregistered, and the next 4 KiB cudaMalloc returns exactly A+4096.)
+//    Readable addresses lie outside the driver's device VA reservations,
+//    which are inaccessible (PROT_NONE) host mappings made in 2 MiB-aligned
+//    multiples of 2 MiB (seen: a 518 MiB reservation; pinned and managed
+//    blocks are 2 MiB-aligned mappings too), so a granule holding readable
+//    host memory never holds device memory. This is the one assumption
+//    about the driver the cache makes.
+//  * Pinned memory is cached by range, never by granule: a page-locked
+//    buffer can share a granule with pageable memory. A granule entered as
+//    pageable before part of it was registered (cudaHostRegister by the
+//    application) keeps answering host there: the safe direction (the
+//    buffer is treated as pageable).
+//
+// Lookups take the shared lock; a miss queries the runtime without any lock
+// and then takes the unique lock to insert.
+//
+// Limits (stale entries). Allocations freed through this API are forgotten.
+// Memory the application frees itself cannot be seen: its entry stays. For
+// device and managed memory this is harmless in practice: CUDA and ROCm keep
+// the device VA reserved when memory is freed (it is never handed to the
+// host allocator) and reuse it for later device allocations, so a stale
+// range still answers "device"; a reuse by another device or as managed
+// memory, or inside a VMM reservation, can be answered with the old device
+// id or kind. Re-validating an entry would cost the very runtime query the
+// cache saves, so it is not done. Pinned memory freed by the application
+// (cudaFreeHost) returns its pages to the host: a later pageable mapping at
+// the same address is then answered pinned_host. A new allocation that
+// overlaps a stale entry replaces it when it is queried (an overlapping
+// range evicts the old one). forget_classifications() drops everything
+// (after a device reset). Both tables are capped (kMaxEntries) and simply
+// cleared when full.
+
+namespace {
+
+constexpr unsigned kGranuleShift = 21;  // 2 MiB
+constexpr size_t kMaxEntries = size_t{1} << 16;
+
+std::atomic<uint64_t> g_queries{0};
+
+class PointerCache {
+ public:
+  bool lookup(uintptr_t a, device::Pointer* out) const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = ranges_.upper_bound(a);
+    if (it != ranges_.begin()) {
+      --it;
+      if (a < it->second.end) {
+        *out = it->second.what;
+        return true;
+      }
+    }
+    if (host_granules_.count(a >> kGranuleShift) != 0) {
+      *out = device::Pointer{};
+      return true;
+    }
+    return false;
+  }
+
+  void insert_range(uintptr_t base, uintptr_t end, device::Pointer what) {
+    if (end <= base) {
+      return;  // wrapped around: not an address anyone allocated
+    }
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (ranges_.size() >= kMaxEntries) {
+      ranges_.clear();
+      STRATA_LOG(debug, kDevice, "pointer cache: %zu ranges, cleared", kMaxEntries);
+    }
+    // Evict stale entries overlapping the new range.
+    auto it = ranges_.lower_bound(base);
+    if (it != ranges_.begin() && std::prev(it)->second.end > base) {
+      --it;
+    }
+    while (it != ranges_.end() && it->first < end) {
+      it = ranges_.erase(it);
+    }
+    ranges_.emplace(base, Entry{end, what});
+    if (what.kind == device::MemoryKind::pinned_host) {
+      return;  // pinned and pageable memory may share a granule
+    }
+    // A granule wrongly entered as host before this range was known.
+    const uintptr_t g0 = base >> kGranuleShift;
+    const uintptr_t g1 = (end - 1) >> kGranuleShift;
+    if (g1 - g0 < host_granules_.size()) {
+      for (uintptr_t g = g0; g <= g1; ++g) {
+        host_granules_.erase(g);
+      }
+    } else {
+      for (auto g = host_granules_.begin(); g != host_granules_.end();) {
+        g = (*g >= g0 && *g <= g1) ? host_granules_.erase(g) : std::next(g);
+      }
+    }
+  }
+
+  void insert_host_granule(uintptr_t a) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (host_granules_.size() >= kMaxEntries) {
+      host_granules_.clear();
+      STRATA_LOG(debug, kDevice, "pointer cache: %zu host granules, cleared", kMaxEntries);
+    }
+    host_granules_.insert(a >> kGranuleShift);
+  }
+
+  void forget_containing(uintptr_t a) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    auto it = ranges_.upper_bound(a);
+    if (it != ranges_.begin()) {
+      --it;
+      if (a < it->second.end) {
+        ranges_.erase(it);
+      }
+    }
+  }
+
+  void clear() {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    ranges_.clear();
+    host_granules_.clear();
+  }
+
+ private:
+  struct Entry {
+    uintptr_t end;
+    device::Pointer what;
+  };
+  mutable std::shared_mutex mu_;
+  std::map<uintptr_t, Entry> ranges_;
+  std::unordered_set<uintptr_t> host_granules_;
+};
+
+// Never destroyed: classify may run from atexit handlers (MPI_Finalize).
+PointerCache& cache() {
+  static PointerCache* c = new PointerCache;
+  return *c;
+}
+
+void remember_range(const void* base, size_t bytes, device::Pointer what) noexcept {
+  if (base == nullptr || bytes == 0) {
+    return;
+  }
+  const auto b = reinterpret_cast<uintptr_t>(base);
+  cache().insert_range(b, b + bytes, what);
+}
+
+void forget_range(const void* ptr) noexcept { cache().forget_containing(reinterpret_cast<uintptr_t>(ptr)); }
+
+// Is one byte at `a` readable by the host? (No signal: the kernel reports
+// EFAULT.) Where the call is refused (seccomp), host answers go uncached.
+bool host_readable(uintptr_t a) noexcept {
+  char byte = 0;
+  iovec local{&byte, 1};
+  iovec remote{reinterpret_cast<void*>(a), 1};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1) {
+    return true;
+  }
+  if (errno == EPERM || errno == ENOSYS) {
+    STRATA_LOG_ONCE(warn, kDevice, "process_vm_readv refused (%s): host pointer classifications are not cached",
+                    std::strerror(errno));
+  }
+  return false;
+}
+
+// What the runtime says about one address.
+struct Answer {
+  device::Pointer what;
+  bool known = false;        // the runtime answered (an unregistered answer included)
+  uintptr_t base = 0;        // the allocation's range, when size > 0
+  size_t size = 0;
+};
+
+#if defined(__HIPCC__)
+
+Answer query(const void* ptr) noexcept {
+  Answer r;
+  gpuPointerAttributes attr;
+  std::memset(&attr, 0, sizeof(attr));
+  const gpuError_t err = gpuPointerGetAttributes(&attr, ptr);
+  if (err != gpuSuccess) {
+    // HIP before 6.0 reports memory it does not know (pageable host) as an
+    // invalid value; anything else is an answer we cannot trust.
+    (void)gpuGetLastError();
+    r.known = (err == gpuErrorInvalidValue);
+    return r;
+  }
+  r.known = true;
+#if HIP_VERSION_MAJOR >= 6
+  const int type = static_cast<int>(attr.type);
+  const bool unregistered = (attr.type == hipMemoryTypeUnregistered);
+  const bool pinned = (attr.type == hipMemoryTypeHost);
+  const bool managed = attr.isManaged != 0 || attr.type == hipMemoryTypeManaged || attr.type == hipMemoryTypeUnified;
+#else
+  const int type = static_cast<int>(attr.memoryType);
+  const bool unregistered = false;  // success means the runtime knows the memory
+  const bool pinned = (attr.memoryType == hipMemoryTypeHost);
+  const bool managed = attr.isManaged != 0 || attr.memoryType == hipMemoryTypeUnified;
+#endif
+  if (unregistered) {
+    return r;
+  }
+  if (managed) {
+    r.what = device::Pointer{device::MemoryKind::managed, attr.device};
+  } else if (pinned) {
+    r.what = device::Pointer{device::MemoryKind::pinned_host, -1};
+  } else {
+    r.what = device::Pointer{device::MemoryKind::device, attr.device};
+  }
+  STRATA_LOG(trace, kDevice, "classify %p: hip type %d device %d managed %d", ptr, type, attr.device, attr.isManaged);
+  gpuDeviceptr_t base = nullptr;
+  size_t size = 0;
+  if (gpuMemGetAddressRange(&base, &size, const_cast<void*>(ptr)) == gpuSuccess) {
+    r.base = reinterpret_cast<uintptr_t>(base);
+    r.size = size;
+  } else {
+    (void)gpuGetLastError();
+  }
+  return r;
+}
+
+#else  // CUDA
+
+// cuPointerGetAttributes, found at run time. The driver query answers kind,
+// device and allocation range in one call, never creates a context (the
+// runtime's query may initialise the primary context of the current device
+// in a process that has used no GPU yet: memory and time on GPU 0 for every
+// CPU-only rank), and returns zeros rather than an error for memory it does
+// not know.
+using PointerGetAttributesFn = CUresult(CUDAAPI*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+
+PointerGetAttributesFn driver_pointer_query() noexcept {
+  static const PointerGetAttributesFn fn = []() -> PointerGetAttributesFn {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t err =
+        cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &f, 12000, cudaEnableDefault, &found);
+#elif CUDART_VERSION >= 12000
+    const cudaError_t err = cudaGetDriverEntryPoint("cuPointerGetAttributes", &f, cudaEnableDefault, &found);
+#else
+    const cudaError_t err = cudaErrorNotSupported;
+#endif
+    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess || f == nullptr) {
+      (void)cudaGetLastError();
+      STRATA_LOG(warn, kDevice,
+                 "cuda: no driver entry point for cuPointerGetAttributes (%s): pointer classification "
+                 "falls back to cudaPointerGetAttributes, cached per address",
+                 cudaGetErrorString(err));
+      return nullptr;
+    }
+    return reinterpret_cast<PointerGetAttributesFn>(f);
+  }();
+  return fn;
+}
+
+Answer query_runtime(const void* ptr) noexcept {
+  Answer r;
+  cudaPointerAttributes attr;
+  std::memset(&attr, 0, sizeof(attr));
+  const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    r.known = (err == cudaErrorInvalidValue);  // pre-11 runtimes: unknown host memory
+    return r;
+  }
+  r.known = true;
+  switch (attr.type) {
+    case cudaMemoryTypeHost:
+      r.what = device::Pointer{device::MemoryKind::pinned_host, -1};
+      break;
+    case cudaMemoryTypeDevice:
+      r.what = device::Pointer{device::MemoryKind::device, attr.device};
+      break;
+    case cudaMemoryTypeManaged:
+      r.what = device::Pointer{device::MemoryKind::managed, attr.device};
+      break;
+    default:  // unregistered
+      break;
+  }
+  return r;
+}
+
+Answer query(const void* ptr) noexcept {
+  PointerGetAttributesFn fn = driver_pointer_query();
+  if (fn == nullptr) {
+    return query_runtime(ptr);
+  }
+  unsigned int type = 0;
+  int ordinal = -1;
+  uint64_t managed = 0;  // the driver writes a boolean of unspecified width
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  void* data[] = {&type, &ordinal, &managed, &start, &size};
+  const CUresult res = fn(5, attrs, data, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
+  if (res != CUDA_SUCCESS) {
+    STRATA_LOG(debug, kDevice, "cuda: cuPointerGetAttributes(%p) = %d, asking the runtime", ptr,
+               static_cast<int>(res));
+    return query_runtime(ptr);
+  }
+  Answer r;
+  r.known = true;
+  if (managed != 0) {
+    r.what = device::Pointer{device::MemoryKind::managed, ordinal};
+  } else if (type == CU_MEMORYTYPE_DEVICE) {
+    r.what = device::Pointer{device::MemoryKind::device, ordinal};
+  } else if (type == CU_MEMORYTYPE_HOST) {
+    r.what = device::Pointer{device::MemoryKind::pinned_host, -1};
+  } else {
+    return r;  // 0: not known to the driver, pageable host memory
+  }
+  r.base = static_cast<uintptr_t>(start);
+  r.size = size;
+  return r;
+}
+
+#endif
+
+// A cache miss: ask the runtime, remember the answer.
+device::Pointer classify_uncached(const void* ptr) noexcept {
+  const auto a = reinterpret_cast<uintptr_t>(ptr);
+  g_queries.fetch_add(1, std::memory_order_relaxed);
+  const Answer r = query(ptr);
+  if (r.what.kind == device::MemoryKind::host) {
+    if (r.known && host_readable(a)) {
+      cache().insert_host_granule(a);
+    }
+    return r.what;
+  }
+  if (r.size > 0 && r.base <= a && a - r.base < r.size) {
+    cache().insert_range(r.base, r.base + r.size, r.what);
+  } else {
+    STRATA_LOG(debug, kDevice, "classify %p: no allocation range, caching the address only", ptr);
+    cache().insert_range(a, a + 1, r.what);
+  }
+  return r.what;
+}
+
+}  // namespace
+
+device::Pointer classify(const void* ptr) noexcept {
+  if (ptr == nullptr || !available()) {
+    return device::Pointer{};
+  }
+  device::Pointer hit;
+  if (cache().lookup(reinterpret_cast<uintptr_t>(ptr), &hit)) {
+    return hit;
+  }
+  return classify_uncached(ptr);
+}
+
+void forget_classifications() noexcept { cache().clear(); }
+
+uint64_t classify_runtime_queries() noexcept { return g_queries.load(std::memory_order_relaxed); }
+
+// --- IPC ----------------------------------------------------------------------
+
+static_assert(sizeof(gpuIpcMemHandle_t) <= sizeof(IpcHandle::bytes), "IpcHandle too small for the runtime's handle");
+
+Status ipc_get_handle(void* device_ptr, IpcHandle* handle) noexcept {
+  if (device_ptr == nullptr || handle == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuIpcMemHandle_t h;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuIpcGetMemHandle(&h, device_ptr)));
+  IpcHandle out{};
+  std::memcpy(out.bytes, &h, sizeof(h));
+  *handle = out;
+  return Status::ok;
+}
+
+Status ipc_open(const IpcHandle& handle, void** device_ptr) noexcept {
+  if (device_ptr == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuIpcMemHandle_t h;
+  std::memcpy(&h, handle.bytes, sizeof(h));
+  void* p = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuIpcOpenMemHandle(&p, h, gpuIpcMemLazyEnablePeerAccess)));
+  // Stale entries may cover the addresses the mapping got: enter the
+  // mapping's own range now (an overlapping range evicts them).
+  forget_range(p);
+  (void)classify_uncached(p);
+  *device_ptr = p;
+  return Status::ok;
+}
+
+Status ipc_close(void* device_ptr) noexcept {
+  if (device_ptr == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  STRATA_TRY(STRATA_GPU_CHECK(gpuIpcCloseMemHandle(device_ptr)));
+  forget_range(device_ptr);
+  return Status::ok;
+}
+
+const char* last_error_string() noexcept { return t_last_error; }
+
+}  // namespace strata::gpu

@@ -1,0 +1,39 @@
+// Device pack/unpack of a canonical strided block: the launch plan and the
+// launchers. The kernel body is written once (pack_kernels.cu, through
+// portability/setup/host_device.hpp and the shared index math of
+// portability/layout/strided_index.hpp) and compiles with nvcc and hipcc.
+#pragma once
+
+#include <strata/layout.hpp>
+#include <strata/status.hpp>
+
+#include "portability/gpu/gpu_api.hpp"
+
+#include <cstdint>
+
+namespace strata::gpu {
+
+// How a (layout, pointers) pair is launched.
+struct LaunchPlan {
+  int word = 1;             // bytes moved per thread step: 1, 2, 4, 8 or 16
+  int64_t words_per_block = 0;
+  int threads[3] = {1, 1, 1};  // block shape (x: words of a block, y: blocks)
+  int64_t grid[3] = {1, 1, 1}; // grid shape, within the device's limits
+  int launches = 1;            // > 1 when the outer dimensions are split on the host
+};
+
+// The largest word that divides the block length, every block's start in
+// `base` (offset and all strides) and the packed pointer; the block shape
+// from the block length and counts; the grid capped by the device limits
+// (the kernels stride over whatever the grid does not cover).
+LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
+                       const DeviceProperties& props) noexcept;
+
+// Packs blocks [block_begin, block_end) (end -1: all) asynchronously on
+// `stream`; see strata::device::pack.
+Status pack_async(const StridedBlock& layout, const void* base, void* packed, Stream stream,
+                  int64_t block_begin = 0, int64_t block_end = -1) noexcept;
+Status unpack_async(const StridedBlock& layout, const void* packed, void* base, Stream stream,
+                    int64_t block_begin = 0, int64_t block_end = -1) noexcept;
+
+}  // namespace strata::gpu

@@ -1,0 +1,104 @@
+// The launch plan of the device pack/unpack kernels (pack_kernels.cu), host
+// C++ only, so that it is built and tested in every build.
+//
+// How the kernels read a plan: a block of the layout is words_per_block words
+// of `word` bytes; a CTA row of threads[0] threads (a power of two) moves one
+// segment of threads[0] consecutive words of one block, one word per thread;
+// the threads[1] rows of a CTA take consecutive items, an item being one
+// segment of one block (blocks of at most threads[0] words are one segment,
+// longer ones several). The grid covers the items once or, when that would
+// be more CTAs than the device holds at once, the kernels stride over them
+// (several items per thread, loaded before any is stored).
+#include "portability/gpu/pack_device.hpp"
+
+#include "portability/layout/strided_index.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace strata::gpu {
+namespace {
+
+// Threads per CTA, and the most threads over the words of one block.
+constexpr int kCtaThreads = 256;
+constexpr int kMaxThreadsX = 256;
+// Threads one multiprocessor holds at once (NVIDIA sm_80/sm_90: 2048; AMD
+// CDNA2 CU: 32 wavefronts of 64); the grid is capped to one such wave.
+constexpr int64_t kResidentThreadsPerSm = 2048;
+// Grid cap when the properties carry no multiprocessor count.
+constexpr int64_t kFallbackMaxCtas = 1024;
+
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
+}  // namespace
+
+LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
+                       const DeviceProperties& props) noexcept {
+  LaunchPlan plan;
+  // Word: the lowest set bit of everything a block start or a packed word
+  // address is made of (two's complement keeps the low bits of a negative
+  // stride; a zero stride adds none). Dimensions of one repetition never
+  // move a block start.
+  uint64_t bits = static_cast<uint64_t>(layout.block) | reinterpret_cast<uintptr_t>(packed) |
+                  (reinterpret_cast<uintptr_t>(base) + static_cast<uint64_t>(layout.offset));
+  for (const strata::Stream& d : layout.dims) {
+    if (d.count > 1) bits |= static_cast<uint64_t>(d.stride);
+  }
+  const uint64_t low = bits & (~bits + 1);
+  plan.word = low == 0 || low >= 16 ? 16 : static_cast<int>(low);
+  if (layout.block <= 0) {
+    plan.words_per_block = 0;
+    plan.grid[0] = 0;
+    plan.launches = 0;
+    return plan;
+  }
+  plan.words_per_block = layout.block / plan.word;
+
+  // Block shape: x threads over the words of a block, y blocks per CTA.
+  int64_t cta = kCtaThreads;
+  if (props.max_threads_per_block > 0) cta = std::min<int64_t>(cta, props.max_threads_per_block);
+  int64_t cap_x = 1;
+  while (cap_x * 2 <= std::min<int64_t>(kMaxThreadsX, cta)) cap_x *= 2;
+  const int64_t x = std::min(next_pow2(plan.words_per_block), cap_x);
+  const int64_t y = std::max<int64_t>(1, cta / x);
+  plan.threads[0] = static_cast<int>(x);
+  plan.threads[1] = static_cast<int>(y);
+  plan.threads[2] = 1;
+
+  // Launches: dimensions beyond kMaxDims are looped over on the host, one
+  // launch per sub-block of the inner kMaxDims dimensions.
+  const int nd = static_cast<int>(layout.dims.size());
+  int64_t per_launch = blocks;
+  if (nd > detail::StridedIndex::kMaxDims) {
+    int64_t sub = 1;
+    for (int d = 0; d < detail::StridedIndex::kMaxDims; ++d) sub *= std::max<int64_t>(1, layout.dims[d].count);
+    per_launch = std::min(blocks, sub);
+    plan.launches = blocks > 0 ? static_cast<int>(std::min<int64_t>(ceil_div(blocks, sub), INT32_MAX)) : 0;
+  } else {
+    plan.launches = blocks > 0 ? 1 : 0;
+  }
+  if (blocks <= 0) {
+    plan.grid[0] = 0;
+    return plan;
+  }
+
+  // Grid: one CTA row per item, capped to what the device holds at once
+  // (and to its limit); the kernels stride over the rest.
+  const int64_t segments = ceil_div(plan.words_per_block, x);
+  const int64_t items = per_launch > INT64_MAX / segments ? INT64_MAX : per_launch * segments;
+  int64_t cap = props.sm_count > 0 ? props.sm_count * std::max<int64_t>(1, kResidentThreadsPerSm / (x * y))
+                                   : kFallbackMaxCtas;
+  if (props.max_grid[0] > 0) cap = std::min(cap, props.max_grid[0]);
+  plan.grid[0] = std::max<int64_t>(1, std::min(ceil_div(items, y), cap));
+  plan.grid[1] = 1;
+  plan.grid[2] = 1;
+  return plan;
+}
+
+}  // namespace strata::gpu

@@ -1,0 +1,269 @@
+// Device buffers through the preloaded interposer, with an MPI that knows
+// nothing of GPUs. A plain MPI + CUDA program: it allocates device memory
+// and hands it to MPI; only the interposer makes that work, so ctest runs it
+// preloaded only (once per method). Oracles: hand-written type maps for
+// point-to-point and all-to-all, and the library's own PMPI_Pack/PMPI_Unpack
+// on host copies for the random datatype corpus. Skips without a GPU.
+//
+// STRATA_TEST_GPUS=n restricts the ranks to the first n devices (several
+// ranks per GPU); by default rank i uses device i % count.
+#include "mpi_type_cases.hpp"
+#include "random_datatype.hpp"
+#include "support/mpi_test.hpp"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+using strata_test::TypeCase;
+
+namespace {
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
+
+int gpu_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+  if (const char* limit = std::getenv("STRATA_TEST_GPUS")) n = std::min(n, std::atoi(limit));
+  return n;
+}
+
+// Every rank picks its device once, before any device allocation.
+class DeviceEnvironment : public testing::Environment {
+ public:
+  void SetUp() override {
+    const int n = gpu_count();
+    if (n > 0) cudaSetDevice(strata_test::world_rank() % n);
+  }
+};
+testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new DeviceEnvironment);
+
+#define REQUIRE_GPU()                                                                        \
+  do {                                                                                       \
+    if (!strata_test::all_ranks_agree(gpu_count() > 0)) GTEST_SKIP() << "no GPU on every rank"; \
+  } while (0)
+
+// A device buffer with a host mirror.
+struct DeviceInts {
+  explicit DeviceInts(const std::vector<int>& host) : n(host.size()) {
+    cudaMalloc(&ptr, n * sizeof(int));
+    cudaMemcpy(ptr, host.data(), n * sizeof(int), cudaMemcpyHostToDevice);
+  }
+  ~DeviceInts() { cudaFree(ptr); }
+  std::vector<int> to_host() const {
+    std::vector<int> h(n);
+    cudaMemcpy(h.data(), ptr, n * sizeof(int), cudaMemcpyDeviceToHost);
+    return h;
+  }
+  int* ptr = nullptr;
+  size_t n;
+};
+
+enum class How { send_recv, sendrecv, wait, waitall, waitany, waitsome, test, testall, testany, testsome };
+
+const char* name_of(How h) {
+  static const char* const names[] = {"send_recv", "sendrecv", "wait", "waitall", "waitany",
+                                      "waitsome",  "test",     "testall", "testany", "testsome"};
+  return names[static_cast<int>(h)];
+}
+
+// Completes two requests (receive first) with one family of calls.
+void complete(How how, MPI_Request* reqs) {
+  int flag = 0, index = 0, outcount = 0, indices[2];
+  MPI_Status st[2];
+  auto left = [&] { return (reqs[0] != MPI_REQUEST_NULL) + (reqs[1] != MPI_REQUEST_NULL); };
+  switch (how) {
+    case How::wait: MPI_Wait(&reqs[0], &st[0]); MPI_Wait(&reqs[1], &st[1]); break;
+    case How::waitall: MPI_Waitall(2, reqs, st); break;
+    case How::waitany: while (left()) MPI_Waitany(2, reqs, &index, &st[0]); break;
+    case How::waitsome: while (left()) MPI_Waitsome(2, reqs, &outcount, indices, st); break;
+    case How::test: while (left()) for (int i = 0; i < 2; ++i) if (reqs[i] != MPI_REQUEST_NULL) MPI_Test(&reqs[i], &flag, &st[i]); break;
+    case How::testall: while (!flag) MPI_Testall(2, reqs, &flag, st); break;
+    case How::testany: while (left()) MPI_Testany(2, reqs, &index, &flag, &st[0]); break;
+    case How::testsome: while (left()) MPI_Testsome(2, reqs, &outcount, indices, st); break;
+    default: break;
+  }
+}
+
+class DeviceP2P : public testing::TestWithParam<std::tuple<int, How>> {};
+
+// A ring exchange of derived types between device buffers.
+TEST_P(DeviceP2P, RingExchange) {
+  REQUIRE_GPU();
+  const TypeCase& c = strata_test::type_cases()[static_cast<size_t>(std::get<0>(GetParam()))];
+  const How how = std::get<1>(GetParam());
+  const int rank = strata_test::world_rank(), size = strata_test::world_size();
+  const int dest = (rank + 1) % size, source = (rank + size - 1) % size;
+  MPI_Datatype type = c.build();
+  for (int count : {1, 3}) {
+    DeviceInts send(strata_test::filled_buffer(c, count, rank));
+    DeviceInts recv(strata_test::poisoned_buffer(c, count));
+    MPI_Status status{};
+    if (how == How::send_recv) {
+      if (rank % 2 == 0) {
+        ASSERT_EQ(MPI_Send(send.ptr, count, type, dest, 1, MPI_COMM_WORLD), MPI_SUCCESS);
+        ASSERT_EQ(MPI_Recv(recv.ptr, count, type, source, 1, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+      } else {
+        ASSERT_EQ(MPI_Recv(recv.ptr, count, type, source, 1, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+        ASSERT_EQ(MPI_Send(send.ptr, count, type, dest, 1, MPI_COMM_WORLD), MPI_SUCCESS);
+      }
+    } else if (how == How::sendrecv) {
+      ASSERT_EQ(MPI_Sendrecv(send.ptr, count, type, dest, 1, recv.ptr, count, type, source, 1, MPI_COMM_WORLD, &status),
+                MPI_SUCCESS);
+    } else {
+      MPI_Request reqs[2];
+      ASSERT_EQ(MPI_Irecv(recv.ptr, count, type, source, 1, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Isend(send.ptr, count, type, dest, 1, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
+      complete(how, reqs);
+      EXPECT_EQ(reqs[0], MPI_REQUEST_NULL);
+      EXPECT_EQ(reqs[1], MPI_REQUEST_NULL);
+      status.MPI_SOURCE = source;
+      status.MPI_TAG = 1;
+    }
+    EXPECT_EQ(status.MPI_SOURCE, source);
+    EXPECT_EQ(strata_test::check_received(c, recv.to_host(), count, source), "")
+        << c.name << " " << name_of(how) << " count " << count;
+  }
+  MPI_Type_free(&type);
+}
+
+std::string p2p_name(const testing::TestParamInfo<std::tuple<int, How>>& info) {
+  return strata_test::type_cases()[static_cast<size_t>(std::get<0>(info.param))].name + "_" +
+         name_of(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypesAllCompletions, DeviceP2P,
+                         testing::Combine(testing::Range(0, static_cast<int>(strata_test::type_cases().size())),
+                                          testing::Values(How::send_recv, How::sendrecv, How::wait, How::waitall,
+                                                          How::waitany, How::waitsome, How::test, How::testall,
+                                                          How::testany, How::testsome)),
+                         p2p_name);
+
+// Contiguous device data (a predefined type) and a short message.
+TEST(DeviceP2PSemantics, ContiguousAndShortMessages) {
+  REQUIRE_GPU();
+  const int rank = strata_test::world_rank(), size = strata_test::world_size();
+  std::vector<int> values(1000);
+  for (int i = 0; i < 1000; ++i) values[static_cast<size_t>(i)] = rank * 100000 + i;
+  DeviceInts send(values);
+  DeviceInts recv(std::vector<int>(1000, strata_test::kPoison));
+  MPI_Status status;
+  ASSERT_EQ(MPI_Sendrecv(send.ptr, 600, MPI_INT, (rank + 1) % size, 2, recv.ptr, 1000, MPI_INT,
+                         (rank + size - 1) % size, 2, MPI_COMM_WORLD, &status),
+            MPI_SUCCESS);
+  int count = 0;
+  MPI_Get_count(&status, MPI_INT, &count);
+  EXPECT_EQ(count, 600);
+  std::vector<int> got = recv.to_host();
+  const int source = (rank + size - 1) % size;
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(got[static_cast<size_t>(i)], i < 600 ? source * 100000 + i : strata_test::kPoison) << "int " << i;
+  }
+}
+
+// All-to-all of a derived type between device buffers.
+TEST(DeviceAllToAll, AlltoallvVector) {
+  REQUIRE_GPU();
+  const TypeCase& c = strata_test::type_cases()[0];
+  const int rank = strata_test::world_rank(), size = strata_test::world_size();
+  MPI_Datatype type = c.build();
+  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) {
+    counts[static_cast<size_t>(i)] = 1 + (i % 2);
+    displs[static_cast<size_t>(i)] = 3 * i;
+  }
+  DeviceInts send(strata_test::filled_buffer(c, 3 * size, rank));
+  DeviceInts recv(strata_test::poisoned_buffer(c, 3 * size));
+  ASSERT_EQ(MPI_Alltoallv(send.ptr, counts.data(), displs.data(), type, recv.ptr, counts.data(), displs.data(), type,
+                          MPI_COMM_WORLD),
+            MPI_SUCCESS);
+  // Peer j sent me (rank) counts[rank] elements from its displacement 3*rank.
+  std::vector<int> got = recv.to_host();
+  for (int j = 0; j < size; ++j) {
+    for (int e = 0; e < counts[static_cast<size_t>(rank)]; ++e) {
+      for (long off : c.offsets) {
+        const long pos = (3 * j + e) * c.extent_ints + off;
+        const long spos = (3 * rank + e) * c.extent_ints + off;
+        ASSERT_EQ(got[static_cast<size_t>(pos)], strata_test::value_at(j, spos)) << "from " << j;
+      }
+    }
+  }
+  MPI_Type_free(&type);
+}
+
+// The random datatype corpus: MPI_Pack of device data, and messages from
+// device data to packed host buffers and back, must equal the library's
+// PMPI_Pack / PMPI_Unpack of host copies, byte for byte.
+TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
+  REQUIRE_GPU();
+  constexpr int64_t kGuard = 64;
+  const int rank = strata_test::world_rank();
+  const uint64_t seed = strata_test::env_u64("STRATA_TEST_SEED", 0xDE7ull) + static_cast<uint64_t>(rank);
+  const int iterations = static_cast<int>(strata_test::env_u64("STRATA_TEST_ITERATIONS", 600));
+  strata_test::RandomDatatypeGenerator gen(seed);
+  for (int i = 0; i < iterations; ++i) {
+    strata_test::RandomType rt = gen.next();
+    MPI_Datatype type = rt.type.get();
+    const int count = 1 + static_cast<int>(gen.rng()() % 3);
+    const strata_test::Footprint fp = strata_test::footprint(type, count);
+    const size_t span = static_cast<size_t>(fp.hi - fp.lo + 2 * kGuard);
+    std::vector<unsigned char> host(span);
+    for (auto& b : host) b = static_cast<unsigned char>(gen.rng()());
+    unsigned char* dev = nullptr;
+    CUDA_OK(cudaMalloc(&dev, span));
+    CUDA_OK(cudaMemcpy(dev, host.data(), span, cudaMemcpyHostToDevice));
+    char* dev_base = reinterpret_cast<char*>(dev) + kGuard - fp.lo;
+    char* host_base = reinterpret_cast<char*>(host.data()) + kGuard - fp.lo;
+    int bound = 0;
+    PMPI_Pack_size(count, type, MPI_COMM_WORLD, &bound);
+    std::vector<unsigned char> expected(static_cast<size_t>(bound) + 1), got(static_cast<size_t>(bound) + 1, 0xEE);
+    int expected_pos = 0, got_pos = 0;
+    ASSERT_EQ(PMPI_Pack(host_base, count, type, expected.data(), bound, &expected_pos, MPI_COMM_WORLD), MPI_SUCCESS);
+    // MPI_Pack of device data into host memory.
+    ASSERT_EQ(MPI_Pack(dev_base, count, type, got.data(), bound, &got_pos, MPI_COMM_WORLD), MPI_SUCCESS)
+        << rt.description;
+    ASSERT_EQ(got_pos, expected_pos) << rt.description;
+    ASSERT_EQ(got, expected) << "MPI_Pack of device data differs: " << rt.description << " (seed " << seed << ", case "
+                             << i << ")";
+    // A message from device data, received packed on the host.
+    std::vector<unsigned char> inbox(static_cast<size_t>(bound) + 1, 0xEE);
+    MPI_Request reqs[2];
+    ASSERT_EQ(MPI_Irecv(inbox.data(), bound, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Isend(dev_base, count, type, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    inbox.resize(static_cast<size_t>(expected_pos));
+    std::vector<unsigned char> want(expected.begin(), expected.begin() + expected_pos);
+    ASSERT_EQ(inbox, want) << "sent bytes differ: " << rt.description << " (case " << i << ")";
+    // Packed bytes received into device data (a poisoned copy), against
+    // PMPI_Unpack into the same poison on the host.
+    std::vector<unsigned char> poison(span, 0x3C);
+    CUDA_OK(cudaMemcpy(dev, poison.data(), span, cudaMemcpyHostToDevice));
+    int in = 0;
+    ASSERT_EQ(PMPI_Unpack(expected.data(), expected_pos, &in, reinterpret_cast<char*>(poison.data()) + kGuard - fp.lo,
+                          count, type, MPI_COMM_WORLD),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Irecv(dev_base, count, type, rank, i, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Isend(expected.data(), expected_pos, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    std::vector<unsigned char> back(span);
+    CUDA_OK(cudaMemcpy(back.data(), dev, span, cudaMemcpyDeviceToHost));
+    ASSERT_EQ(back, poison) << "received device bytes differ: " << rt.description << " (case " << i << ")";
+    CUDA_OK(cudaFree(dev));
+  }
+}
+
+TEST(DeviceCounters, TheInterposerMovedDeviceData) {
+  REQUIRE_GPU();
+  const strata_test::StrataCounters* c = strata_test::preload_counters();
+  ASSERT_NE(c, nullptr) << "run preloaded: the library alone cannot take device buffers";
+  EXPECT_GT(c->sends_packed, 0u);
+  EXPECT_GT(c->recvs_unpacked, 0u);
+}
+
+}  // namespace

@@ -1,0 +1,569 @@
+// The device pack/unpack kernels (portability/gpu/pack_kernels.cu) against
+// the host engine (strata::pack_host / unpack_host, itself checked against
+// a naive oracle in test_layout.cpp), byte for byte:
+//  - thousands of seeded random layouts (negative, zero and overlapping
+//    strides, odd block lengths, base and packed pointers misaligned by
+//    0..15 bytes so that every word size runs), whole and in block ranges
+//    [b0, b1), in device, managed and mapped pinned host memory;
+//  - outputs poisoned and surrounded by guard bytes, checked after copying
+//    the whole region back; inputs checked unchanged;
+//  - large layouts (64 MiB and more packed: grids beyond one resident wave),
+//    a layout with more dimensions than a kernel takes, and one with more
+//    than 2^32 blocks (the kernels' 64-bit index path).
+// Every test skips without a GPU. Replay a failing randomized run with
+// STRATA_TEST_SEED=<seed> (printed in the failure message). Under
+// compute-sanitizer set STRATA_TEST_ITERATIONS (e.g. 100): it also shrinks
+// the large cases and skips the 4 GiB one.
+#include <strata/layout.hpp>
+
+#include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/pack_device.hpp"
+#include "portability/layout/strided_index.hpp"
+
+#include <gtest/gtest.h>
+
+#if defined(STRATA_HAVE_CUDA)
+// gpu_api.hpp has no managed allocation: the test asks the runtime itself.
+#include <cuda_runtime.h>
+#define STRATA_TEST_MANAGED 1
+#else
+#define STRATA_TEST_MANAGED 0
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace gpu = strata::gpu;
+using strata::LayoutIR;
+using strata::Status;
+using strata::Stream;
+using strata::StridedBlock;
+
+using Rng = std::mt19937_64;
+using Bytes = std::vector<unsigned char>;
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return std::strtoull(v, nullptr, 0);
+}
+
+bool reduced() { return std::getenv("STRATA_TEST_ITERATIONS") != nullptr; }
+
+int64_t uniform(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+
+void fill_random(Bytes& b, Rng& rng) {
+  for (size_t i = 0; i + 8 <= b.size(); i += 8) {
+    const uint64_t w = rng();
+    std::memcpy(&b[i], &w, 8);
+  }
+  for (size_t i = b.size() / 8 * 8; i < b.size(); ++i) b[i] = static_cast<unsigned char>(rng());
+}
+
+// "" when equal, else where the first difference is.
+std::string first_difference(const Bytes& want, const Bytes& got, int64_t origin, const char* what) {
+  if (want.size() != got.size()) return "size differs";
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] != got[i]) {
+      std::ostringstream os;
+      os << what << ": first difference at " << static_cast<int64_t>(i) - origin << " (buffer index " << i
+         << "): want " << int(want[i]) << ", got " << int(got[i]);
+      return os.str();
+    }
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Memory of three kinds, addressed by kernels through `dev`.
+
+enum class Kind { device, managed, mapped };
+const char* name_of(Kind k) { return k == Kind::device ? "device" : k == Kind::managed ? "managed" : "mapped pinned"; }
+
+struct Buffer {
+  Kind kind = Kind::device;
+  void* alloc = nullptr;  // what to free
+  char* dev = nullptr;    // the pointer kernels use
+  size_t bytes = 0;
+};
+
+bool allocate(Kind kind, size_t bytes, Buffer* out) {
+  Buffer b;
+  b.kind = kind;
+  b.bytes = bytes;
+  switch (kind) {
+    case Kind::device:
+      if (gpu::malloc_device(&b.alloc, bytes) != Status::ok) return false;
+      b.dev = static_cast<char*>(b.alloc);
+      break;
+    case Kind::managed:
+#if STRATA_TEST_MANAGED
+      if (cudaMallocManaged(&b.alloc, bytes, cudaMemAttachGlobal) != cudaSuccess) return false;
+      b.dev = static_cast<char*>(b.alloc);
+      break;
+#else
+      return false;
+#endif
+    case Kind::mapped: {
+      if (gpu::malloc_pinned(&b.alloc, bytes, true) != Status::ok) return false;
+      void* d = nullptr;
+      if (gpu::mapped_device_pointer(b.alloc, &d) != Status::ok) {
+        gpu::free_pinned(b.alloc);
+        return false;
+      }
+      b.dev = static_cast<char*>(d);
+      break;
+    }
+  }
+  *out = b;
+  return true;
+}
+
+void release(Buffer& b) {
+  if (b.alloc == nullptr) return;
+  switch (b.kind) {
+    case Kind::device:
+      gpu::free_device(b.alloc);
+      break;
+    case Kind::managed:
+#if STRATA_TEST_MANAGED
+      cudaFree(b.alloc);
+#endif
+      break;
+    case Kind::mapped:
+      gpu::free_pinned(b.alloc);
+      break;
+  }
+  b = Buffer{};
+}
+
+// ---------------------------------------------------------------------------
+// Random layouts: like test_layout.cpp's generator, with alignments chosen so
+// that every word size comes up, and longer rows.
+
+LayoutIR random_ir(Rng& rng) {
+  LayoutIR ir;
+  const int64_t align = int64_t{1} << uniform(rng, 0, 4);  // 1..16
+  ir.dense_bytes = uniform(rng, 0, 3) == 0 ? uniform(rng, 1, 70) : align * uniform(rng, 1, 512 / align);
+  ir.offset = uniform(rng, 0, 3) == 0 ? uniform(rng, -100, 100) : align * uniform(rng, -8, 8);
+  const int ns = static_cast<int>(uniform(rng, 0, 5));
+  for (int k = 0; k < ns; ++k) {
+    Stream s;
+    const int64_t r = uniform(rng, 0, 99);
+    s.count = r < 3 ? 0 : r < 12 ? 1 : r < 80 ? uniform(rng, 2, 6) : uniform(rng, 7, 300);
+    const int64_t inner_span = k == 0 ? ir.dense_bytes : ir.streams.back().count * ir.streams.back().stride;
+    switch (uniform(rng, 0, 11)) {
+      case 0: s.stride = 0; break;
+      case 1: s.stride = ir.dense_bytes; break;                   // folds (when innermost)
+      case 2: s.stride = inner_span; break;                       // flattens
+      case 3: s.stride = -ir.dense_bytes; break;                  // reversed runs
+      case 4: s.stride = uniform(rng, 1, std::max<int64_t>(1, ir.dense_bytes - 1)); break;  // overlap
+      case 5: s.stride = -inner_span; break;
+      case 6: s.stride = inner_span + align * uniform(rng, 1, 8); break;  // gap
+      case 7: s.stride = 2 * ir.dense_bytes; break;              // tight
+      case 8: s.stride = align * uniform(rng, -600 / align, 600 / align); break;
+      default: {  // at least the inner span apart, either way
+        const int64_t least = (std::abs(inner_span) + align - 1) / align;
+        s.stride = (uniform(rng, 0, 1) ? 1 : -1) * align * uniform(rng, least, least + 600 / align);
+        break;
+      }
+    }
+    s.stride = std::clamp<int64_t>(s.stride, -8192, 8192);
+    ir.streams.push_back(s);
+  }
+  return ir;
+}
+
+// Shrinks the largest count until the packed bytes and the span fit.
+void fit(LayoutIR& ir, int64_t max_packed, int64_t max_span) {
+  for (;;) {
+    const StridedBlock b = strata::canonicalize(ir, 0);
+    if (b.packed_bytes() <= max_packed && b.highest_byte() - b.lowest_byte() <= max_span) return;
+    auto big = std::max_element(ir.streams.begin(), ir.streams.end(),
+                                [](const Stream& a, const Stream& c) { return a.count < c.count; });
+    if (big == ir.streams.end() || big->count <= 1) {
+      ir.dense_bytes = std::max<int64_t>(1, ir.dense_bytes / 2);
+    } else {
+      big->count = big->count * 3 / 4;
+    }
+  }
+}
+
+// Does any byte appear twice? (unpack of such a layout has no defined result)
+bool overlapping(const StridedBlock& b) {
+  if (b.empty()) return false;
+  const int64_t lo = b.lowest_byte();
+  std::vector<unsigned char> seen(static_cast<size_t>(b.highest_byte() - lo), 0);
+  const size_t nd = b.dims.size();
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t k = 0, n = b.block_count(); k < n; ++k) {
+    int64_t off = b.offset - lo;
+    for (size_t d = 0; d < nd; ++d) off += idx[d] * b.dims[d].stride;
+    for (int64_t j = 0; j < b.block; ++j) {
+      if (seen[static_cast<size_t>(off + j)]++) return true;
+    }
+    for (size_t d = 0; d < nd; ++d) {
+      if (++idx[d] < b.dims[d].count) break;
+      idx[d] = 0;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+
+constexpr int64_t kGuard = 256;    // guard bytes on each side of every region
+constexpr int64_t kPool = 3 << 20;  // per buffer in the random test
+
+class PackDevice : public ::testing::Test {
+ public:
+  void SetUp() override {
+    if (!gpu::available()) GTEST_SKIP() << "no GPU (strata::gpu::available() is false)";
+    ASSERT_EQ(gpu::stream_create(&stream_), Status::ok);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) gpu::stream_destroy(stream_);
+  }
+
+  void to_device(char* dst, const Bytes& src) {
+    ASSERT_EQ(gpu::memcpy_async(dst, src.data(), src.size(), stream_), Status::ok);
+    ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+  }
+  void to_host(Bytes& dst, const char* src) {
+    ASSERT_EQ(gpu::memcpy_async(dst.data(), src, dst.size(), stream_), Status::ok);
+    ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+  }
+
+  gpu::Stream stream_ = nullptr;
+};
+
+// One layout, one pair of buffers: pack [b0, b1) and compare; unpack the
+// same range of random packed bytes into a poisoned destination and compare.
+struct Case {
+  StridedBlock layout;
+  int64_t b0 = 0, b1 = -1;
+  int64_t src_misalign = 0, packed_misalign = 0;
+  bool unpack = true;
+};
+
+// Checks `c` with src/packed regions at the start of `src_buf`/`packed_buf`.
+// Returns a description of the first mismatch ("" when all is well).
+void check_case(PackDevice* t, const Case& c, Buffer& src_buf, Buffer& packed_buf, Rng& rng, std::string* error) {
+  const StridedBlock& b = c.layout;
+  const int64_t lo = b.lowest_byte();
+  const int64_t span = b.highest_byte() - lo;
+  const int64_t nblocks = b.block_count();
+  const int64_t b1 = c.b1 < 0 ? nblocks : c.b1;
+  const int64_t packed_len = (b1 - c.b0) * b.block;
+  const size_t src_region = static_cast<size_t>(span + 2 * kGuard + 16);
+  const size_t packed_region = static_cast<size_t>(packed_len + 2 * kGuard + 16);
+  if (src_region > src_buf.bytes || packed_region > packed_buf.bytes) {
+    *error = "test bug: region larger than its buffer";
+    return;
+  }
+  // base + lo is the lowest byte touched: kGuard + misalign into the region.
+  const int64_t src_origin = kGuard + c.src_misalign;
+  char* base = src_buf.dev + src_origin - lo;
+  char* packed = packed_buf.dev + kGuard + c.packed_misalign;
+
+  // --- pack ---
+  Bytes src(src_region);
+  fill_random(src, rng);
+  Bytes out(packed_region);
+  const unsigned char poison = static_cast<unsigned char>(rng());
+  std::fill(out.begin(), out.end(), poison);
+  t->to_device(src_buf.dev, src);
+  t->to_device(packed_buf.dev, out);
+  Bytes want = out;
+  strata::pack_host(b, src.data() + src_origin - lo, want.data() + kGuard + c.packed_misalign, c.b0 * b.block,
+                    b1 * b.block);
+  const Status st = gpu::pack_async(b, base, packed, t->stream_, c.b0, c.b1);
+  if (st != Status::ok) {
+    *error = std::string("pack_async: ") + strata::to_string(st);
+    return;
+  }
+  if (gpu::stream_synchronize(t->stream_) != Status::ok) {
+    *error = "pack: stream_synchronize failed";
+    return;
+  }
+  Bytes got(packed_region);
+  t->to_host(got, packed_buf.dev);
+  *error = first_difference(want, got, kGuard + c.packed_misalign, "pack output (index relative to packed)");
+  if (!error->empty()) return;
+  Bytes src_after(src_region);
+  t->to_host(src_after, src_buf.dev);
+  if (src_after != src) {
+    *error = "pack wrote into its source";
+    return;
+  }
+  if (!c.unpack) return;
+
+  // --- unpack the same range of random packed bytes ---
+  Bytes pk(packed_region);
+  fill_random(pk, rng);
+  Bytes dst(src_region);
+  const unsigned char poison2 = static_cast<unsigned char>(rng());
+  std::fill(dst.begin(), dst.end(), poison2);
+  t->to_device(packed_buf.dev, pk);
+  t->to_device(src_buf.dev, dst);
+  Bytes want_dst = dst;
+  strata::unpack_host(b, pk.data() + kGuard + c.packed_misalign, want_dst.data() + src_origin - lo, c.b0 * b.block,
+                      b1 * b.block);
+  const Status su = gpu::unpack_async(b, packed, base, t->stream_, c.b0, c.b1);
+  if (su != Status::ok) {
+    *error = std::string("unpack_async: ") + strata::to_string(su);
+    return;
+  }
+  if (gpu::stream_synchronize(t->stream_) != Status::ok) {
+    *error = "unpack: stream_synchronize failed";
+    return;
+  }
+  Bytes got_dst(src_region);
+  t->to_host(got_dst, src_buf.dev);
+  *error = first_difference(want_dst, got_dst, src_origin,
+                            "unpack destination (index relative to the lowest byte of the layout)");
+  if (!error->empty()) return;
+  Bytes pk_after(packed_region);
+  t->to_host(pk_after, packed_buf.dev);
+  if (pk_after != pk) *error = "unpack wrote into its packed input";
+}
+
+std::string describe(const Case& c, const Buffer& s, const Buffer& p) {
+  std::ostringstream os;
+  os << c.layout.to_string() << " blocks [" << c.b0 << ", " << c.b1 << ") base misaligned by " << c.src_misalign
+     << ", packed by " << c.packed_misalign << "; user buffer " << name_of(s.kind) << ", packed " << name_of(p.kind);
+  return os.str();
+}
+
+TEST_F(PackDevice, RandomLayoutsMatchHostEngine) {
+  const uint64_t seed = env_u64("STRATA_TEST_SEED", 0xDE71CEull);
+  const int iterations = static_cast<int>(env_u64("STRATA_TEST_ITERATIONS", 3000));
+  Rng rng(seed);
+  std::vector<Kind> kinds = {Kind::device, Kind::mapped};
+  if (STRATA_TEST_MANAGED) kinds.push_back(Kind::managed);
+  std::vector<Buffer> user(kinds.size()), packed(kinds.size());
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    ASSERT_TRUE(allocate(kinds[k], kPool, &user[k])) << name_of(kinds[k]);
+    ASSERT_TRUE(allocate(kinds[k], kPool, &packed[k])) << name_of(kinds[k]);
+  }
+  gpu::DeviceProperties props;
+  int device = 0;
+  ASSERT_EQ(gpu::get_device(&device), Status::ok);
+  ASSERT_EQ(gpu::properties(device, &props), Status::ok);
+
+  int per_word[17] = {};
+  int partial = 0, unpacked = 0, segmented = 0, multi_dim = 0;
+  for (int it = 0; it < iterations; ++it) {
+    LayoutIR ir = random_ir(rng);
+    fit(ir, 256 << 10, kPool - 2 * kGuard - 32);
+    Case c;
+    c.layout = strata::canonicalize(ir, 0);
+    if (c.layout.empty()) continue;
+    const int64_t n = c.layout.block_count();
+    switch (uniform(rng, 0, 3)) {
+      case 0: c.b0 = 0; c.b1 = -1; break;
+      case 1: c.b0 = uniform(rng, 0, n); c.b1 = uniform(rng, c.b0, n); break;
+      case 2: c.b0 = uniform(rng, 0, n); c.b1 = -1; break;
+      default: c.b0 = 0; c.b1 = uniform(rng, 0, n); break;
+    }
+    c.src_misalign = uniform(rng, 0, 1) ? 0 : uniform(rng, 1, 15);
+    c.packed_misalign = uniform(rng, 0, 1) ? 0 : uniform(rng, 1, 15);
+    c.unpack = !overlapping(c.layout);
+    const size_t ks = static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(kinds.size()) - 1));
+    const size_t kp = static_cast<size_t>(uniform(rng, 0, static_cast<int64_t>(kinds.size()) - 1));
+    SCOPED_TRACE("replay: STRATA_TEST_SEED=" + std::to_string(seed) + " (case " + std::to_string(it) + ") " +
+                 describe(c, user[ks], packed[kp]));
+    // What the kernels will run (for the coverage counts below).
+    const int64_t lo = c.layout.lowest_byte();
+    const gpu::LaunchPlan plan =
+        gpu::plan_launch(c.layout, user[ks].dev + kGuard + c.src_misalign - lo,
+                         packed[kp].dev + kGuard + c.packed_misalign, n, props);
+    ++per_word[plan.word];
+    partial += (c.b0 != 0 || (c.b1 >= 0 && c.b1 != n)) ? 1 : 0;
+    unpacked += c.unpack ? 1 : 0;
+    segmented += plan.words_per_block > plan.threads[0] ? 1 : 0;
+    multi_dim += c.layout.dims.size() >= 2 ? 1 : 0;
+    std::string error;
+    check_case(this, c, user[ks], packed[kp], rng, &error);
+    ASSERT_EQ(error, "");
+  }
+  for (size_t k = 0; k < kinds.size(); ++k) {
+    release(user[k]);
+    release(packed[k]);
+  }
+  if (iterations >= 1000) {
+    for (int w : {1, 2, 4, 8, 16}) EXPECT_GT(per_word[w], iterations / 100) << "word " << w << " rarely exercised";
+    EXPECT_GT(partial, iterations / 4);
+    EXPECT_GT(unpacked, iterations / 3);
+    EXPECT_GT(multi_dim, iterations / 10);
+    EXPECT_GT(segmented, 0) << "no block longer than one CTA row";
+  }
+}
+
+// Large layouts: grids beyond one resident wave, whole and in block ranges.
+TEST_F(PackDevice, LargeLayouts) {
+  const bool small = reduced();
+  struct Large {
+    int64_t offset, block;
+    std::vector<Stream> dims;
+    int64_t misalign;
+  };
+  const int64_t mib = int64_t{1} << 20;
+  std::vector<Large> cases = {
+      {0, 4, {{16 * mib, 8}}, 0},                     // 64 MiB of 4-B blocks, tight stride
+      {0, 8, {{8 * mib + 3, 40}}, 0},                 // 64 MiB of 8-B blocks at stride 40
+      {16, 48, {{512, 96}, {2800, 512 * 96 + 32}}, 4},  // subarray of 48-B blocks, 4-B aligned, ~66 MiB
+      {0, 256, {{300000, -512}}, 0},                  // 73 MiB of 256-B blocks, negative stride
+      {0, 80 * mib + 5, {}, 1},                       // contiguous, 1-B words, many segments
+  };
+  if (small) {  // under compute-sanitizer: same shapes, a few MiB
+    cases = {{0, 4, {{mib, 8}}, 0},
+             {0, 8, {{mib / 2 + 3, 40}}, 0},
+             {16, 48, {{512, 96}, {60, 512 * 96 + 32}}, 4},
+             {0, 256, {{20000, -512}}, 0},
+             {0, 3 * mib + 5, {}, 1}};
+  }
+  Rng rng(env_u64("STRATA_TEST_SEED", 0xDE71CEull));
+  for (const Large& l : cases) {
+    Case c;
+    c.layout.offset = l.offset;
+    c.layout.block = l.block;
+    c.layout.dims = l.dims;
+    c.src_misalign = l.misalign;
+    const int64_t n = c.layout.block_count();
+    const int64_t span = c.layout.highest_byte() - c.layout.lowest_byte();
+    Buffer user, packed;
+    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
+    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(c.layout.packed_bytes() + 2 * kGuard + 32), &packed));
+    const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, -1}, {n / 3, n - n / 5}, {1, n}};
+    for (const auto& [b0, b1] : ranges) {
+      c.b0 = b0;
+      c.b1 = b1;
+      c.packed_misalign = b0 == 1 ? 8 : 0;
+      SCOPED_TRACE(describe(c, user, packed));
+      std::string error;
+      check_case(this, c, user, packed, rng, &error);
+      EXPECT_EQ(error, "");
+    }
+    release(user);
+    release(packed);
+  }
+}
+
+// More outer dimensions than the kernels take: the launcher splits them.
+TEST_F(PackDevice, MoreDimensionsThanAKernelTakes) {
+  constexpr int kMax = strata::detail::StridedIndex::kMaxDims;
+  StridedBlock b;
+  b.offset = 24;
+  b.block = 12;
+  int64_t stride = 16;
+  for (int d = 0; d < kMax + 3; ++d) {
+    b.dims.push_back({2, d % 3 == 2 ? -stride : stride});
+    stride = stride * 2 + 16;
+  }
+  ASSERT_EQ(b, strata::canonicalize(LayoutIR{b.offset, b.block, b.dims}, 0)) << "test bug: not canonical";
+  const int64_t n = b.block_count();
+  const int64_t sub = int64_t{1} << kMax;
+  Buffer user, packed;
+  const int64_t span = b.highest_byte() - b.lowest_byte();
+  ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
+  ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(b.packed_bytes() + 2 * kGuard + 32), &packed));
+  Rng rng(env_u64("STRATA_TEST_SEED", 0xDE71CEull));
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {
+      {0, -1}, {sub - 3, sub + 5}, {sub, 3 * sub}, {5, n - 7}, {2 * sub + 1, 2 * sub + 2}, {n - 1, n}};
+  for (const auto& [b0, b1] : ranges) {
+    Case c;
+    c.layout = b;
+    c.b0 = b0;
+    c.b1 = b1;
+    c.src_misalign = 4;
+    SCOPED_TRACE(describe(c, user, packed));
+    std::string error;
+    check_case(this, c, user, packed, rng, &error);
+    EXPECT_EQ(error, "");
+  }
+  release(user);
+  release(packed);
+}
+
+// More than 2^32 blocks: the kernels' 64-bit index path (a zero inner stride
+// keeps the source tiny; the packed output is 4 GiB).
+TEST_F(PackDevice, MoreThan2To32Blocks) {
+  if (reduced()) GTEST_SKIP() << "4 GiB case skipped when STRATA_TEST_ITERATIONS is set";
+  const int64_t inner = 65536, outer = 65536 + 64;
+  StridedBlock b;
+  b.block = 1;
+  b.dims = {{inner, 0}, {outer, 1}};
+  const int64_t n = b.block_count();
+  ASSERT_GT(n, int64_t{1} << 32);
+  Buffer user, packed;
+  ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(outer), &user));
+  if (!allocate(Kind::device, static_cast<size_t>(n), &packed)) {
+    release(user);
+    GTEST_SKIP() << "cannot allocate " << n << " bytes of device memory";
+  }
+  Rng rng(env_u64("STRATA_TEST_SEED", 0xDE71CEull));
+  Bytes src(static_cast<size_t>(outer));
+  fill_random(src, rng);
+  to_device(user.dev, src);
+  ASSERT_EQ(gpu::memset_async(packed.dev, 0, static_cast<size_t>(n), stream_), Status::ok);
+  // Blocks [b0, n): byte k of the output is src[(b0 + k) / inner].
+  const int64_t b0 = 12345;
+  ASSERT_EQ(gpu::pack_async(b, user.dev, packed.dev, stream_, b0, -1), Status::ok);
+  ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+  const int64_t chunk = int64_t{256} << 20;
+  Bytes got(static_cast<size_t>(chunk));
+  for (int64_t at = 0; at < n - b0; at += chunk) {
+    const int64_t len = std::min(chunk, n - b0 - at);
+    got.resize(static_cast<size_t>(len));
+    to_host(got, packed.dev + at);
+    // Runs of `inner` equal bytes: block p holds src[p / inner].
+    for (int64_t k = 0; k < len;) {
+      const int64_t p = b0 + at + k;
+      const int64_t run = std::min(len - k, inner - p % inner);
+      const unsigned char want = src[static_cast<size_t>(p / inner)];
+      const auto first = got.begin() + k;
+      const auto bad = std::find_if(first, first + run, [want](unsigned char v) { return v != want; });
+      ASSERT_TRUE(bad == first + run) << "packed byte " << at + (bad - got.begin()) << ": want " << int(want)
+                                      << ", got " << int(*bad);
+      k += run;
+    }
+  }
+  release(user);
+  release(packed);
+}
+
+TEST_F(PackDevice, EmptyLayoutsAndRangesAreNoOps) {
+  Buffer packed;
+  ASSERT_TRUE(allocate(Kind::device, 4096, &packed));
+  const Bytes poison(4096, 0xA5);
+  to_device(packed.dev, poison);
+  StridedBlock empty;
+  EXPECT_EQ(gpu::pack_async(empty, nullptr, packed.dev, stream_), Status::ok);
+  EXPECT_EQ(gpu::unpack_async(empty, packed.dev, nullptr, stream_), Status::ok);
+  StridedBlock b;
+  b.block = 8;
+  b.dims = {{16, 64}};
+  // Zero-block ranges touch nothing (the user pointer is never read).
+  EXPECT_EQ(gpu::pack_async(b, reinterpret_cast<void*>(64), packed.dev, stream_, 5, 5), Status::ok);
+  EXPECT_EQ(gpu::unpack_async(b, packed.dev, reinterpret_cast<void*>(64), stream_, 16, 16), Status::ok);
+  // Ranges outside the layout are refused.
+  EXPECT_EQ(gpu::pack_async(b, packed.dev, packed.dev, stream_, 3, 2), Status::invalid_argument);
+  EXPECT_EQ(gpu::pack_async(b, packed.dev, packed.dev, stream_, 0, 17), Status::invalid_argument);
+  EXPECT_EQ(gpu::pack_async(b, packed.dev, packed.dev, stream_, -1, 4), Status::invalid_argument);
+  ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+  Bytes got(4096);
+  to_host(got, packed.dev);
+  EXPECT_TRUE(got == poison);
+  release(packed);
+}
+
+}  // namespace

@@ -1,0 +1,338 @@
+// The launch plan of the device pack kernels (portability/gpu/pack_plan.cpp),
+// host only: the word size against a brute-force alignment of every block
+// start, the block shape and grid within the device's limits, and the
+// host-side split of layouts with more dimensions than a kernel takes.
+//
+// Replay a failing randomized run with STRATA_TEST_SEED=<seed> (printed in
+// the failure message); STRATA_TEST_ITERATIONS changes the number of cases.
+#include <strata/layout.hpp>
+
+#include "portability/gpu/pack_device.hpp"
+#include "portability/layout/strided_index.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using strata::Stream;
+using strata::StridedBlock;
+using strata::gpu::DeviceProperties;
+using strata::gpu::LaunchPlan;
+using strata::gpu::plan_launch;
+
+constexpr int kMaxDims = strata::detail::StridedIndex::kMaxDims;
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  return std::strtoull(v, nullptr, 0);
+}
+
+DeviceProperties h200() {
+  DeviceProperties p;
+  p.name = "test H200";
+  p.sm_count = 132;
+  p.warp_size = 32;
+  p.max_threads_per_block = 1024;
+  p.max_grid[0] = 2147483647;
+  p.max_grid[1] = 65535;
+  p.max_grid[2] = 65535;
+  return p;
+}
+
+DeviceProperties mi250x_gcd() {
+  DeviceProperties p;
+  p.name = "test MI250X GCD";
+  p.sm_count = 110;
+  p.warp_size = 64;
+  p.max_threads_per_block = 1024;
+  p.max_grid[0] = 2147483647;
+  p.max_grid[1] = 2147483647;
+  p.max_grid[2] = 2147483647;
+  return p;
+}
+
+// An address with the given residue modulo 64 (no memory behind it).
+const void* addr(uintptr_t residue) { return reinterpret_cast<const void*>(uintptr_t{0x7f0000000000} + residue); }
+
+bool divides(int64_t w, uint64_t v) { return v % static_cast<uint64_t>(w) == 0; }
+
+// The start address of every block, by a plain odometer (small layouts).
+std::vector<uint64_t> block_starts(const StridedBlock& b, const void* base) {
+  std::vector<uint64_t> out;
+  const size_t nd = b.dims.size();
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t n = b.block_count();
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = b.offset;
+    for (size_t d = 0; d < nd; ++d) off += idx[d] * b.dims[d].stride;
+    out.push_back(reinterpret_cast<uintptr_t>(base) + static_cast<uint64_t>(off));
+    for (size_t d = 0; d < nd; ++d) {
+      if (++idx[d] < b.dims[d].count) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// The word the plan must choose: the largest of 16, 8, 4, 2, 1 dividing the
+// block length, the packed pointer and every block start.
+int brute_force_word(const StridedBlock& b, const void* base, const void* packed) {
+  const std::vector<uint64_t> starts = block_starts(b, base);
+  for (int w : {16, 8, 4, 2}) {
+    bool ok = divides(w, static_cast<uint64_t>(b.block)) && divides(w, reinterpret_cast<uintptr_t>(packed));
+    for (uint64_t s : starts) ok = ok && divides(w, s);
+    if (ok) return w;
+  }
+  return 1;
+}
+
+// Shape and grid invariants of any plan.
+void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, const DeviceProperties& props) {
+  SCOPED_TRACE(b.to_string() + " blocks " + std::to_string(blocks));
+  ASSERT_TRUE(p.word == 1 || p.word == 2 || p.word == 4 || p.word == 8 || p.word == 16) << p.word;
+  ASSERT_GT(b.block, 0);
+  EXPECT_EQ(p.words_per_block * p.word, b.block);
+  const int x = p.threads[0], y = p.threads[1];
+  EXPECT_GE(x, 1);
+  EXPECT_EQ(x & (x - 1), 0) << "threads.x must be a power of two: " << x;
+  EXPECT_LE(x, 256);
+  const int cap = std::min(256, props.max_threads_per_block);
+  EXPECT_TRUE(x >= p.words_per_block || x == cap) << "x " << x << " words " << p.words_per_block;
+  EXPECT_LT(x / 2, std::max<int64_t>(1, p.words_per_block)) << "x larger than needed";
+  EXPECT_GE(y, 1);
+  EXPECT_EQ(p.threads[2], 1);
+  EXPECT_LE(int64_t{x} * y, 256);
+  EXPECT_LE(int64_t{x} * y, props.max_threads_per_block);
+  EXPECT_EQ(int64_t{x} * y, std::min(256, props.max_threads_per_block)) << "CTA not filled";
+  if (blocks <= 0) {
+    EXPECT_EQ(p.launches, 0);
+    return;
+  }
+  EXPECT_GE(p.grid[0], 1);
+  EXPECT_EQ(p.grid[1], 1);
+  EXPECT_EQ(p.grid[2], 1);
+  EXPECT_LE(p.grid[0], props.max_grid[0]);
+  if (props.sm_count > 0) {
+    EXPECT_LE(p.grid[0], int64_t{props.sm_count} * 2048 / (int64_t{x} * y)) << "more than one resident wave";
+  }
+  // Small jobs are covered by the grid without striding: one item per row.
+  int64_t per_launch = blocks;
+  if (static_cast<int>(b.dims.size()) > kMaxDims) {
+    int64_t sub = 1;
+    for (int d = 0; d < kMaxDims; ++d) sub *= b.dims[static_cast<size_t>(d)].count;
+    per_launch = std::min(blocks, sub);
+  }
+  const int64_t segments = (p.words_per_block + x - 1) / x;
+  const int64_t items = per_launch * segments;
+  const int64_t rows_needed = (items + y - 1) / y;
+  if (props.sm_count > 0 && rows_needed <= int64_t{props.sm_count} * 2048 / (int64_t{x} * y)) {
+    EXPECT_EQ(p.grid[0], rows_needed);
+  }
+}
+
+TEST(PackPlan, WordFollowsBlockLengthAndAlignment) {
+  const DeviceProperties props = h200();
+  struct Case {
+    int64_t block;
+    uintptr_t base, packed;
+    int64_t offset;
+    std::vector<Stream> dims;
+    int word;
+  };
+  const std::vector<Case> cases = {
+      {16, 0, 0, 0, {{100, 512}}, 16},
+      {24, 0, 0, 0, {{100, 512}}, 8},     // 24-B blocks, 8-B aligned: 3 words of 8
+      {24, 8, 0, 0, {{100, 512}}, 8},
+      {24, 4, 0, 0, {{100, 512}}, 4},
+      {32, 0, 8, 0, {{100, 512}}, 8},     // packed pointer 8-B aligned
+      {32, 0, 0, 0, {{100, 520}}, 8},     // stride 8-B aligned
+      {32, 0, 0, 0, {{100, -520}}, 8},    // negative stride
+      {32, 0, 0, 0, {{100, -512}}, 16},
+      {32, 0, 0, 2, {{100, 512}}, 2},     // offset
+      {32, 0, 0, -16, {{100, 512}}, 16},  // negative offset
+      {64, 0, 0, 0, {{4, 0}}, 16},        // zero stride adds nothing
+      {64, 0, 0, 0, {{4, 512}, {3, 0}}, 16},
+      {64, 0, 0, 0, {{4, 512}, {3, 1}}, 1},
+      {1, 0, 0, 0, {{100, 512}}, 1},
+      {3, 0, 0, 0, {{100, 512}}, 1},
+      {2, 0, 0, 0, {{100, 512}}, 2},
+      {6, 0, 0, 0, {{100, 512}}, 2},
+      {12, 0, 0, 0, {{100, 512}}, 4},
+      {48, 0, 0, 0, {{100, 1024}}, 16},
+      {4096, 0, 0, 0, {}, 16},            // contiguous
+      {4097, 0, 0, 0, {}, 1},
+      {4096, 15, 0, 0, {}, 1},            // misaligned contiguous
+      {8, 0, 0, 0, {{2, 1 << 20}, {3, 24}, {5, -40}}, 8},
+  };
+  for (const Case& c : cases) {
+    StridedBlock b;
+    b.offset = c.offset;
+    b.block = c.block;
+    b.dims = c.dims;
+    const LaunchPlan p = plan_launch(b, addr(c.base), addr(c.packed), b.block_count(), props);
+    EXPECT_EQ(p.word, c.word) << b.to_string() << " base+" << c.base << " packed+" << c.packed;
+    EXPECT_EQ(p.word, brute_force_word(b, addr(c.base), addr(c.packed))) << b.to_string();
+    expect_valid(p, b, b.block_count(), props);
+  }
+}
+
+TEST(PackPlan, RandomLayoutsMatchBruteForce) {
+  const uint64_t seed = env_u64("STRATA_TEST_SEED", 0xD1CEu);
+  const int iterations = static_cast<int>(env_u64("STRATA_TEST_ITERATIONS", 20000));
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int per_word[17] = {};
+  for (int it = 0; it < iterations; ++it) {
+    SCOPED_TRACE("replay: STRATA_TEST_SEED=" + std::to_string(seed) + " (case " + std::to_string(it) + ")");
+    const int64_t align = int64_t{1} << pick(0, 5);  // 1..32
+    StridedBlock b;
+    b.block = pick(0, 3) == 0 ? pick(1, 600) : align * pick(1, 40);
+    b.offset = pick(0, 2) == 0 ? pick(-100, 100) : align * pick(-10, 10);
+    const int nd = static_cast<int>(pick(0, 4));
+    for (int d = 0; d < nd; ++d) {
+      Stream s;
+      s.count = pick(1, 6);
+      switch (pick(0, 4)) {
+        case 0: s.stride = 0; break;
+        case 1: s.stride = pick(-700, 700); break;
+        default: s.stride = align * pick(-64, 64); break;
+      }
+      b.dims.push_back(s);
+    }
+    const void* base = addr(static_cast<uintptr_t>(pick(0, 3) == 0 ? pick(0, 63) : align * pick(0, 4)));
+    const void* packed = addr(static_cast<uintptr_t>(pick(0, 3) == 0 ? pick(0, 63) : 16 * pick(0, 4)));
+    const int64_t n = b.block_count();
+    const int64_t blocks = pick(0, 4) == 0 ? pick(0, n) : n;
+    const DeviceProperties props = pick(0, 1) ? h200() : mi250x_gcd();
+    const LaunchPlan p = plan_launch(b, base, packed, blocks, props);
+    ASSERT_EQ(p.word, brute_force_word(b, base, packed)) << b.to_string();
+    ++per_word[p.word];
+    expect_valid(p, b, blocks, props);
+    if (testing::Test::HasFailure()) break;
+  }
+  if (iterations >= 1000) {
+    for (int w : {1, 2, 4, 8, 16}) EXPECT_GT(per_word[w], iterations / 50) << "word " << w << " rarely chosen";
+  }
+}
+
+TEST(PackPlan, BlockShapes) {
+  const DeviceProperties props = h200();
+  struct Case {
+    int64_t block;
+    int x, y;
+  };
+  // Aligned blocks, 16-B words where the length allows.
+  const std::vector<Case> cases = {
+      {1, 1, 256},   {4, 1, 256},   {8, 1, 256},   {16, 1, 256},  {24, 4, 64},   {32, 2, 128},
+      {48, 4, 64},   {64, 4, 64},   {128, 8, 32},  {256, 16, 16}, {512, 32, 8},  {4096, 256, 1},
+      {8192, 256, 1}, {1 << 20, 256, 1},
+  };
+  for (const Case& c : cases) {
+    StridedBlock b;
+    b.block = c.block;
+    b.dims = {{1000, 2 * ((c.block + 15) / 16) * 16}};
+    const LaunchPlan p = plan_launch(b, addr(0), addr(0), b.block_count(), props);
+    EXPECT_EQ(p.threads[0], c.x) << b.to_string();
+    EXPECT_EQ(p.threads[1], c.y) << b.to_string();
+    expect_valid(p, b, b.block_count(), props);
+  }
+  // A device that takes fewer threads per CTA.
+  DeviceProperties small = props;
+  small.max_threads_per_block = 64;
+  StridedBlock b;
+  b.block = 8192;
+  b.dims = {{10, 16384}};
+  LaunchPlan p = plan_launch(b, addr(0), addr(0), 10, small);
+  EXPECT_EQ(p.threads[0], 64);
+  EXPECT_EQ(p.threads[1], 1);
+  expect_valid(p, b, 10, small);
+  b.block = 4;
+  p = plan_launch(b, addr(0), addr(0), 10, small);
+  EXPECT_EQ(p.threads[0], 1);
+  EXPECT_EQ(p.threads[1], 64);
+}
+
+TEST(PackPlan, GridWithinLimits) {
+  DeviceProperties props = h200();
+  StridedBlock b;
+  b.block = 4;
+  b.dims = {{int64_t{1} << 26, 8}};  // 64M blocks: far beyond one wave
+  LaunchPlan p = plan_launch(b, addr(0), addr(0), b.block_count(), props);
+  EXPECT_EQ(p.grid[0], 132 * 8) << "one resident wave of 8 CTAs per multiprocessor";
+  expect_valid(p, b, b.block_count(), props);
+
+  // A few blocks: one row of the CTA per block, no more CTAs than needed.
+  p = plan_launch(b, addr(0), addr(0), 300, props);
+  EXPECT_EQ(p.grid[0], 2);
+  p = plan_launch(b, addr(0), addr(0), 1, props);
+  EXPECT_EQ(p.grid[0], 1);
+
+  // A contiguous 256 MiB block: segments of 256 words over the whole grid.
+  StridedBlock dense;
+  dense.block = int64_t{256} << 20;
+  p = plan_launch(dense, addr(0), addr(0), 1, props);
+  EXPECT_EQ(p.word, 16);
+  EXPECT_EQ(p.threads[0], 256);
+  EXPECT_EQ(p.grid[0], 132 * 8);
+  expect_valid(p, dense, 1, props);
+
+  // The device's own grid limit wins.
+  props.max_grid[0] = 100;
+  p = plan_launch(b, addr(0), addr(0), b.block_count(), props);
+  EXPECT_EQ(p.grid[0], 100);
+  // Unknown multiprocessor count: a fixed cap, still within the limit.
+  props = h200();
+  props.sm_count = 0;
+  p = plan_launch(b, addr(0), addr(0), b.block_count(), props);
+  EXPECT_GE(p.grid[0], 1);
+  EXPECT_LE(p.grid[0], props.max_grid[0]);
+}
+
+TEST(PackPlan, EmptyAndZeroBlocks) {
+  const DeviceProperties props = h200();
+  StridedBlock empty;
+  LaunchPlan p = plan_launch(empty, addr(0), addr(0), 0, props);
+  EXPECT_EQ(p.launches, 0);
+  EXPECT_EQ(p.words_per_block, 0);
+  StridedBlock b;
+  b.block = 8;
+  b.dims = {{10, 64}};
+  p = plan_launch(b, addr(0), addr(0), 0, props);
+  EXPECT_EQ(p.launches, 0);
+  EXPECT_EQ(p.grid[0], 0);
+  EXPECT_EQ(p.word, 8);
+}
+
+TEST(PackPlan, MoreDimensionsThanAKernelTakes) {
+  const DeviceProperties props = h200();
+  StridedBlock b;
+  b.block = 4;
+  int64_t stride = 8;
+  for (int d = 0; d < kMaxDims + 2; ++d) {
+    b.dims.push_back({2, stride});
+    stride = stride * 2 + 8;  // never foldable or flattenable
+  }
+  const int64_t n = b.block_count();
+  ASSERT_EQ(n, int64_t{1} << (kMaxDims + 2));
+  LaunchPlan p = plan_launch(b, addr(0), addr(0), n, props);
+  EXPECT_EQ(p.launches, 4) << "one launch per sub-block of the inner kMaxDims dimensions";
+  expect_valid(p, b, n, props);
+  p = plan_launch(b, addr(0), addr(0), (int64_t{1} << kMaxDims) + 1, props);
+  EXPECT_EQ(p.launches, 2);
+  p = plan_launch(b, addr(0), addr(0), 5, props);
+  EXPECT_EQ(p.launches, 1);
+
+  b.dims.resize(kMaxDims);
+  p = plan_launch(b, addr(0), addr(0), b.block_count(), props);
+  EXPECT_EQ(p.launches, 1) << "exactly kMaxDims dimensions fit one launch";
+}
+
+}  // namespace
