@@ -173,20 +173,23 @@ TEST(DeviceAllToAll, AlltoallvVector) {
   const TypeCase& c = strata_test::type_cases()[0];
   const int rank = strata_test::world_rank(), size = strata_test::world_size();
   MPI_Datatype type = c.build();
-  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
+  // I send 1 + (peer % 2) elements to each peer, so every peer sends me
+  // 1 + (rank % 2).
+  std::vector<int> counts(static_cast<size_t>(size)), rcounts(static_cast<size_t>(size), 1 + (rank % 2)),
+      displs(static_cast<size_t>(size));
   for (int i = 0; i < size; ++i) {
     counts[static_cast<size_t>(i)] = 1 + (i % 2);
     displs[static_cast<size_t>(i)] = 3 * i;
   }
   DeviceInts send(strata_test::filled_buffer(c, 3 * size, rank));
   DeviceInts recv(strata_test::poisoned_buffer(c, 3 * size));
-  ASSERT_EQ(MPI_Alltoallv(send.ptr, counts.data(), displs.data(), type, recv.ptr, counts.data(), displs.data(), type,
+  ASSERT_EQ(MPI_Alltoallv(send.ptr, counts.data(), displs.data(), type, recv.ptr, rcounts.data(), displs.data(), type,
                           MPI_COMM_WORLD),
             MPI_SUCCESS);
-  // Peer j sent me (rank) counts[rank] elements from its displacement 3*rank.
+  // Peer j sent me (rank) 1 + (rank % 2) elements from its displacement 3*rank.
   std::vector<int> got = recv.to_host();
   for (int j = 0; j < size; ++j) {
-    for (int e = 0; e < counts[static_cast<size_t>(rank)]; ++e) {
+    for (int e = 0; e < rcounts[static_cast<size_t>(j)]; ++e) {
       for (long off : c.offsets) {
         const long pos = (3 * j + e) * c.extent_ints + off;
         const long spos = (3 * rank + e) * c.extent_ints + off;
@@ -222,7 +225,8 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
     char* host_base = reinterpret_cast<char*>(host.data()) + kGuard - fp.lo;
     int bound = 0;
     PMPI_Pack_size(count, type, MPI_COMM_WORLD, &bound);
-    std::vector<unsigned char> expected(static_cast<size_t>(bound) + 1), got(static_cast<size_t>(bound) + 1, 0xEE);
+    // Both outputs poisoned alike: the bytes past the packed ones must stay so.
+    std::vector<unsigned char> expected(static_cast<size_t>(bound) + 1, 0xEE), got(static_cast<size_t>(bound) + 1, 0xEE);
     int expected_pos = 0, got_pos = 0;
     ASSERT_EQ(PMPI_Pack(host_base, count, type, expected.data(), bound, &expected_pos, MPI_COMM_WORLD), MPI_SUCCESS);
     // MPI_Pack of device data into host memory.
