@@ -48,9 +48,10 @@ double log2_of(int64_t v) { return std::log2(static_cast<double>(std::max<int64_
 const char* to_string(Method method) { return kNames[static_cast<int>(method)]; }
 
 DeviceModel DeviceModel::builtin() {
-  DeviceModel m;
-  m.source = "built-in";
-  return m;
+  Result<DeviceModel> m = from_json(reference_device_model_json());
+  DeviceModel model = m ? std::move(m).value() : DeviceModel{};
+  model.source = "built-in";
+  return model;
 }
 
 Result<DeviceModel> DeviceModel::from_json(const std::string& text) noexcept {

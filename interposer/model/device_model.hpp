@@ -27,9 +27,10 @@ struct DeviceSample {
 
 class DeviceModel {
  public:
-  // Without measurements: ONE_SHOT up to 256 KiB, STAGED above (DEVICE
-  // above that when the MPI is GPU-aware): a mapped-memory kernel wins while
-  // launch and copy latencies dominate, the copy engines win on bandwidth.
+  // The reference run (reference_device_model.json, embedded at build time:
+  // strata-measure on an H200 machine, one GPU per rank). Where it has no
+  // figures for a method, the rule of thumb: ONE_SHOT up to 256 KiB, STAGED
+  // above (DEVICE above that when the MPI is GPU-aware).
   static DeviceModel builtin();
   // The "device" section of a model.json; malformed input: invalid_argument.
   static Result<DeviceModel> from_json(const std::string& text) noexcept;
@@ -46,6 +47,9 @@ class DeviceModel {
 };
 
 const DeviceModel& device_model();
+
+// The reference model's JSON, embedded at build time.
+const char* reference_device_model_json();
 
 // STRATA_METHOD (device|oneshot|staged|auto) over the model. DEVICE needs a
 // GPU-aware MPI: forced on one that is not, STAGED is used (said once).

@@ -3,6 +3,7 @@
 // staging buffer. See pending.hpp for why entries are taken out of the table
 // around the library call.
 #include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/point_to_point.hpp"
 
@@ -29,14 +30,16 @@ class Taken {
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
       if (std::optional<PendingOp> op = pending().take(requests[i])) {
-        items_.push_back({i, requests[i], std::move(*op)});
+        items_.push_back({i, requests[i], std::move(*op), false});
       }
     }
   }
   Taken(const Taken&) = delete;
   Taken& operator=(const Taken&) = delete;
   ~Taken() {  // entries nobody settled (an exception on the way) go back
-    for (Item& item : items_) pending().put_back(item.handle, std::move(item.op));
+    for (Item& item : items_) {
+      if (!item.finished) pending().put_back(item.handle, std::move(item.op));
+    }
     items_.clear();
   }
 
@@ -47,20 +50,27 @@ class Taken {
   // active and go back. Returns rc, or the error of a Strata step that
   // failed while finishing a request (unpacking on the device, say) when
   // the library itself succeeded.
+  // Receives into GPU memory are unpacked without waiting, then the device
+  // is waited for once: a call that completes many receives pays one
+  // synchronisation, not one per receive.
   template <class OutcomeOf>
   int settle(const MPI_Request* requests, int rc, OutcomeOf outcome) {
     int strata_rc = MPI_SUCCESS;
+    bool queued = false;
     for (Item& item : items_) {
       if (requests[item.index] == MPI_REQUEST_NULL) {
         Outcome o = outcome(item.index);
         MPI_Status none;
-        const int done = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER);
+        const int done = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER, false);
+        queued = queued || item.op.recv.plan.path == Path::device_pack;
+        item.finished = true;
         if (strata_rc == MPI_SUCCESS) strata_rc = done;
       } else {
         pending().put_back(item.handle, std::move(item.op));
       }
     }
-    items_.clear();
+    if (queued && wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) strata_rc = MPI_ERR_INTERN;
+    items_.clear();  // releases the staging of the finished requests
     return rc == MPI_SUCCESS ? strata_rc : rc;
   }
 
@@ -69,6 +79,7 @@ class Taken {
     int index;
     MPI_Request handle;
     PendingOp op;
+    bool finished = false;
   };
   static std::vector<Item>& scratch() {
     static thread_local std::vector<Item> items;

@@ -24,11 +24,17 @@ struct Streams {
   gpu::Stream kernels = nullptr;
   gpu::Stream copies = nullptr;
   gpu::Event ready = nullptr;
+  bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
 };
 
-Status streams_for(int device, Streams** out) {
+std::map<int, Streams>& thread_streams() {
   // Never destroyed: a thread's streams live as long as the process.
   static thread_local std::map<int, Streams>* per_device = new std::map<int, Streams>();
+  return *per_device;
+}
+
+Status streams_for(int device, Streams** out) {
+  std::map<int, Streams>* per_device = &thread_streams();
   auto [it, created] = per_device->try_emplace(device);
   if (created) {
     Streams& s = it->second;
@@ -172,11 +178,19 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
   return gpu::stream_synchronize(s->copies);
 }
 
-Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received) {
+Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received,
+                     bool wait) {
   OnDevice on(message.device());
   STRATA_TRY(on.status());
   Streams* s = nullptr;
   STRATA_TRY(streams_for(message.device(), &s));
+  // All of it ends on the kernels stream: waiting for that stream is waiting
+  // for the whole unpack.
+  auto finished = [&]() {
+    if (wait) return gpu::stream_synchronize(s->kernels);
+    s->queued = true;
+    return Status::ok;
+  };
   auto arrived = [&](const DevicePart& p) {
     return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p));
   };
@@ -186,7 +200,7 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     for (size_t i = 0; i < count; ++i) {
       STRATA_TRY(move_part(parts[i], packed + parts[i].packed_offset, arrived(parts[i]), false, s->kernels));
     }
-    return gpu::stream_synchronize(s->kernels);
+    return finished();
   }
   char* staging = message.device_staging.data();
   char* host = message.host_staging.data();
@@ -215,7 +229,19 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
                                    s->kernels));
     }
   }
-  return gpu::stream_synchronize(s->kernels);
+  return finished();
+}
+
+Status wait_for_queued_unpacks() {
+  Status result = Status::ok;
+  for (auto& [device, s] : thread_streams()) {
+    if (!s.queued) continue;
+    OnDevice on(device);
+    const Status st = on.status() == Status::ok ? gpu::stream_synchronize(s.kernels) : on.status();
+    if (result == Status::ok) result = st;
+    s.queued = false;
+  }
+  return result;
 }
 
 Status copy_bytes(void* dst, const void* src, int64_t bytes) {

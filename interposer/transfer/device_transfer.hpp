@@ -60,8 +60,13 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
 
 // Unpacks the first `received` packed bytes of `message` into the parts; a
 // shorter message fills only what arrived, up to a partial block. Returns
-// when the user's buffers hold the bytes.
-Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received);
+// when the user's buffers hold the bytes, or, with `wait` false, once the
+// work is queued: then the message must stay alive until
+// wait_for_queued_unpacks() returns (a completion call finishing many
+// receives waits for the device once, not once per receive).
+Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received,
+                     bool wait = true);
+Status wait_for_queued_unpacks();
 
 // Copies `bytes` between any two of host, pinned and device memory, and
 // waits for the copy.

@@ -6,15 +6,15 @@
 
 namespace strata::interposer {
 
-int finish(PendingOp& op, const MPI_Status& status, int error) {
+int finish(PendingOp& op, const MPI_Status& status, int error, bool wait) {
   counters().requests_completed.fetch_add(1, std::memory_order_relaxed);
   int rc = MPI_SUCCESS;
   if (op.kind == PendingOp::Kind::recv && error == MPI_SUCCESS) {
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
-    if (!cancelled) rc = complete_recv(op.recv, status);
+    if (!cancelled) rc = complete_recv(op.recv, status, wait);
   }
-  op = PendingOp{};  // releases the staging
+  if (wait) op = PendingOp{};  // releases the staging
   return rc;
 }
 

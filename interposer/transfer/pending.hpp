@@ -40,8 +40,9 @@ struct PendingOp {
 // Finishes a completed operation: for a receive that succeeded and was not
 // cancelled, moves the bytes that arrived to the user's buffer. `error` is
 // the request's error code (MPI_SUCCESS normally). Returns MPI_SUCCESS, or
-// the error of a failed Strata step.
-int finish(PendingOp& op, const MPI_Status& status, int error);
+// the error of a failed Strata step. With `wait` false, device work may
+// still be queued on return: keep `op` alive until wait_for_queued_unpacks().
+int finish(PendingOp& op, const MPI_Status& status, int error, bool wait = true);
 
 class PendingTable {
  public:

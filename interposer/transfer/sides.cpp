@@ -98,7 +98,7 @@ int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Inco
   return MPI_SUCCESS;
 }
 
-int complete_recv(Incoming& in, const MPI_Status& status) {
+int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   const Plan& plan = in.plan;
   if (plan.path == Path::library) return MPI_SUCCESS;
   if (plan.path == Path::device_span) {
@@ -113,7 +113,7 @@ int complete_recv(Incoming& in, const MPI_Status& status) {
     return MPI_SUCCESS;
   }
   const DevicePart part = whole(plan, in.user);
-  const Status s = device_unpack(in.device, &part, 1, received);
+  const Status s = device_unpack(in.device, &part, 1, received, wait);
   return s == Status::ok ? MPI_SUCCESS : error_code(s);
 }
 

@@ -46,8 +46,9 @@ struct Incoming {
 int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Incoming* in);
 
 // After the library completed the receive (successfully) with `status`:
-// moves what arrived into the user's buffer.
-int complete_recv(Incoming& in, const MPI_Status& status);
+// moves what arrived into the user's buffer. With `wait` false device work
+// may still be queued: `in` must then live until wait_for_queued_unpacks().
+int complete_recv(Incoming& in, const MPI_Status& status, bool wait = true);
 
 // Reports a failed Strata step: logs it, raises `code` on `comm`'s error
 // handler (as the library would for its own errors) and returns it.

@@ -9,7 +9,8 @@
 // 0), derived-type exchanges between rank pairs through the library against
 // Strata's path (all ranks at once), and the memcpy rate, over block lengths
 // 1-512 B and messages 256 B - 4 MiB; each point is the median of repeated
-// samples, both paths alternated. The device part comes with the GPU methods.
+// samples, both paths alternated. Device part (where every rank has a GPU):
+// pack launch cost, pinned copy rates, and device-buffer exchanges per method.
 #include "base/log.hpp"
 #include "base/paths.hpp"
 #include "tools/measure/device_measure.hpp"
@@ -91,8 +92,17 @@ int main(int argc, char** argv) {
     char date[64] = "";
     std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    const std::string text =
-        model.to_json({{"machine", host}, {"mpi", mpi}, {"date", date}, {"grid", quick ? "quick" : "full"}});
+    nlohmann::json doc = nlohmann::json::parse(
+        model.to_json({{"machine", host}, {"mpi", mpi}, {"date", date}, {"grid", quick ? "quick" : "full"}}));
+    if (!device.transfer.empty()) {
+      strata::interposer::DeviceModel dm;
+      dm.samples = device.transfer;
+      doc["device"] = nlohmann::json::parse(dm.to_json_section());
+      doc["device"]["launch_us"] = device.launch_us;
+      doc["device"]["h2d_gbps"] = device.h2d_gbps;
+      doc["device"]["d2h_gbps"] = device.d2h_gbps;
+    }
+    const std::string text = doc.dump(1);
     if (out.empty()) {
       std::fprintf(stderr, "strata-measure: no cache folder (set STRATA_CACHE_DIR or HOME) and no --out\n");
       status = 1;

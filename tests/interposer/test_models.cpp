@@ -1,5 +1,6 @@
-// The host pack model: parsing model.json, the decisions it makes, and the
-// built-in reference model.
+// The models: parsing model.json, the decisions they make, and the built-in
+// reference models.
+#include "interposer/model/device_model.hpp"
 #include "interposer/model/host_model.hpp"
 
 #include <gtest/gtest.h>
@@ -105,6 +106,52 @@ TEST(HostModel, TheBuiltInReferenceModelLoads) {
   EXPECT_GT(m.pack.size(), 20u);
   EXPECT_GT(m.transfer.size(), 20u);
   EXPECT_GT(m.memcpy_gbps, 0);
+}
+
+using strata::interposer::DeviceModel;
+using strata::interposer::Method;
+
+// One-way times: ONE_SHOT is faster up to 64 KiB, STAGED above; DEVICE
+// (a GPU-aware MPI) is fastest everywhere.
+std::string device_json() {
+  std::string samples;
+  for (long bytes : {1024L, 65536L, 1048576L, 16777216L}) {
+    for (long block : {8L, 512L}) {
+      const double base = 1000.0 + bytes * 0.2;
+      const double oneshot = bytes <= 65536 ? base : base * 1.5;
+      const double staged = bytes <= 65536 ? base * 1.5 : base;
+      for (auto [m, ns] : {std::pair<const char*, double>{"oneshot", oneshot}, {"staged", staged}, {"device", base / 2}}) {
+        if (!samples.empty()) samples += ",";
+        samples += "{\"method\":\"" + std::string(m) + "\",\"block\":" + std::to_string(block) +
+                   ",\"bytes\":" + std::to_string(bytes) + ",\"ns\":" + std::to_string(ns) + "}";
+      }
+    }
+  }
+  return "{\"device\":{\"transfer\":[" + samples + "]}}";
+}
+
+TEST(DeviceModel, ChoosesTheCheapestAllowedMethod) {
+  strata::Result<DeviceModel> m = DeviceModel::from_json(device_json());
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m.value().choose(2048, 8, false), Method::oneshot);
+  EXPECT_EQ(m.value().choose(int64_t{8} << 20, 512, false), Method::staged);
+  EXPECT_EQ(m.value().choose(2048, 8, true), Method::device);  // only a GPU-aware MPI may take it
+}
+
+TEST(DeviceModel, RejectsMalformedFiles) {
+  for (const char* bad : {"", "{}", R"({"device": {"transfer": 1}})",
+                          R"({"device": {"transfer": [{"method": "teleport", "block": 1, "bytes": 1, "ns": 1}]}})",
+                          R"({"device": {"transfer": [{"method": "staged", "block": 0, "bytes": 1, "ns": 1}]}})"}) {
+    EXPECT_FALSE(DeviceModel::from_json(bad).ok()) << bad;
+  }
+}
+
+TEST(DeviceModel, TheBuiltInReferenceModelLoads) {
+  DeviceModel m = DeviceModel::builtin();
+  EXPECT_EQ(m.source, "built-in");
+  EXPECT_GE(m.samples.size(), 20u);
+  const Method small = m.choose(1024, 8, false);
+  EXPECT_TRUE(small == Method::oneshot || small == Method::staged);
 }
 
 }  // namespace
