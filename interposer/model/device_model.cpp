@@ -16,23 +16,25 @@
 namespace strata::interposer {
 namespace {
 
-enum class Forced { automatic, device, oneshot, staged };
+enum class Forced { automatic, device, oneshot, staged, span };
 config::ChoiceParam<Forced> g_method{"STRATA_METHOD",
                                      Forced::automatic,
                                      {{"auto", Forced::automatic},
                                       {"device", Forced::device},
                                       {"oneshot", Forced::oneshot},
-                                      {"staged", Forced::staged}},
+                                      {"staged", Forced::staged},
+                                      {"span", Forced::span}},
                                      "Method for device buffers: auto (the measured model), device (a GPU-aware MPI "
                                      "moves the device buffer), oneshot (kernels through mapped pinned memory), "
-                                     "staged (device pack, pipelined copies through pinned memory)"};
+                                     "staged (device pack, pipelined copies through pinned memory), span (copy the datatype's span to the "
+                                     "host, the library packs there)"};
 
 std::atomic<int> g_override{-1};
 
-const char* const kNames[] = {"device", "oneshot", "staged"};
+const char* const kNames[] = {"device", "oneshot", "staged", "span"};
 
 bool parse_method(const std::string& name, Method* out) {
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     if (name == kNames[i]) {
       *out = static_cast<Method>(i);
       return true;
@@ -98,7 +100,7 @@ Method DeviceModel::choose(int64_t packed_bytes, int64_t block, bool gpu_aware) 
   double best = 0;
   Method best_method = Method::staged;
   bool any = false;
-  for (Method m : {Method::device, Method::oneshot, Method::staged}) {
+  for (Method m : {Method::device, Method::oneshot, Method::staged, Method::span}) {
     if (m == Method::device && !gpu_aware) continue;
     double nearest_block = 1e300;
     for (const DeviceSample& s : samples) {
@@ -173,6 +175,7 @@ Method choose_method(int64_t packed_bytes, int64_t block) {
       case Forced::device: m = Method::device; break;
       case Forced::oneshot: m = Method::oneshot; break;
       case Forced::staged: m = Method::staged; break;
+      case Forced::span: m = Method::span; break;
       case Forced::automatic:
       default: return device_model().choose(packed_bytes, block, aware);
     }

@@ -1,8 +1,11 @@
 // Which method moves a device buffer best: DEVICE (pack on the device, hand
 // the device buffer to a GPU-aware MPI), ONE_SHOT (the kernel writes straight
-// into mapped pinned host memory; the receiver's kernel reads from it) or
+// into mapped pinned host memory; the receiver's kernel reads from it),
 // STAGED (pack on the device, copy to pinned host memory in pipelined
-// chunks). The model holds measured one-way times of a message between two
+// chunks) or SPAN (the copy engine copies the bytes the datatype spans to
+// pinned host memory and the library packs there: no kernel at all, which
+// wins for small messages, where a kernel launch and its wait cost more
+// than the copy). The model holds measured one-way times of a message between two
 // ranks per method, block length and size (strata-measure's "device"
 // section); the cheapest measured method wins.
 #pragma once
@@ -15,7 +18,7 @@
 
 namespace strata::interposer {
 
-enum class Method { device, oneshot, staged };
+enum class Method { device, oneshot, staged, span };
 const char* to_string(Method method);
 
 struct DeviceSample {
@@ -51,7 +54,7 @@ const DeviceModel& device_model();
 // The reference model's JSON, embedded at build time.
 const char* reference_device_model_json();
 
-// STRATA_METHOD (device|oneshot|staged|auto) over the model. DEVICE needs a
+// STRATA_METHOD (device|oneshot|staged|span|auto) over the model. DEVICE needs a
 // GPU-aware MPI: forced on one that is not, STAGED is used (said once).
 Method choose_method(int64_t packed_bytes, int64_t block);
 

@@ -37,8 +37,8 @@ Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo>
     p.path = Path::device_span;
     return p;
   }
-  p.path = Path::device_pack;
   p.method = choose_method(p.bytes, layout.contiguous() ? p.bytes : layout.block);
+  p.path = p.method == Method::span ? Path::device_span : Path::device_pack;
   return p;
 }
 

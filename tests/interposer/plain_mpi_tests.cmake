@@ -31,7 +31,7 @@ if(STRATA_HAVE_CUDA)
   strata_add_test(NAME test_mpi_device SOURCES test_mpi_device.cpp PLAIN_MPI NP 2 TIMEOUT 300 NO_VARIANT_PLAIN
                   LIBS strata_test_main strata_mpi_type_cases strata_random_datatype CUDA::cudart
                   LABELS "device;gpu" PRELOAD)
-  foreach(method oneshot staged)
+  foreach(method oneshot staged span)
     foreach(np 2 4)
       strata_add_test_variant(NAME test_mpi_device_np${np}_${method} TARGET test_mpi_device NP ${np} TIMEOUT 300
                               PRELOAD LABELS "device;gpu" ENV STRATA_METHOD=${method})

@@ -122,7 +122,8 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
       gpu::free_pinned(pinned);
     }
   }
-  std::vector<interposer::Method> methods{interposer::Method::oneshot, interposer::Method::staged};
+  std::vector<interposer::Method> methods{interposer::Method::oneshot, interposer::Method::staged,
+                                          interposer::Method::span};
   if (mpi::library_is_gpu_aware()) methods.push_back(interposer::Method::device);
   for (int64_t bytes : grid.sizes) {
     std::vector<int64_t> blocks = grid.blocks;

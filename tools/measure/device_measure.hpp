@@ -14,7 +14,7 @@ namespace strata::measure {
 
 struct DeviceGrid {
   std::vector<int64_t> blocks{1, 8, 64, 512};  // plus contiguous data (block = size)
-  std::vector<int64_t> sizes{1024, 65536, 1 << 20, 16 << 20};
+  std::vector<int64_t> sizes{1024, 4096, 65536, 1 << 20, 16 << 20};
   int samples = 7;
   double min_sample_us = 300;
 };
