@@ -22,11 +22,15 @@ done
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 fi
+# STRATA_* settings of this shell (e.g. STRATA_CACHE_DIR) go to the ranks too.
+strata_env=()
+for v in $(env | sed -n 's/^\(STRATA_[A-Z_]*\)=.*/\1/p'); do strata_env+=(-x "$v"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpirun -np 2 "$bench" --staging app "${extra[@]}" >"$work/plain" || { echo "plain run failed" >&2; exit 1; }
 for m in oneshot staged span auto; do
-  mpirun -np 2 -x LD_PRELOAD="$preload" -x STRATA_METHOD=$m "$bench" --staging none "${extra[@]}" >"$work/$m" ||
+  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_METHOD=$m "$bench" \
+    --staging none "${extra[@]}" >"$work/$m" ||
     { echo "preloaded run ($m) failed" >&2; exit 1; }
 done
 if grep -q '"verified":false' "$work"/*; then echo "pingpong-compare: a run did not verify" >&2; exit 1; fi

@@ -216,6 +216,7 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   snapshot.types_reducible = c.types_reducible.load();
   snapshot.types_irreducible = c.types_irreducible.load();
   snapshot.requests_started = c.requests_started.load();
+  snapshot.spans_copied = c.spans_copied.load();
   return &snapshot;
 }
 

@@ -21,6 +21,7 @@ typedef struct strata_preload_counters_t {
   uint64_t types_reducible;      /* committed types with a canonical strided form */
   uint64_t types_irreducible;
   uint64_t requests_started;     /* (version 2) Strata requests started by Isend/Irecv */
+  uint64_t spans_copied;         /* (version 2) device data moved through a host copy of its span */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

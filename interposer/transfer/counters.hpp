@@ -12,6 +12,7 @@ struct Counters {
   std::atomic<uint64_t> packs_by_strata{0};
   std::atomic<uint64_t> sends_packed{0};
   std::atomic<uint64_t> recvs_unpacked{0};
+  std::atomic<uint64_t> spans_copied{0};  // device data moved through a host copy of its span
   std::atomic<uint64_t> requests_started{0};
   std::atomic<uint64_t> requests_completed{0};
   std::atomic<uint64_t> types_reducible{0};

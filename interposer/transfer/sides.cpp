@@ -50,6 +50,7 @@ int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type
           copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &out->host);
       if (s != Status::ok) return error_code(s);
       out->buffer = out->host.data() - plan.span.lo;  // the library packs the host copy with the user's type
+      counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;
     }
   }
@@ -103,6 +104,7 @@ int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   if (plan.path == Path::library) return MPI_SUCCESS;
   if (plan.path == Path::device_span) {
     const Status s = copy_span_to_device(plan.device, in.host, static_cast<char*>(in.user), plan.span.lo, plan.span.hi);
+    counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
     return s == Status::ok ? MPI_SUCCESS : error_code(s);
   }
   int received = 0;

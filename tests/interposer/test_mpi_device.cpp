@@ -266,8 +266,10 @@ TEST(DeviceCounters, TheInterposerMovedDeviceData) {
   REQUIRE_GPU();
   const strata_test::StrataCounters* c = strata_test::preload_counters();
   ASSERT_NE(c, nullptr) << "run preloaded: the library alone cannot take device buffers";
-  EXPECT_GT(c->sends_packed, 0u);
-  EXPECT_GT(c->recvs_unpacked, 0u);
+  // Packed by Strata's kernels, or (the span method, irreducible types)
+  // moved through a host copy of the span.
+  EXPECT_GT(c->sends_packed + c->spans_copied, 0u);
+  EXPECT_GT(c->recvs_unpacked + c->spans_copied, 0u);
 }
 
 }  // namespace

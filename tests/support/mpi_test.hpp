@@ -26,6 +26,7 @@ struct StrataCounters {
   uint64_t types_reducible;
   uint64_t types_irreducible;
   uint64_t requests_started;
+  uint64_t spans_copied;
 };
 const StrataCounters* preload_counters();
 

@@ -50,22 +50,26 @@ double rate_gbps(void* dst, const void* src, size_t bytes) {
   return median(v);
 }
 
-// One exchange with the partner, forced to `method`; the slowest rank's
-// median time in ns.
-double exchange_ns(MPI_Comm comm, int partner, MPI_Datatype type, void* a, void* b, interposer::Method method,
-                   const DeviceGrid& grid) {
+// One-way time of a ping-pong with the partner (the lower rank pings),
+// forced to `method`; the slowest pair's median, in ns. Every pair runs at
+// once; a rank without a partner idles.
+double ping_pong_ns(MPI_Comm comm, int rank, int partner, MPI_Datatype type, void* a, void* b,
+                    interposer::Method method, const DeviceGrid& grid) {
   interposer::override_method(static_cast<int>(method));
-  auto exchanges = [&](int n) {
-    for (int i = 0; i < n; ++i) {
-      MPI_Request r[2];
-      interposer::irecv(b, 1, type, partner, 9, comm, &r[0]);
-      interposer::isend(a, 1, type, partner, 9, comm, &r[1]);
-      interposer::waitall(2, r, MPI_STATUSES_IGNORE);
+  auto round_trips = [&](int n) {
+    for (int i = 0; i < n && partner != rank; ++i) {
+      if (rank < partner) {
+        interposer::send(a, 1, type, partner, 9, comm);
+        interposer::recv(b, 1, type, partner, 9, comm, MPI_STATUS_IGNORE);
+      } else {
+        interposer::recv(b, 1, type, partner, 9, comm, MPI_STATUS_IGNORE);
+        interposer::send(a, 1, type, partner, 9, comm);
+      }
     }
   };
-  exchanges(2);
+  round_trips(2);
   double t0 = now_us();
-  exchanges(1);
+  round_trips(1);
   double one = std::max(now_us() - t0, 0.1);
   PMPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
   const int batch = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 5000.0));
@@ -73,8 +77,8 @@ double exchange_ns(MPI_Comm comm, int partner, MPI_Datatype type, void* a, void*
   for (int s = 0; s < grid.samples; ++s) {
     PMPI_Barrier(comm);
     const double t1 = now_us();
-    exchanges(batch);
-    double ns = (now_us() - t1) * 1000.0 / batch;
+    round_trips(batch);
+    double ns = (now_us() - t1) * 1000.0 / (2.0 * batch);
     PMPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
     samples.push_back(ns);
   }
@@ -138,11 +142,11 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
       PMPI_Type_commit(&type);
       interposer::type_cache().on_commit(type);
       for (interposer::Method m : methods) {
-        const double ns = std::min(exchange_ns(comm, partner, type, a.ptr, b.ptr, m, grid),
-                                   exchange_ns(comm, partner, type, a.ptr, b.ptr, m, grid));
+        const double ns = std::min(ping_pong_ns(comm, rank, partner, type, a.ptr, b.ptr, m, grid),
+                                   ping_pong_ns(comm, rank, partner, type, a.ptr, b.ptr, m, grid));
         if (rank == 0) {
           out.transfer.push_back({m, block, n * block, ns});
-          std::fprintf(stderr, "  device exchange %-7s block %9lld B, %9lld B: %10.0f ns (%.2f GB/s)\n",
+          std::fprintf(stderr, "  device ping-pong %-7s block %9lld B, %9lld B: %10.0f ns (%.2f GB/s)\n",
                        interposer::to_string(m), static_cast<long long>(block), static_cast<long long>(n * block), ns,
                        static_cast<double>(n * block) / ns);
         }

@@ -1,6 +1,7 @@
 // strata-measure, device part: the launch cost of a pack, copy rates between
-// host and device, and derived-type exchanges of device buffers between rank
-// pairs through each method the MPI allows (interposer/model/device_model.hpp).
+// host and device, and a ping-pong of derived types in device buffers between
+// rank pairs through each method the MPI allows (one-way times;
+// interposer/model/device_model.hpp).
 #pragma once
 
 #include "interposer/model/device_model.hpp"
@@ -26,8 +27,8 @@ struct DeviceFigures {
   std::vector<interposer::DeviceSample> transfer;
 };
 
-// Every rank uses GPU rank % count and exchanges with a partner (0-1, 2-3,
-// ...) at once. Figures on rank 0; empty when there is no GPU.
+// Every rank uses GPU rank % count and ping-pongs with a partner (0-1, 2-3,
+// ...), all pairs at once. Figures on rank 0; empty when there is no GPU.
 DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid);
 
 }  // namespace strata::measure
