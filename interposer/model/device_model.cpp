@@ -51,7 +51,12 @@ const char* to_string(Method method) { return kNames[static_cast<int>(method)]; 
 
 DeviceModel DeviceModel::builtin() {
   Result<DeviceModel> m = from_json(reference_device_model_json());
-  DeviceModel model = m ? std::move(m).value() : DeviceModel{};
+  DeviceModel model;
+  if (m) {
+    model = std::move(m).value();
+  } else {
+    model.build_table();  // the rule of thumb
+  }
   model.source = "built-in";
   return model;
 }
@@ -82,6 +87,7 @@ Result<DeviceModel> DeviceModel::parse(const std::string& text) {
     m.samples.push_back(s);
   }
   if (m.samples.empty()) return Status::invalid_argument;
+  m.build_table();
   return m;
 }
 
@@ -93,7 +99,29 @@ std::string DeviceModel::to_json_section() const {
   return nlohmann::json{{"transfer", transfer}}.dump();
 }
 
+namespace {
+int log2_bucket(int64_t v, int buckets) {
+  int b = 0;
+  while (b + 1 < buckets && (int64_t{1} << (b + 1)) <= v) ++b;
+  return b;
+}
+}  // namespace
+
+void DeviceModel::build_table() {
+  for (int aware = 0; aware < 2; ++aware) {
+    for (int bb = 0; bb < kBlockBuckets; ++bb) {
+      for (int nb = 0; nb < kBytesBuckets; ++nb) {
+        table_[aware][bb][nb] = decide(int64_t{1} << nb, int64_t{1} << bb, aware != 0);
+      }
+    }
+  }
+}
+
 Method DeviceModel::choose(int64_t packed_bytes, int64_t block, bool gpu_aware) const {
+  return table_[gpu_aware ? 1 : 0][log2_bucket(block, kBlockBuckets)][log2_bucket(packed_bytes, kBytesBuckets)];
+}
+
+Method DeviceModel::decide(int64_t packed_bytes, int64_t block, bool gpu_aware) const {
   // A method's time at the query: the geometric mean of its samples of the
   // nearest measured block length, at the nearest size and its neighbours
   // within a factor of 4, scaled to the query size.

@@ -40,6 +40,9 @@ class DeviceModel {
   // The "device" section as a JSON object.
   std::string to_json_section() const;
 
+  // The method for a message: a table lookup (the decisions are worked out
+  // once per size and block-length bucket when the model is made; a call
+  // is on every send and receive).
   Method choose(int64_t packed_bytes, int64_t block, bool gpu_aware) const;
 
   std::vector<DeviceSample> samples;
@@ -47,6 +50,11 @@ class DeviceModel {
 
  private:
   static Result<DeviceModel> parse(const std::string& text);
+  Method decide(int64_t packed_bytes, int64_t block, bool gpu_aware) const;
+  void build_table();
+  static constexpr int kBlockBuckets = 32;  // log2(block)
+  static constexpr int kBytesBuckets = 48;  // log2(bytes)
+  Method table_[2][kBlockBuckets][kBytesBuckets] = {};
 };
 
 const DeviceModel& device_model();

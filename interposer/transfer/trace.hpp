@@ -11,9 +11,14 @@ namespace strata::interposer {
 inline void trace_plan(const char* call, const char* side, const Plan& plan) {
   if (plan.path == Path::library) {
     STRATA_LOG(debug, kP2p, "%s %s: library (%s)", call, side, plan.reason);
+  } else if (plan.path == Path::device_span) {
+    STRATA_LOG(debug, kP2p, "%s %s: %s, bytes [%lld,%lld) of GPU %d", call, side, to_string(plan.path),
+               static_cast<long long>(plan.span.lo), static_cast<long long>(plan.span.hi), plan.device);
   } else {
-    STRATA_LOG(debug, kP2p, "%s %s: strata host pack, %lld bytes in %lld blocks of %lld", call, side,
-               static_cast<long long>(plan.bytes), static_cast<long long>(plan.layout.block().block_count()),
+    STRATA_LOG(debug, kP2p, "%s %s: %s%s%s, %lld bytes in %lld blocks of %lld", call, side, to_string(plan.path),
+               plan.path == Path::device_pack ? ", method " : "",
+               plan.path == Path::device_pack ? to_string(plan.method) : "", static_cast<long long>(plan.bytes),
+               static_cast<long long>(plan.layout.block().block_count()),
                static_cast<long long>(plan.layout.block().block));
   }
 }
