@@ -63,7 +63,6 @@ struct VSide {
   std::vector<StridedBlock> layouts;
   std::vector<DevicePart> parts;   // device_pack: one per peer with elements
   Span span;                       // device_span
-  int gpu = -1;                    // device_span: the buffer's device
 
   const void* buffer(const void* user) const {
     switch (path) {
@@ -102,7 +101,8 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
     if (counts[i] < 0) return MPI_SUCCESS;  // the library reports it
     total += counts[i];
   }
-  Plan plan = plan_buffer(buf, total, type, HostOp::transfer);
+  Plan plan = plan_buffer(buf, total, type, HostOp::transfer, sending ? Access::read : Access::write);
+  if (plan.path == Path::device_refused) return MPI_ERR_TYPE;
   trace_plan(call, side, plan);
   if (plan.path == Path::library) return MPI_SUCCESS;
   std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
@@ -112,7 +112,6 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
     const Status st = copy_span_to_host(plan.device, static_cast<const char*>(buf), s->span.lo, s->span.hi, &s->host);
     if (st != Status::ok) return MPI_ERR_INTERN;
     s->path = Path::device_span;
-    s->gpu = plan.device;
     return MPI_SUCCESS;
   }
   const int64_t bytes = total * info->layout.size;
@@ -172,10 +171,8 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
     case Path::device_pack:
       if (device_unpack(s.device, s.parts.data(), s.parts.size(), bytes) != Status::ok) return MPI_ERR_INTERN;
       break;
-    case Path::device_span:
-      if (copy_span_to_device(s.gpu, s.host, static_cast<char*>(user), s.span.lo, s.span.hi) != Status::ok) {
-        return MPI_ERR_INTERN;
-      }
+    case Path::device_span:     // only planned for the send side
+    case Path::device_refused:  // refused before the exchange
       return MPI_SUCCESS;
   }
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
@@ -291,7 +288,8 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
   w.offsets.assign(n, -1);
   int64_t total = 0;
   for (size_t k = 0; k < n; ++k) {
-    Plan p = plan_buffer(static_cast<const char*>(buf) + displs[k], counts[k], types[k], HostOp::transfer);
+    Plan p = plan_buffer(static_cast<const char*>(buf) + displs[k], counts[k], types[k], HostOp::transfer,
+                         side[0] == 's' ? Access::read : Access::write);
     trace_plan("MPI_Neighbor_alltoallw", side, p);
     if (p.path != Path::host_pack) continue;
     w.layouts[k] = std::move(p.layout);
@@ -317,62 +315,127 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
 
 namespace {
 
-// A Neighbor_alltoallw side in GPU memory: the bytes of all neighbours'
-// parts are copied to pinned host memory and the library works there with
-// the user's own types and displacements.
+// The send side of a Neighbor_alltoallw in GPU memory: the bytes all
+// neighbours' parts span are copied to pinned host memory and the library
+// reads there with the user's own types and displacements (reading a span
+// is safe; writing one back is not, see plan.hpp).
 struct WSpan {
   bool active = false;
-  int gpu = -1;
   Staging host;
   Span span;
 };
 
-int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint displs[],
-                  const MPI_Datatype types[], WSpan* w) {
-  Span all{INT64_MAX, INT64_MIN};
+bool on_gpu(const void* buf, const Span& span, int* device) {
+  const device::Pointer where = gpu::classify(static_cast<const char*>(buf) + span.lo);
+  *device = where.device;
+  return where.kind == device::MemoryKind::device || where.kind == device::MemoryKind::managed;
+}
+
+// The bytes all parts of one side can touch; false when a type is unknown.
+bool w_span(int peers, const int counts[], const MPI_Aint displs[], const MPI_Datatype types[], Span* all) {
+  *all = Span{INT64_MAX, INT64_MIN};
   for (int i = 0; i < peers; ++i) {
     std::shared_ptr<const TypeInfo> info = type_cache().find_usable(types[i]);
-    if (!info) return MPI_SUCCESS;  // an unknown type: the library reports it
+    if (!info) return false;  // an unknown type: the library reports it
     const Span one = span_of(info->layout, counts[i]);
     if (one.hi <= one.lo) continue;
-    all.lo = std::min(all.lo, displs[i] + one.lo);
-    all.hi = std::max(all.hi, displs[i] + one.hi);
+    all->lo = std::min(all->lo, displs[i] + one.lo);
+    all->hi = std::max(all->hi, displs[i] + one.hi);
   }
-  if (all.hi <= all.lo) return MPI_SUCCESS;
-  const device::Pointer where = gpu::classify(static_cast<const char*>(buf) + all.lo);
-  if (where.kind != device::MemoryKind::device && where.kind != device::MemoryKind::managed) return MPI_SUCCESS;
-  if (mpi::library_is_gpu_aware()) return MPI_SUCCESS;
+  if (all->hi <= all->lo) *all = Span{};
+  return true;
+}
+
+int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint displs[],
+                  const MPI_Datatype types[], WSpan* w) {
+  Span all;
+  int device = -1;
+  if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
+      mpi::library_is_gpu_aware()) {
+    return MPI_SUCCESS;
+  }
   w->span = all;
-  w->gpu = where.device;
-  if (copy_span_to_host(w->gpu, static_cast<const char*>(buf), all.lo, all.hi, &w->host) != Status::ok) {
+  if (copy_span_to_host(device, static_cast<const char*>(buf), all.lo, all.hi, &w->host) != Status::ok) {
     return MPI_ERR_INTERN;
   }
   w->active = true;
   return MPI_SUCCESS;
 }
 
-// Neighbor_alltoallw with a side in GPU memory: that side goes through its
-// span's host copy; host sides go to the library as they are.
+// The receive side in GPU memory: every neighbour's part (reducible types
+// only) is unpacked by the kernels from one packed message, received as
+// contiguous byte types at absolute addresses.
+struct WDevice {
+  bool active = false;
+  DeviceMessage message;
+  std::vector<StridedBlock> layouts;
+  std::vector<DevicePart> parts;
+  std::vector<MPI_Aint> addresses;
+  std::vector<MPI_Datatype> types;
+  int64_t bytes = 0;
+};
+
+int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint displs[], const MPI_Datatype types[],
+                    WDevice* w) {
+  Span all;
+  int device = -1;
+  if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
+      mpi::library_is_gpu_aware()) {
+    return MPI_SUCCESS;
+  }
+  const size_t n = static_cast<size_t>(peers);
+  w->layouts.reserve(n);
+  w->addresses.assign(n, 0);
+  w->types.assign(types, types + peers);
+  std::vector<int64_t> offsets(n, 0);
+  int64_t block = INT64_MAX;
+  for (size_t k = 0; k < n; ++k) {
+    std::shared_ptr<const TypeInfo> info = type_cache().find_usable(types[k]);
+    if (!info->reducible) return MPI_ERR_TYPE;  // see plan.hpp: device_refused
+    offsets[k] = w->bytes;
+    if (counts[k] == 0) continue;
+    w->layouts.push_back(repeat(info->layout.element, counts[k]));
+    w->parts.push_back(DevicePart{&w->layouts.back(), static_cast<char*>(buf) + displs[k], w->bytes});
+    w->types[k] = byte_type(info->layout.size);
+    if (w->types[k] == MPI_DATATYPE_NULL) return MPI_ERR_INTERN;
+    w->bytes += w->layouts.back().packed_bytes();
+    block = std::min(block, w->layouts.back().block);
+  }
+  if (w->bytes > INT_MAX) return MPI_ERR_TYPE;
+  Method method = choose_method(w->bytes, block == INT64_MAX ? 1 : block);
+  if (method == Method::span) method = Method::oneshot;
+  w->message = DeviceMessage(device, method);
+  if (w->message.reserve(std::max<int64_t>(w->bytes, 1)) != Status::ok) return MPI_ERR_NO_MEM;
+  for (size_t k = 0; k < n; ++k) PMPI_Get_address(w->message.mpi_buffer() + offsets[k], &w->addresses[k]);
+  w->active = true;
+  return MPI_SUCCESS;
+}
+
+// Neighbor_alltoallw with a side in GPU memory; host sides go to the library
+// as they are.
 int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, int in,
                               int out, bool* handled) {
-  WSpan send, recv;
+  WSpan send;
+  WDevice recv;
   if (int rc = prepare_wspan(sendbuf, out, sendcounts, sdispls, sendtypes, &send); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, "MPI_Neighbor_alltoallw");
   }
-  if (int rc = prepare_wspan(recvbuf, in, recvcounts, rdispls, recvtypes, &recv); rc != MPI_SUCCESS) {
+  if (int rc = prepare_wdevice(recvbuf, in, recvcounts, rdispls, recvtypes, &recv); rc != MPI_SUCCESS) {
+    *handled = true;
     return raise_error(comm, rc, "MPI_Neighbor_alltoallw");
   }
   *handled = send.active || recv.active;
   if (!*handled) return MPI_SUCCESS;
-  STRATA_LOG(debug, kP2p, "MPI_Neighbor_alltoallw: device span copy (send %s, recv %s)", send.active ? "yes" : "no",
-             recv.active ? "yes" : "no");
+  STRATA_LOG(debug, kP2p, "MPI_Neighbor_alltoallw: GPU memory (send: span copy %s, recv: device unpack %s)",
+             send.active ? "yes" : "no", recv.active ? "yes" : "no");
   int rc = real().Neighbor_alltoallw(send.active ? send.host.data() - send.span.lo : sendbuf, sendcounts, sdispls,
-                                     sendtypes, recv.active ? recv.host.data() - recv.span.lo : recvbuf, recvcounts,
-                                     rdispls, recvtypes, comm);
+                                     sendtypes, recv.active ? MPI_BOTTOM : recvbuf, recvcounts,
+                                     recv.active ? recv.addresses.data() : rdispls,
+                                     recv.active ? recv.types.data() : recvtypes, comm);
   if (rc == MPI_SUCCESS && recv.active &&
-      copy_span_to_device(recv.gpu, recv.host, static_cast<char*>(recvbuf), recv.span.lo, recv.span.hi) != Status::ok) {
+      device_unpack(recv.message, recv.parts.data(), recv.parts.size(), recv.bytes) != Status::ok) {
     rc = raise_error(comm, MPI_ERR_INTERN, "MPI_Neighbor_alltoallw");
   }
   return rc;

@@ -120,7 +120,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int ou
   if (incount >= 0 && overflows(type, incount, static_cast<int64_t>(outsize) - *position)) {
     return truncate_error("MPI_Pack", comm);
   }
-  Plan p = plan_buffer(inbuf, incount, type, HostOp::pack);
+  Plan p = plan_buffer(inbuf, incount, type, HostOp::pack, Access::read);
   trace_plan("MPI_Pack", "pack", p);
   if (p.path == Path::device_pack || p.path == Path::device_span || on_gpu(outbuf)) {
     if (incount < 0 || !type_cache().find_usable(type)) return library();  // the library reports it
@@ -143,10 +143,10 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   if (outcount >= 0 && overflows(type, outcount, static_cast<int64_t>(insize) - *position)) {
     return truncate_error("MPI_Unpack", comm);
   }
-  Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack);
+  Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack, Access::write);
   trace_plan("MPI_Unpack", "unpack", p);
   const char* in = static_cast<const char*>(inbuf) + *position;
-  if (p.path == Path::device_pack || p.path == Path::device_span || on_gpu(in)) {
+  if (p.path == Path::device_pack || p.path == Path::device_span || p.path == Path::device_refused || on_gpu(in)) {
     if (outcount < 0 || !type_cache().find_usable(type)) return library();  // the library reports it
     return unpack_with_gpu(p, in, static_cast<int64_t>(insize) - *position, position, outbuf, outcount, type, comm);
   }

@@ -19,14 +19,15 @@ Plan library(const char* reason) {
 
 // GPU data. A GPU-aware library takes contiguous data as it is; otherwise
 // nothing may reach the library with a device pointer.
-Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo> info, int device) {
+Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo> info, int device, Access access) {
   const bool aware = mpi::library_is_gpu_aware();
   Plan p;
   p.device = device;
   p.span = span_of(info->layout, count);
   if (!info->reducible) {
     if (aware) return library("GPU-aware library, irreducible datatype");
-    p.path = Path::device_span;
+    p.path = access == Access::read ? Path::device_span : Path::device_refused;
+    p.reason = "an irreducible datatype written in GPU memory";
     return p;
   }
   p.layout = BufferLayout(std::move(info), count);
@@ -34,10 +35,12 @@ Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo>
   p.bytes = layout.packed_bytes();
   if (aware && layout.contiguous()) return library("GPU-aware library, contiguous data");
   if (p.bytes > INT_MAX) {  // beyond an MPI_PACKED count: the library packs the host copy
-    p.path = Path::device_span;
+    p.path = access == Access::read ? Path::device_span : Path::device_refused;
+    p.reason = "more than INT_MAX packed bytes written in GPU memory";
     return p;
   }
   p.method = choose_method(p.bytes, layout.contiguous() ? p.bytes : layout.block);
+  if (p.method == Method::span && access == Access::write) p.method = Method::oneshot;  // see device_span
   p.path = p.method == Method::span ? Path::device_span : Path::device_pack;
   return p;
 }
@@ -50,13 +53,14 @@ const char* to_string(Path path) {
     case Path::host_pack: return "strata host pack";
     case Path::device_pack: return "strata device pack";
     case Path::device_span: return "device span copy";
+    case Path::device_refused: return "refused";
   }
   return "?";
 }
 
 bool disabled() { return g_disable.get(); }
 
-Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op) {
+Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, Access access) {
   if (count <= 0) return library("count <= 0");
   if (buf == MPI_BOTTOM) return library("MPI_BOTTOM (absolute addresses)");
   std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
@@ -66,7 +70,7 @@ Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op) {
   const Span span = span_of(info->layout, count);
   const device::Pointer where = gpu::classify(static_cast<const char*>(buf) + span.lo);
   if (where.kind == device::MemoryKind::device || where.kind == device::MemoryKind::managed) {
-    return plan_device(buf, count, std::move(info), where.device);
+    return plan_device(buf, count, std::move(info), where.device, access);
   }
   if (!info->reducible) return library("irreducible datatype");
   Plan p;

@@ -4,8 +4,16 @@
 //   host_pack    host data: Strata's host pack into a staging buffer
 //   device_pack  GPU data of a reducible type: Strata's kernels and a method
 //                (device_transfer.hpp)
-//   device_span  GPU data of an irreducible type: the bytes it spans are
-//                copied to pinned host memory and the library packs there
+//   device_span  GPU data read (a send, a pack) of an irreducible type, or by
+//                the span method: the bytes it spans are copied to pinned
+//                host memory and the library packs there. Never for data
+//                written: copying a whole span back would overwrite bytes
+//                the datatype skips, which the application may be writing
+//                meanwhile (other receives into the same buffer, kernels)
+//   device_refused  GPU data written (a receive, an unpack) with an
+//                irreducible type, on an MPI that takes no GPU buffers:
+//                Strata cannot write exactly its bytes, so the call fails
+//                with MPI_ERR_TYPE instead of risking them
 #pragma once
 
 #include <strata/datatype.hpp>
@@ -21,7 +29,7 @@
 
 namespace strata::interposer {
 
-enum class Path { library, host_pack, device_pack, device_span };
+enum class Path { library, host_pack, device_pack, device_span, device_refused };
 const char* to_string(Path path);
 
 // The bytes of `count` elements of a committed type, without copying the
@@ -49,8 +57,11 @@ struct Plan {
   const char* reason = "";  // why the library, for debug logs
 };
 
+// Whether a call reads the buffer (send, pack) or writes it (receive, unpack).
+enum class Access { read, write };
+
 // The plan for `count` elements of `type` at `buf`, for this kind of call.
-Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op);
+Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, Access access);
 
 // Is the interposer switched off (STRATA_DISABLE=1)?
 bool disabled();

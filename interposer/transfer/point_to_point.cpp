@@ -18,7 +18,7 @@ Plan plan_peer(const char* call, const char* side, int peer, const void* buf, in
   if (peer == MPI_PROC_NULL) {
     p.reason = "MPI_PROC_NULL";
   } else {
-    p = plan_buffer(buf, count, type, HostOp::transfer);
+    p = plan_buffer(buf, count, type, HostOp::transfer, side[0] == 's' ? Access::read : Access::write);
   }
   trace_plan(call, side, p);
   return p;

@@ -27,6 +27,7 @@ int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type
   out->type = type;
   switch (plan.path) {
     case Path::library:
+    case Path::device_refused:  // only planned for data written
       return MPI_SUCCESS;
     case Path::host_pack:
       out->host = Staging::host(plan.bytes);
@@ -85,14 +86,12 @@ int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Inco
       in->buffer = in->device.mpi_buffer();
       break;
     }
-    case Path::device_span: {
-      // The copy keeps the bytes the datatype skips: they go back unchanged.
-      const Status s =
-          copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &in->host);
-      if (s != Status::ok) return error_code(s);
-      in->buffer = in->host.data() - plan.span.lo;
-      return MPI_SUCCESS;
-    }
+    case Path::device_span:    // never planned for data written (plan.hpp)
+    case Path::device_refused:
+      STRATA_LOG(error, kDevice, "a receive or unpack into GPU memory with a datatype Strata cannot reduce, on an MPI "
+                                 "that takes no GPU buffers: refused (MPI_ERR_TYPE) rather than rewriting the bytes "
+                                 "the datatype skips");
+      return MPI_ERR_TYPE;
   }
   in->count = static_cast<int>(plan.bytes);
   in->type = MPI_PACKED;
@@ -102,11 +101,6 @@ int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Inco
 int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   const Plan& plan = in.plan;
   if (plan.path == Path::library) return MPI_SUCCESS;
-  if (plan.path == Path::device_span) {
-    const Status s = copy_span_to_device(plan.device, in.host, static_cast<char*>(in.user), plan.span.lo, plan.span.hi);
-    counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
-    return s == Status::ok ? MPI_SUCCESS : error_code(s);
-  }
   int received = 0;
   if (PMPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);

@@ -245,21 +245,69 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
     std::vector<unsigned char> want(expected.begin(), expected.begin() + expected_pos);
     ASSERT_EQ(inbox, want) << "sent bytes differ: " << rt.description << " (case " << i << ")";
     // Packed bytes received into device data (a poisoned copy), against
-    // PMPI_Unpack into the same poison on the host.
+    // PMPI_Unpack into the same poison on the host. A datatype Strata cannot
+    // reduce is refused for data written in GPU memory (MPI_ERR_TYPE, the
+    // buffer untouched): never for one regular by construction.
     std::vector<unsigned char> poison(span, 0x3C);
+    const std::vector<unsigned char> untouched = poison;
     CUDA_OK(cudaMemcpy(dev, poison.data(), span, cudaMemcpyHostToDevice));
     int in = 0;
     ASSERT_EQ(PMPI_Unpack(expected.data(), expected_pos, &in, reinterpret_cast<char*>(poison.data()) + kGuard - fp.lo,
                           count, type, MPI_COMM_WORLD),
               MPI_SUCCESS);
-    ASSERT_EQ(MPI_Irecv(dev_base, count, type, rank, i, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int rc = MPI_Irecv(dev_base, count, type, rank, i, MPI_COMM_WORLD, &reqs[0]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    std::vector<unsigned char> back(span);
+    if (rc != MPI_SUCCESS) {
+      int cls = 0;
+      MPI_Error_class(rc, &cls);
+      ASSERT_EQ(cls, MPI_ERR_TYPE) << rt.description;
+      ASSERT_NE(rt.expect, strata_test::Expect::reducible) << "a regular type was refused: " << rt.description;
+      CUDA_OK(cudaMemcpy(back.data(), dev, span, cudaMemcpyDeviceToHost));
+      ASSERT_EQ(back, untouched) << "a refused receive wrote device memory: " << rt.description;
+      CUDA_OK(cudaFree(dev));
+      continue;
+    }
     ASSERT_EQ(MPI_Isend(expected.data(), expected_pos, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
-    std::vector<unsigned char> back(span);
     CUDA_OK(cudaMemcpy(back.data(), dev, span, cudaMemcpyDeviceToHost));
     ASSERT_EQ(back, poison) << "received device bytes differ: " << rt.description << " (case " << i << ")";
     CUDA_OK(cudaFree(dev));
   }
+}
+
+// Two receives into interleaved parts of one device buffer, outstanding at
+// once: each may write only its own bytes (a receive that copied its whole
+// span back would undo the other one).
+TEST(DeviceP2PSemantics, ConcurrentReceivesIntoOneBuffer) {
+  REQUIRE_GPU();
+  const int rank = strata_test::world_rank(), size = strata_test::world_size();
+  const int dest = (rank + 1) % size, source = (rank + size - 1) % size;
+  // Even and odd columns of a 64 x 8 int matrix.
+  MPI_Datatype column_pair, even, odd;
+  MPI_Type_vector(64, 1, 8, MPI_INT, &column_pair);
+  MPI_Type_create_resized(column_pair, 0, 2 * sizeof(int), &even);
+  MPI_Type_commit(&even);
+  MPI_Type_dup(even, &odd);
+  std::vector<int> values(64 * 8);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = rank * 100000 + static_cast<int>(i);
+  DeviceInts send(values);
+  DeviceInts recv(std::vector<int>(64 * 8, strata_test::kPoison));
+  MPI_Request reqs[4];
+  ASSERT_EQ(MPI_Irecv(recv.ptr, 4, even, source, 1, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);      // columns 0,2,4,6
+  ASSERT_EQ(MPI_Irecv(recv.ptr + 1, 4, odd, source, 2, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);  // columns 1,3,5,7
+  ASSERT_EQ(MPI_Isend(send.ptr + 1, 4, odd, dest, 2, MPI_COMM_WORLD, &reqs[2]), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Isend(send.ptr, 4, even, dest, 1, MPI_COMM_WORLD, &reqs[3]), MPI_SUCCESS);
+  ASSERT_EQ(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE), MPI_SUCCESS);  // the odd columns first
+  ASSERT_EQ(MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  std::vector<int> got = recv.to_host();
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], source * 100000 + static_cast<int>(i)) << "int " << i;
+  }
+  MPI_Type_free(&column_pair);
+  MPI_Type_free(&even);
+  MPI_Type_free(&odd);
 }
 
 TEST(DeviceCounters, TheInterposerMovedDeviceData) {
