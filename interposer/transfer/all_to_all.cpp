@@ -139,7 +139,7 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
     char* at = static_cast<char*>(const_cast<void*>(buf)) + static_cast<int64_t>(displs[i]) * info->layout.extent;
     s->parts.push_back(DevicePart{&s->layouts.back(), at, s->dense[static_cast<size_t>(i)] * info->layout.size});
   }
-  s->device = DeviceMessage(plan.device, choose_method(bytes, info->layout.element.block));
+  s->device = DeviceMessage(plan.device, plan.method);  // the plan's: never span for data written
   Status st = s->device.reserve(bytes);
   if (st == Status::ok && sending) st = device_pack(s->device, s->parts.data(), s->parts.size());
   if (st != Status::ok) return st == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;

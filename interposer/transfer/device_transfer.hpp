@@ -33,7 +33,10 @@ struct DevicePart {
 class DeviceMessage {
  public:
   DeviceMessage() = default;
-  DeviceMessage(int device, Method method) : device_(device), method_(method) {}
+  // The span method moves no packed bytes: a message always has a packing
+  // method (span falls back to oneshot).
+  DeviceMessage(int device, Method method)
+      : device_(device), method_(method == Method::span ? Method::oneshot : method) {}
   // What MPI sends from or receives into.
   char* mpi_buffer() const { return method_ == Method::device ? device_staging.data() : host_staging.data(); }
   int device() const { return device_; }
