@@ -4,8 +4,14 @@
 # libstrata.so carries the public API (include/strata) over the folder
 # libraries; only STRATA_API symbols are exported.
 add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_portability>
+                          $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_coll_host>
+                          $<TARGET_OBJECTS:strata_coll_model> $<TARGET_OBJECTS:strata_collectives>
                           $<TARGET_OBJECTS:strata_interposer_core>)
 target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+# What the object libraries above link themselves (objects carry no links).
+if(TARGET PkgConfig::HWLOC AND STRATA_HAVE_HWLOC)
+  target_link_libraries(strata PRIVATE PkgConfig::HWLOC)
+endif()
 target_compile_definitions(strata INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 target_include_directories(strata PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>

@@ -1,0 +1,1 @@
+// placeholder: filled by the collectives/topology work (issue 4)

@@ -1,0 +1,122 @@
+// Where the ranks of a communicator run, and communicators for each level of
+// the machine's bandwidth hierarchy.
+//
+// Every rank gets three coordinates, fastest link first:
+//   gcd      the die within its GPU package (the two GCDs of an MI250X share
+//            a 200 GB/s link); 0 for single-die GPUs
+//   package  the GPU package (board) within the node; without a GPU, the
+//            NUMA domain of the rank's cores
+//   node     the host
+// A level is one of these groupings that has more than one member somewhere:
+// on an H200 node with one die per GPU the gcd level is dropped, on one node
+// the node level is. Levels are numbered from 0, the fastest.
+//
+// STRATA_TOPOLOGY replaces discovery by an emulated layout (so every level
+// runs in CI on one CPU machine):
+//   "NxPxG"            nodes x packages per node x GCDs per package; ranks
+//                      fill it in order (rank r: gcd r%G, package (r/G)%P,
+//                      node r/(P*G)); fewer ranks than N*P*G leave the last
+//                      groups short (an uneven topology)
+//   "n.p.g,n.p.g,..."  one node.package.gcd triple per rank, in rank order
+#pragma once
+
+#include <strata/export.h>
+#include <strata/status.hpp>
+
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace strata::topo {
+
+// Where one rank runs.
+struct Place {
+  int rank = 0;          // in the topology's communicator
+  std::string host;      // host name
+  int node = 0;          // 0..nodes-1, numbered by the lowest rank on each node
+  int package = 0;       // 0..packages-1 within the node
+  int gcd = 0;           // 0..dies-1 within the package
+  int device = -1;       // GPU runtime ordinal; -1: none
+  std::string pci_bus;   // the GPU's PCI address, "" when none
+  int numa = -1;         // NUMA node of the rank's cores; -1: unknown
+  std::string nic;       // the nearest network interface, "" when unknown
+};
+
+// What connects the members of one group of a level.
+enum class LinkClass {
+  die,      // dies of one package (MI250X GCD pair: Infinity Fabric)
+  gpu,      // GPUs of one node over a peer link (NVLink, xGMI)
+  pcie,     // GPUs of one node without a peer link
+  shm,      // ranks of one node without GPUs (host shared memory)
+  network,  // nodes
+};
+STRATA_API const char* to_string(LinkClass link) noexcept;
+
+// One level of the hierarchy, as seen from the calling rank.
+struct Level {
+  std::string name;          // "gcd", "package" or "node"
+  LinkClass link = LinkClass::network;
+  int groups = 0;            // groups at this level within the whole communicator
+  int max_group_size = 0;    // largest group
+  int min_group_size = 0;    // smallest group (== max when the level is even)
+};
+
+class STRATA_API Topology {
+ public:
+  // Discovers (or, with STRATA_TOPOLOGY, emulates) where the ranks of `comm`
+  // run and builds the level communicators. Collective over `comm`. The
+  // communicators are freed with the object (before MPI_Finalize).
+  static Result<std::shared_ptr<const Topology>> create(MPI_Comm comm) noexcept;
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  MPI_Comm comm() const noexcept;                 // a duplicate of the communicator given
+  int rank() const noexcept;
+  int size() const noexcept;
+  bool emulated() const noexcept;
+  const std::vector<Place>& places() const noexcept;  // every rank, in rank order
+  const Place& self() const noexcept;
+
+  int num_levels() const noexcept;  // 0 when all ranks share one die, else 1..3
+  const Level& level(int i) const noexcept;
+
+  // The ranks of my group at level i: my package's dies (the gcd level), my
+  // node's packages, or everyone (the top level), ordered by rank.
+  MPI_Comm group(int i) const noexcept;
+  // The ranks of my group at level i+1 (everyone for the top level) that
+  // have my position within their level-i group: the communicator a
+  // hierarchical algorithm runs its next step on. Ranks whose position does
+  // not exist in every group (uneven levels) still get one, smaller.
+  MPI_Comm cross(int i) const noexcept;
+  // The first rank of each level-i group within my level-(i+1) group;
+  // MPI_COMM_NULL on the ranks that are not first in their level-i group.
+  MPI_Comm leaders(int i) const noexcept;
+  bool is_leader(int i) const noexcept;
+  // Every group of every level has the same size.
+  bool uniform() const noexcept;
+
+  // The tree, the levels and their link classes.
+  std::string to_text() const;
+  std::string to_json() const;  // one JSON object
+
+  struct Impl;
+
+ private:
+  explicit Topology(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses a STRATA_TOPOLOGY value for `ranks` ranks into one place per rank
+// (node, package, gcd set; nothing else). invalid_argument when malformed.
+STRATA_API Result<std::vector<Place>> parse_emulated_topology(const std::string& spec, int ranks);
+
+}  // namespace strata::topo

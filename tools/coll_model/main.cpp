@@ -1,0 +1,1 @@
+int main() { return 0; }  // placeholder: strata-coll-model (issue 4)
