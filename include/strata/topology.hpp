@@ -93,8 +93,13 @@ class STRATA_API Topology {
   // node's packages, or everyone (the top level), ordered by rank.
   MPI_Comm group(int i) const noexcept;
   // The ranks of my group at level i+1 (everyone for the top level) that
-  // have my position within their level-i group: the communicator a
-  // hierarchical algorithm runs its next step on. Ranks whose position does
+  // have my position vector up to level i: the communicator a hierarchical
+  // algorithm runs its next step on. Positions are defined recursively so
+  // that any rank placement works: p_0 = my index (by rank) in group(0);
+  // cross(0) = the ranks of group(1) with my p_0; p_1 = my index in
+  // cross(0); cross(1) = the ranks of group(2) with my (p_0, p_1); and so
+  // on. (Not "my index in group(i)": with a round-robin placement that
+  // index does not say which shard a rank holds.) Ranks whose position does
   // not exist in every group (uneven levels) still get one, smaller.
   MPI_Comm cross(int i) const noexcept;
   // The first rank of each level-i group within my level-(i+1) group;
