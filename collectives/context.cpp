@@ -1,0 +1,174 @@
+#include "collectives/context.hpp"
+
+#include "base/log.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace strata::coll {
+namespace {
+
+// Contexts hang on their communicators as attributes; MPI_COMM_SELF's
+// attribute (deleted first thing in MPI_Finalize) releases those still
+// alive, while MPI can still free their communicators.
+std::mutex g_registry_mutex;
+int g_keyval = MPI_KEYVAL_INVALID;
+std::vector<std::pair<MPI_Comm, Context*>>* g_registry = new std::vector<std::pair<MPI_Comm, Context*>>();
+
+int delete_context(MPI_Comm, int, void* attribute, void*) {
+  auto* context = static_cast<Context*>(attribute);
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mutex);
+    auto& r = *g_registry;
+    r.erase(std::remove_if(r.begin(), r.end(), [&](const auto& e) { return e.second == context; }), r.end());
+  }
+  delete context;
+  return MPI_SUCCESS;
+}
+
+int release_at_finalize(MPI_Comm, int, void*, void*) {
+  std::vector<std::pair<MPI_Comm, Context*>> alive;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mutex);
+    alive = *g_registry;
+  }
+  for (const auto& [comm, context] : alive) PMPI_Comm_delete_attr(comm, g_keyval);  // runs delete_context
+  return MPI_SUCCESS;
+}
+
+Status keyval() {
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  if (g_keyval != MPI_KEYVAL_INVALID) return Status::ok;
+  int kv = MPI_KEYVAL_INVALID;
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &kv, nullptr) != MPI_SUCCESS) {
+    STRATA_LOG(error, kColl, "MPI_Comm_create_keyval failed");
+    return Status::mpi_error;
+  }
+  int self_kv = MPI_KEYVAL_INVALID;
+  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &self_kv, nullptr) != MPI_SUCCESS ||
+      PMPI_Comm_set_attr(MPI_COMM_SELF, self_kv, nullptr) != MPI_SUCCESS) {
+    STRATA_LOG(error, kColl, "cannot hook MPI_Finalize (MPI_COMM_SELF attribute)");
+    return Status::mpi_error;
+  }
+  g_keyval = kv;
+  return Status::ok;
+}
+
+int bucket_of(size_t bytes) { return bytes == 0 ? 0 : 1 + static_cast<int>(std::log2(static_cast<double>(bytes))); }
+
+}  // namespace
+
+Result<Context*> Context::of(MPI_Comm comm) noexcept {
+  if (comm == MPI_COMM_NULL) return Status::invalid_argument;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  if (inter) return Status::not_supported;
+  STRATA_TRY(keyval());
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return Status::mpi_error;
+  if (found) return static_cast<Context*>(value);
+  Result<std::unique_ptr<Context>> made = create(comm);
+  if (!made) return made.status();
+  Context* context = made.value().release();
+  if (PMPI_Comm_set_attr(comm, g_keyval, context) != MPI_SUCCESS) {
+    delete context;
+    return Status::mpi_error;
+  }
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  g_registry->emplace_back(comm, context);
+  return context;
+}
+
+Result<std::unique_ptr<Context>> Context::create(MPI_Comm comm) noexcept {
+  Result<std::shared_ptr<const topo::Topology>> topology = topo::Topology::create(comm);
+  if (!topology) return topology.status();
+  std::unique_ptr<Context> c(new (std::nothrow) Context());
+  if (!c) return Status::out_of_memory;
+  c->topology_ = std::move(topology).value();
+  const topo::Topology& t = *c->topology_;
+  c->flat_.comm = t.comm();
+  c->full_.comm = t.comm();
+  c->full_.uniform = t.uniform();
+  for (int i = 0; i < t.num_levels(); ++i) c->full_.levels.push_back({t.group(i), t.cross(i), t.leaders(i)});
+  STRATA_TRY(c->build_two_level());
+  c->build_machines();
+  return c;
+}
+
+// two_level: the levels below "node" merged into one (the node group), then
+// the nodes. Without a node level, or with nothing below it, it is the full
+// hierarchy or flat.
+Status Context::build_two_level() noexcept {
+  const topo::Topology& t = *topology_;
+  const int levels = t.num_levels();
+  const bool has_node_level = levels > 0 && t.level(levels - 1).name == "node";
+  two_level_.comm = t.comm();
+  if (!has_node_level) return Status::ok;  // one node: two_level is flat
+  if (levels <= 2) {
+    two_level_ = full_;
+    return Status::ok;
+  }
+  const int node_group = levels - 2;  // the group below the top: one node
+  int index = 0;
+  if (PMPI_Comm_rank(t.group(node_group), &index) != MPI_SUCCESS) return Status::mpi_error;
+  MPI_Comm same_index = MPI_COMM_NULL;
+  if (PMPI_Comm_split(t.comm(), index, t.rank(), &same_index) != MPI_SUCCESS) {
+    STRATA_LOG(error, kColl, "MPI_Comm_split (two-level cross communicator) failed");
+    return Status::mpi_error;
+  }
+  owned_.push_back(same_index);
+  two_level_.levels.push_back({t.group(node_group), same_index, t.leaders(node_group)});
+  two_level_.levels.push_back({t.group(levels - 1), t.cross(levels - 1), t.leaders(levels - 1)});
+  const topo::Level& node_level = t.level(node_group);
+  two_level_.uniform = node_level.min_group_size == node_level.max_group_size;
+  return Status::ok;
+}
+
+void Context::build_machines() noexcept {
+  const topo::Topology& t = *topology_;
+  for (int device = 0; device < 2; ++device) {
+    model::Machine& m = machine_[device];
+    m.levels.clear();
+    int below = 1;
+    for (int i = 0; i < t.num_levels(); ++i) {
+      const topo::Level& level = t.level(i);
+      model::LevelShape shape;
+      shape.name = level.name;
+      shape.fanout = std::max(1, level.max_group_size / std::max(1, below));
+      shape.link = model::link_figures(level.name, topo::to_string(level.link), device != 0);
+      below = std::max(1, level.max_group_size);
+      m.levels.push_back(shape);
+    }
+  }
+}
+
+const host::Hierarchy& Context::hierarchy(Algorithm algorithm) const noexcept {
+  switch (algorithm) {
+    case Algorithm::hierarchical: return full_;
+    case Algorithm::two_level: return two_level_;
+    default: return flat_;
+  }
+}
+
+Algorithm Context::choose(Collective collective, size_t bytes, bool device) noexcept {
+  const auto key = std::make_tuple(static_cast<int>(collective), bucket_of(bytes), device);
+  std::lock_guard<std::mutex> lock(choices_mutex_);
+  auto it = choices_.find(key);
+  if (it != choices_.end()) return it->second;
+  const Algorithm a = model::choose(collective, static_cast<double>(bytes), device, machine(device));
+  choices_.emplace(key, a);
+  return a;
+}
+
+Context::~Context() {
+  if (device_state != nullptr) device::destroy(device_state);
+  int finalized = 1;
+  PMPI_Finalized(&finalized);
+  if (!finalized) {
+    for (MPI_Comm& c : owned_) PMPI_Comm_free(&c);
+  }
+}
+
+}  // namespace strata::coll

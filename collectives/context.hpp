@@ -1,0 +1,67 @@
+// What the collectives keep per MPI communicator: its topology, the level
+// communicators of each algorithm, the cost model's machine and its cached
+// choices, and the device state (NCCL communicators). Created collectively
+// on a communicator's first collective, cached on it as an MPI attribute,
+// freed with it (or at MPI_Finalize).
+#pragma once
+
+#include <strata/collectives.hpp>
+#include <strata/topology.hpp>
+
+#include "collectives/host/host_collectives.hpp"
+#include "collectives/model/cost_model.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace strata::coll {
+
+namespace device {
+struct State;  // collectives/device_backend.hpp
+void destroy(State* state) noexcept;
+}  // namespace device
+
+class Context {
+ public:
+  // The context of `comm`; collective over `comm` the first time.
+  static Result<Context*> of(MPI_Comm comm) noexcept;
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const topo::Topology& topology() const noexcept { return *topology_; }
+  MPI_Comm comm() const noexcept { return topology_->comm(); }
+  int rank() const noexcept { return topology_->rank(); }
+  int size() const noexcept { return topology_->size(); }
+
+  // The levels an algorithm runs over: hierarchical, every level of the
+  // topology; two_level, the levels within a node merged into one, then the
+  // nodes; any other algorithm, none (flat on comm()).
+  const host::Hierarchy& hierarchy(Algorithm algorithm) const noexcept;
+  // The machine the cost model sees (link figures for host or device).
+  const model::Machine& machine(bool device) const noexcept { return machine_[device ? 1 : 0]; }
+  // Algorithm::automatic resolved for this call shape (cached per size class).
+  Algorithm choose(Collective collective, size_t bytes, bool device) noexcept;
+
+  // Owned; created by the device backend on first use.
+  device::State* device_state = nullptr;
+
+ private:
+  Context() = default;
+  static Result<std::unique_ptr<Context>> create(MPI_Comm comm) noexcept;
+  Status build_two_level() noexcept;
+  void build_machines() noexcept;
+
+  std::shared_ptr<const topo::Topology> topology_;
+  host::Hierarchy flat_;
+  host::Hierarchy full_;
+  host::Hierarchy two_level_;
+  std::vector<MPI_Comm> owned_;  // communicators built here (two_level's), freed with the context
+  model::Machine machine_[2];
+  std::mutex choices_mutex_;
+  std::map<std::tuple<int, int, bool>, Algorithm> choices_;
+};
+
+}  // namespace strata::coll
