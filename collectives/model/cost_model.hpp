@@ -5,7 +5,8 @@
 // benchmarks (measured next to predicted) and for docs/scaling.md (machines
 // we do not have, from their link figures).
 //
-// Independent of MPI: a machine is a list of level shapes.
+// Independent of MPI: a machine is a list of level shapes. The formulas and
+// their assumptions are written out in docs/scaling.md ("The model").
 #pragma once
 
 #include <strata/collectives.hpp>
@@ -18,7 +19,15 @@ namespace strata::coll::model {
 
 struct LinkFigures {
   double alpha_us = 0;   // per message step
-  double gbps = 0;       // per direction, per rank (1e9 bytes/s)
+  double gbps = 0;       // per direction, per rank (1e9 bytes/s); per node when per_node
+  // Fixed cost of one collective call whose steps run on this level (kernel
+  // launch and completion, proxy wake-up): a flat call pays the largest of
+  // its levels once, a hierarchical call pays it for every step it runs.
+  double call_us = 0;
+  // gbps is the node's injection bandwidth (all its NICs, one direction),
+  // shared by those of the node's ranks that cross this level at the same
+  // time (the network level); see docs/scaling.md for who crosses when.
+  bool per_node = false;
 };
 
 struct LevelShape {
@@ -30,12 +39,20 @@ struct LevelShape {
 // Levels fastest first; the product of the fanouts is the rank count.
 struct Machine {
   std::vector<LevelShape> levels;
+  // Device buffers: `library` is NCCL/RCCL (a ring; for allreduce the better
+  // of ring and tree; a pipelined chain for broadcast and reduce). Host
+  // buffers: `library` is the MPI library, credited with the better of its
+  // ring and recursive algorithms. choose() sets it from its `device`.
+  bool device = false;
   int ranks() const;
 };
 
 // Link figures for a level from STRATA_COLL_LINKS ("name:GBps:us,..."), else
 // the measured model file (strata-measure's "links" section), else defaults
 // by link class name (die, gpu, pcie, shm, network), in that order.
+// Keys are level names or link class names (the level name wins); the
+// network class's figure (or any key's, when link_class is "network") is
+// the node's injection bandwidth: the result has per_node set.
 LinkFigures link_figures(const std::string& level_name, const std::string& link_class, bool device);
 
 // Predicted time in µs of one call moving `bytes` (the per-rank buffer of the
@@ -47,5 +64,47 @@ Result<double> predict_us(Collective collective, Algorithm algorithm, double byt
 // The cheapest applicable algorithm; `device`: only library (flat NCCL),
 // hierarchical and two_level are candidates.
 Algorithm choose(Collective collective, double bytes, bool device, const Machine& machine);
+
+// ---- additions to the interface above -------------------------------------
+
+// A hierarchical algorithm is chosen only when predicted at least this much
+// faster than the best flat one (the "no regression against flat" target:
+// the model's error must not flip a near tie to the hierarchy).
+inline constexpr double kHierarchyMargin = 0.05;
+
+// As choose(), for calls the library cannot take (host float16/bfloat16:
+// MPI has no such type): library_ok = false leaves it out.
+Algorithm choose(Collective collective, double bytes, bool device, const Machine& machine, bool library_ok);
+
+// The built-in figures for a link class name (die, gpu, pcie, shm, network);
+// an unknown class gets the network's (the slowest). Sources in
+// docs/scaling.md.
+LinkFigures default_link_figures(const std::string& link_class, bool device);
+
+// One entry of STRATA_COLL_LINKS: [host.|device.]key:GBps:alpha_us[:call_us].
+struct LinkEntry {
+  std::string scope;  // "", "host" or "device" ("": both)
+  std::string key;    // level name or link class name
+  LinkFigures link;   // per_node is not decided here (it depends on the class)
+  bool has_call = false;  // call_us given (else the class default's)
+};
+// invalid_argument for anything malformed (an empty spec is valid: no entries).
+Result<std::vector<LinkEntry>> parse_link_spec(const std::string& spec);
+
+// The "links" section of a model file's JSON text, flattened into entries
+// ({"links": {"host": {key: {"gbps":, "alpha_us":, "call_us":}}, "device": {...}}}).
+// not_supported when the text has no "links" section; invalid_argument when
+// the text or the section is malformed.
+Result<std::vector<LinkEntry>> parse_links_json(const std::string& text);
+
+// The machine with the levels below the top merged into one (slowest link,
+// largest latency and call cost, product of the fanouts): what two_level
+// runs on. not_supported unless the top level is per_node and there are at
+// least two levels.
+Result<Machine> merge_within_node(const Machine& machine);
+
+// The levels of one node (those below the first per_node level): where a
+// ZeRO++ hpZ secondary partition lives.
+Machine node_part(const Machine& machine);
 
 }  // namespace strata::coll::model

@@ -1,1 +1,0 @@
-// placeholder: filled by the collectives/topology work (issue 4)
