@@ -1,56 +1,11 @@
 #include "collectives/on_host.hpp"
 
-#include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/host_mirror.hpp"
 
 #include <algorithm>
-#include <new>
-#include <vector>
 
 namespace strata::coll::on_host {
 namespace {
-
-bool on_device(const void* p) {
-  if (p == nullptr || p == MPI_IN_PLACE) return false;
-  const ::strata::device::MemoryKind k = gpu::classify(p).kind;
-  return k == ::strata::device::MemoryKind::device || k == ::strata::device::MemoryKind::managed;
-}
-
-// A host view of `bytes` at `user`: the pointer itself for host memory, a
-// host copy for device memory (filled when `read`, written back by flush()).
-class HostView {
- public:
-  Status open(void* user, size_t bytes, bool read, void* stream) {
-    user_ = user;
-    bytes_ = bytes;
-    if (!on_device(user)) {
-      data_ = static_cast<char*>(user);
-      return Status::ok;
-    }
-    try {
-      copy_.resize(bytes);
-    } catch (const std::bad_alloc&) {
-      return Status::out_of_memory;
-    }
-    data_ = copy_.data();
-    if (read && bytes > 0) {
-      STRATA_TRY(gpu::memcpy_async(data_, user, bytes, stream));
-      STRATA_TRY(gpu::stream_synchronize(stream));
-    }
-    return Status::ok;
-  }
-  char* data() const { return data_; }
-  Status flush(void* stream) {
-    if (copy_.empty() || bytes_ == 0) return Status::ok;
-    STRATA_TRY(gpu::memcpy_async(user_, data_, bytes_, stream));
-    return gpu::stream_synchronize(stream);
-  }
-
- private:
-  void* user_ = nullptr;
-  size_t bytes_ = 0;
-  char* data_ = nullptr;
-  std::vector<char> copy_;
-};
 
 // The algorithm host code can run for this call: a hierarchy of fewer than
 // two levels is flat; the library has no float16/bfloat16 reductions.
@@ -70,7 +25,7 @@ void* writable(const void* p) { return const_cast<void*>(p); }
 Status allreduce(Context& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm, void* stream) noexcept {
   const size_t bytes = count * size_of(type);
-  HostView in, out;
+  gpu::HostMirror in, out;
   const bool in_place = send == MPI_IN_PLACE;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   STRATA_TRY(out.open(recv, bytes, in_place, stream));
@@ -83,7 +38,7 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
                       Algorithm algorithm, void* stream) noexcept {
   const size_t bytes = recv_count * size_of(type);
   const size_t full = bytes * static_cast<size_t>(c.size());
-  HostView in, out;
+  gpu::HostMirror in, out;
   const bool in_place = send == MPI_IN_PLACE;
   if (!in_place) STRATA_TRY(in.open(writable(send), full, true, stream));
   STRATA_TRY(out.open(recv, in_place ? full : bytes, in_place, stream));
@@ -95,7 +50,7 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
 Status allgather(Context& c, const void* send, void* recv, size_t send_count, DataType type, Algorithm algorithm,
                  void* stream) noexcept {
   const size_t bytes = send_count * size_of(type);
-  HostView in, out;
+  gpu::HostMirror in, out;
   const bool in_place = send == MPI_IN_PLACE;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   STRATA_TRY(out.open(recv, bytes * static_cast<size_t>(c.size()), in_place, stream));
@@ -106,7 +61,7 @@ Status allgather(Context& c, const void* send, void* recv, size_t send_count, Da
 
 Status broadcast(Context& c, void* buffer, size_t count, DataType type, int root, Algorithm algorithm,
                  void* stream) noexcept {
-  HostView view;
+  gpu::HostMirror view;
   STRATA_TRY(view.open(buffer, count * size_of(type), c.rank() == root, stream));
   STRATA_TRY(host::broadcast(view.data(), count, type, root, host_algorithm(c, algorithm, type, false),
                              c.hierarchy(algorithm)));
@@ -118,7 +73,7 @@ Status reduce(Context& c, const void* send, void* recv, size_t count, DataType t
   const size_t bytes = count * size_of(type);
   const bool root_rank = c.rank() == root;
   const bool in_place = send == MPI_IN_PLACE;
-  HostView in, out;
+  gpu::HostMirror in, out;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   if (root_rank) STRATA_TRY(out.open(recv, bytes, in_place, stream));
   STRATA_TRY(host::reduce(in_place ? MPI_IN_PLACE : in.data(), root_rank ? out.data() : nullptr, count, type, op,
@@ -134,7 +89,7 @@ Status build_secondary_partition(Context& c, const void* primary, size_t shard_c
   if (PMPI_Comm_size(h.levels[static_cast<size_t>(level)].group, &group_size) != MPI_SUCCESS) return Status::mpi_error;
   const size_t element = size_of(type);
   const size_t secondary_count = shard_count * static_cast<size_t>(c.size() / std::max(1, group_size));
-  HostView in, out;
+  gpu::HostMirror in, out;
   STRATA_TRY(in.open(writable(primary), shard_count * element, true, stream));
   STRATA_TRY(out.open(secondary, secondary_count * element, false, stream));
   STRATA_TRY(host::build_secondary_partition(in.data(), shard_count, out.data(), type, level, h));
@@ -149,7 +104,7 @@ Status gather_from_secondary(Context& c, const void* secondary, size_t shard_cou
   if (PMPI_Comm_size(h.levels[static_cast<size_t>(level)].group, &group_size) != MPI_SUCCESS) return Status::mpi_error;
   const size_t element = size_of(type);
   const size_t secondary_count = shard_count * static_cast<size_t>(c.size() / std::max(1, group_size));
-  HostView in, out;
+  gpu::HostMirror in, out;
   STRATA_TRY(in.open(writable(secondary), secondary_count * element, true, stream));
   STRATA_TRY(out.open(full, shard_count * static_cast<size_t>(c.size()) * element, false, stream));
   STRATA_TRY(host::gather_from_secondary(in.data(), shard_count, out.data(), type, level, h));

@@ -37,7 +37,12 @@
   X(Cancel)                       \
   X(Alltoallv)                    \
   X(Neighbor_alltoallv)           \
-  X(Neighbor_alltoallw)
+  X(Neighbor_alltoallw)           \
+  X(Allreduce)                    \
+  X(Reduce_scatter_block)         \
+  X(Allgather)                    \
+  X(Bcast)                        \
+  X(Reduce)
 
 namespace strata::mpi {
 

@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
+#include "interposer/transfer/collective_calls.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/pack_calls.hpp"
 #include "interposer/transfer/plan.hpp"
@@ -203,10 +204,38 @@ STRATA_API int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[
                                         recvtypes, comm));
 }
 
+STRATA_API int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  STRATA_SHIM(MPI_Allreduce, si::allreduce(sendbuf, recvbuf, count, type, op, comm),
+              real().Allreduce(sendbuf, recvbuf, count, type, op, comm));
+}
+
+STRATA_API int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                                        MPI_Op op, MPI_Comm comm) {
+  STRATA_SHIM(MPI_Reduce_scatter_block, si::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm),
+              real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
+}
+
+STRATA_API int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  STRATA_SHIM(MPI_Allgather, si::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+              real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+STRATA_API int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  STRATA_SHIM(MPI_Bcast, si::bcast(buffer, count, type, root, comm), real().Bcast(buffer, count, type, root, comm));
+}
+
+STRATA_API int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                          MPI_Comm comm) {
+  STRATA_SHIM(MPI_Reduce, si::reduce(sendbuf, recvbuf, count, type, op, root, comm),
+              real().Reduce(sendbuf, recvbuf, count, type, op, root, comm));
+}
+
 STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
-  snapshot.version = 2;
+  snapshot.version = 3;
   snapshot.calls_intercepted = c.calls_intercepted.load();
   snapshot.calls_passed_through = c.calls_passed_through.load();
   snapshot.packs_by_strata = c.packs_by_strata.load();
@@ -217,6 +246,8 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   snapshot.types_irreducible = c.types_irreducible.load();
   snapshot.requests_started = c.requests_started.load();
   snapshot.spans_copied = c.spans_copied.load();
+  snapshot.collectives_by_strata = c.collectives_by_strata.load();
+  snapshot.collectives_staged = c.collectives_staged.load();
   return &snapshot;
 }
 

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 2 */
+  uint64_t version; /* 3 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -22,6 +22,8 @@ typedef struct strata_preload_counters_t {
   uint64_t types_irreducible;
   uint64_t requests_started;     /* (version 2) Strata requests started by Isend/Irecv */
   uint64_t spans_copied;         /* (version 2) device data moved through a host copy of its span */
+  uint64_t collectives_by_strata; /* (version 3) collectives run by Strata's algorithms (NCCL or host) */
+  uint64_t collectives_staged;   /* (version 3) collectives on GPU buffers run by the library on host copies */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

@@ -69,7 +69,8 @@ struct VSide {
       case Path::host_pack: return host.data();
       case Path::device_pack: return device.mpi_buffer();
       case Path::device_span: return host.data() - span.lo;
-      case Path::library: break;
+      case Path::library:
+      case Path::device_refused: break;
     }
     return user;
   }

@@ -17,6 +17,8 @@ struct Counters {
   std::atomic<uint64_t> requests_completed{0};
   std::atomic<uint64_t> types_reducible{0};
   std::atomic<uint64_t> types_irreducible{0};
+  std::atomic<uint64_t> collectives_by_strata{0};
+  std::atomic<uint64_t> collectives_staged{0};
 };
 
 Counters& counters();

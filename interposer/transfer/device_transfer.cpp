@@ -152,6 +152,7 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
       }
       return gpu::stream_synchronize(s->kernels);
     case Method::staged:
+    case Method::span:  // never a message's method (DeviceMessage's constructor)
       break;
   }
   char* staging = message.device_staging.data();

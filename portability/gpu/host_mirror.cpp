@@ -1,0 +1,38 @@
+#include "portability/gpu/host_mirror.hpp"
+
+#include <new>
+
+namespace strata::gpu {
+
+bool is_device_memory(const void* p) noexcept {
+  if (p == nullptr) return false;
+  const device::MemoryKind k = classify(p).kind;
+  return k == device::MemoryKind::device || k == device::MemoryKind::managed;
+}
+
+Status HostMirror::open(void* user, size_t bytes, bool read, Stream stream) noexcept {
+  user_ = user;
+  bytes_ = bytes;
+  copy_.clear();
+  if (bytes == 0 || !is_device_memory(user)) {
+    data_ = static_cast<char*>(user);
+    return Status::ok;
+  }
+  try {
+    copy_.resize(bytes);
+  } catch (const std::bad_alloc&) {
+    return Status::out_of_memory;
+  }
+  data_ = copy_.data();
+  if (!read) return Status::ok;
+  STRATA_TRY(memcpy_async(data_, user, bytes, stream));
+  return stream_synchronize(stream);
+}
+
+Status HostMirror::flush(Stream stream) noexcept {
+  if (copy_.empty()) return Status::ok;
+  STRATA_TRY(memcpy_async(user_, data_, bytes_, stream));
+  return stream_synchronize(stream);
+}
+
+}  // namespace strata::gpu
