@@ -22,7 +22,8 @@ struct Plan {
 Plan plan_of(ZeroScheme scheme) {
   switch (scheme) {
     case ZeroScheme::zero3: return {Algorithm::library, Algorithm::library, Algorithm::library, false};
-    case ZeroScheme::zeropp: return {Algorithm::library, Algorithm::library, Algorithm::two_level, true};
+    case ZeroScheme::zeropp: return {Algorithm::library, Algorithm::library, Algorithm::library, true};
+    case ZeroScheme::two_level: return {Algorithm::two_level, Algorithm::library, Algorithm::two_level, true};
     case ZeroScheme::three_level:
     case ZeroScheme::chosen:
       return {Algorithm::hierarchical, Algorithm::hierarchical, Algorithm::hierarchical, true};
@@ -35,7 +36,8 @@ Plan plan_of(ZeroScheme scheme) {
 const char* to_string(ZeroScheme scheme) {
   switch (scheme) {
     case ZeroScheme::zero3: return "ZeRO-3 flat";
-    case ZeroScheme::zeropp: return "ZeRO++ hpZ (2-level)";
+    case ZeroScheme::zeropp: return "ZeRO++ hpZ";
+    case ZeroScheme::two_level: return "2-level";
     case ZeroScheme::three_level: return "3-level";
     case ZeroScheme::chosen: return "model's choice";
   }

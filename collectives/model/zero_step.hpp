@@ -18,11 +18,13 @@ struct ZeroModel {
 
 enum class ZeroScheme {
   zero3,        // every collective flat (NCCL over all ranks)
-  zeropp,       // ZeRO++ without quantization: forward gather flat, backward gather from the hpZ
-                // secondary partition within the node (flat there), gradients two_level
+  zeropp,       // ZeRO++ hpZ without quantization: forward gather and gradients flat, backward
+                // gather from the secondary partition within the node (flat there)
+  two_level,    // forward gather and gradients two_level (node, then nodes); backward gather
+                // from the secondary partition within the node (flat there: one merged level)
   three_level,  // forward gather and gradients hierarchical over gcd, package, node; backward
                 // gather from the secondary partition, hierarchical within the node
-  chosen,       // as three_level's data placement, each call the algorithm choose() picks
+  chosen,       // the secondary partition within the node, each call what choose() picks
 };
 const char* to_string(ZeroScheme scheme);
 

@@ -1,1 +1,136 @@
-int main() { return 0; }  // placeholder: strata-coll-model (issue 4)
+// strata-coll-model: the collectives' cost model on a described machine.
+//
+//   strata-coll-model --machine frontier --ranks 8,384,3072 --sizes 1M,1G
+//       predicted times of every algorithm, flat / hierarchical ratios and
+//       the choice, one markdown table per collective
+//   strata-coll-model --machine frontier --zero 20e9
+//       one ZeRO-3 training step's gathers and reduce-scatters: flat,
+//       ZeRO++ hpZ (2-level), 3-level, the model's choice
+//   --levels "gcd:2:200:2,package:4:50:3,node:N:100:5"   a machine by hand
+//       (name:fanout[:GBps:alpha_us[:call_us]], fastest first, N = the rest;
+//       the node level's GB/s is the node's injection bandwidth)
+//
+// docs/scaling.md is this tool's output for Frontier.
+#include "tools/coll_model/tables.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using strata::coll::Collective;
+
+// "64K", "1M", "2G" (powers of 1024) or a plain number ("4e10").
+bool parse_size(const std::string& text, double* out) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return false;
+  const std::string suffix(end);
+  const char* units = "KMGT";
+  if (!suffix.empty()) {
+    const char* u = suffix.size() == 1 ? std::strchr(units, std::toupper(static_cast<unsigned char>(suffix[0]))) : nullptr;
+    if (u == nullptr || *u == '\0') return false;
+    v *= std::pow(1024.0, static_cast<double>(u - units + 1));
+  }
+  *out = v;
+  return std::isfinite(v) && v >= 0;
+}
+
+bool parse_collective(const std::string& name, Collective* out) {
+  const std::pair<const char*, Collective> names[] = {{"allreduce", Collective::allreduce},
+                                                      {"reduce_scatter", Collective::reduce_scatter},
+                                                      {"allgather", Collective::allgather},
+                                                      {"broadcast", Collective::broadcast},
+                                                      {"reduce", Collective::reduce}};
+  for (const auto& n : names) {
+    if (name == n.first) {
+      *out = n.second;
+      return true;
+    }
+  }
+  return false;
+}
+
+void print_levels(const strata::coll::model::Machine& m) {
+  std::printf("| level | fanout | GB/s | per | alpha (µs) | call (µs) |\n| --- | ---: | ---: | --- | ---: | ---: |\n");
+  for (const auto& l : m.levels) {
+    std::printf("| %s | %d | %g | %s | %g | %g |\n", l.name.c_str(), l.fanout, l.link.gbps,
+                l.link.per_node ? "node" : "rank", l.link.alpha_us, l.link.call_us);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Predict collective times with Strata's alpha-beta cost model"};
+  std::string machine_name = "frontier";
+  std::string levels;
+  bool host = false;
+  std::vector<int> ranks;
+  std::vector<std::string> sizes_text = {"1M", "64M", "1G"};
+  std::vector<std::string> collectives_text = {"allreduce", "reduce_scatter", "allgather"};
+  double zero_params = 0;
+  strata::coll::model::ZeroModel zero;
+  app.add_option("--machine", machine_name, "Preset: frontier or h200x4");
+  app.add_option("--levels", levels, "Levels by hand: name:fanout[:GBps:alpha_us[:call_us]],... (N: the rest)");
+  app.add_flag("--host", host, "Host buffers (MPI algorithms) instead of device buffers (NCCL)");
+  app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
+  app.add_option("--sizes", sizes_text, "Buffer sizes (64K, 1M, 4e10; as predict_us: allgather the output)")
+      ->delimiter(',');
+  app.add_option("--collectives", collectives_text, "allreduce,reduce_scatter,allgather,broadcast,reduce")
+      ->delimiter(',');
+  app.add_option("--zero", zero_params, "Predict one ZeRO-3 step for a model of this many parameters");
+  app.add_option("--layers", zero.layers, "ZeRO: layers (one gather and one reduce-scatter call each)");
+  app.add_option("--param-bytes", zero.param_bytes, "ZeRO: bytes per gathered parameter (2: bf16)");
+  app.add_option("--grad-bytes", zero.grad_bytes, "ZeRO: bytes per reduced gradient (2: bf16)");
+  CLI11_PARSE(app, argc, argv);
+
+  strata::Result<strata::tools::MachineSpec> spec =
+      levels.empty() ? strata::tools::preset(machine_name) : strata::tools::parse_levels(levels);
+  if (!spec) {
+    std::fprintf(stderr, "strata-coll-model: unknown machine '%s' or malformed --levels '%s'\n", machine_name.c_str(),
+                 levels.c_str());
+    return 2;
+  }
+  if (ranks.empty()) {
+    ranks = machine_name == "h200x4" && levels.empty() ? std::vector<int>{2, 4}
+                                                        : std::vector<int>{8, 16, 32, 64, 128, 256, 384, 512, 1024,
+                                                                           2048, 3072};
+  }
+  std::vector<double> sizes;
+  for (const std::string& s : sizes_text) {
+    double v = 0;
+    if (!parse_size(s, &v)) {
+      std::fprintf(stderr, "strata-coll-model: bad size '%s'\n", s.c_str());
+      return 2;
+    }
+    sizes.push_back(v);
+  }
+  std::vector<Collective> collectives;
+  for (const std::string& name : collectives_text) {
+    Collective c;
+    if (!parse_collective(name, &c)) {
+      std::fprintf(stderr, "strata-coll-model: unknown collective '%s'\n", name.c_str());
+      return 2;
+    }
+    collectives.push_back(c);
+  }
+
+  std::printf("Machine: %s (%s buffers). Levels at %d ranks:\n\n", spec.value().description.c_str(),
+              host ? "host" : "device", ranks.back());
+  strata::Result<strata::coll::model::Machine> largest = strata::tools::build(spec.value(), ranks.back(), !host);
+  if (largest) print_levels(largest.value());
+  if (zero_params > 0) {
+    zero.params = zero_params;
+    strata::tools::print_zero(zero, spec.value(), ranks, !host);
+    return 0;
+  }
+  for (Collective c : collectives) strata::tools::print_sweep(c, spec.value(), ranks, sizes, !host);
+  return 0;
+}
