@@ -1,0 +1,64 @@
+// strata-bench-coll: nccl-tests-style table of Strata's collectives (each
+// algorithm) next to the peer run in the same process on the same data —
+// flat NCCL called directly on device buffers, the MPI library's own
+// collective on host buffers — with the cost model's prediction.
+#pragma once
+
+#include <strata/collectives.hpp>
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace strata_bench {
+
+struct Case {
+  strata::coll::Collective collective;
+  strata::coll::DataType type;
+  strata::coll::ReduceOp op;
+  size_t bytes;  // nccl-tests' size: allreduce/broadcast/reduce the buffer, reduce_scatter the input, allgather the output
+  size_t count;  // elements per rank's call (allgather/reduce_scatter: the per-rank block)
+};
+
+struct Timing {
+  double us = 0;       // median time per call
+  bool verified = false;
+  bool ran = false;
+  std::string note;    // why it did not run
+};
+
+struct Options {
+  bool device = false;
+  int warmup = 3;
+  int samples = 9;
+  double sample_us = 300;  // each sample times enough calls to last about this long
+};
+
+// Sizes of the per-rank buffers.
+size_t send_bytes(const Case& c, int ranks);
+size_t recv_bytes(const Case& c, int ranks);
+double bus_factor(strata::coll::Collective c, int ranks);  // nccl-tests' busbw / algbw
+
+// The runners: the peer ("library") and Strata with an algorithm. Both
+// verify their first result against a reference computed on the host.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual Timing peer(const Case& c) = 0;
+  virtual Timing ours(const Case& c, strata::coll::Algorithm algorithm) = 0;
+  virtual std::string peer_name() const = 0;
+  virtual std::string describe() const = 0;  // the machine, for the header
+};
+Runner* make_host_runner(const Options& options);
+Runner* make_device_runner(const Options& options);  // null when built without CUDA and NCCL
+
+// Inputs: small integers (exact in every type, and in any summation order),
+// different per rank and element.
+void fill_input(void* host, size_t count, strata::coll::DataType type, int rank, unsigned salt);
+// The expected output on `rank` (host memory), computed naively from every
+// rank's input.
+std::vector<char> expected_output(const Case& c, int rank, int ranks, unsigned salt, bool in_place_root_only = false);
+
+}  // namespace strata_bench

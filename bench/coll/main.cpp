@@ -1,0 +1,207 @@
+// strata-bench-coll: Strata's collectives (each algorithm) against the peer
+// in the same run — flat NCCL on device buffers (--device), the MPI
+// library on host buffers — with nccl-tests' columns and the cost model's
+// prediction. Usage: docs/collectives.md.
+#include "bench/coll/bench_coll.hpp"
+
+#include "collectives/context.hpp"
+#include "collectives/model/cost_model.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+namespace strata_bench {
+namespace {
+
+using strata::coll::Algorithm;
+using strata::coll::Collective;
+using strata::coll::DataType;
+using strata::coll::ReduceOp;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool parse_collective(const std::string& s, Collective* c) {
+  for (Collective x : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
+                       Collective::broadcast, Collective::reduce}) {
+    if (s == strata::coll::to_string(x)) {
+      *c = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_type(const std::string& s, DataType* t) {
+  for (DataType x : {DataType::int32, DataType::int64, DataType::float32, DataType::float64, DataType::float16,
+                     DataType::bfloat16}) {
+    if (s == strata::coll::to_string(x)) {
+      *t = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_op(const std::string& s, ReduceOp* op) {
+  for (ReduceOp x : {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max}) {
+    if (s == strata::coll::to_string(x)) {
+      *op = x;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string human(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 3) {
+    bytes /= 1024;
+    ++u;
+  }
+  char b[32];
+  std::snprintf(b, sizeof b, "%g %s", bytes, units[u]);
+  return b;
+}
+
+struct Row {
+  Case c;
+  std::string algorithm;
+  Timing timing;
+  double predicted_us = -1;
+  double peer_us = 0;
+};
+
+void print_row(const Row& r, int ranks) {
+  if (!r.timing.ran) {
+    std::printf("| %s | %s | %zu | %s | %s | %s | - | - | - | - | - | - | %s |\n", strata::coll::to_string(r.c.collective),
+                human(static_cast<double>(r.c.bytes)).c_str(), r.c.count, strata::coll::to_string(r.c.type),
+                strata::coll::to_string(r.c.op), r.algorithm.c_str(), r.timing.note.c_str());
+    return;
+  }
+  const double algbw = static_cast<double>(r.c.bytes) / (r.timing.us * 1e3);
+  const double busbw = algbw * bus_factor(r.c.collective, ranks);
+  char pred[32] = "-", ratio[32] = "-", vs[32] = "-";
+  if (r.predicted_us > 0) {
+    std::snprintf(pred, sizeof pred, "%.1f", r.predicted_us);
+    std::snprintf(ratio, sizeof ratio, "%.2f", r.predicted_us / r.timing.us);
+  }
+  if (r.peer_us > 0) std::snprintf(vs, sizeof vs, "%.2f", r.peer_us / r.timing.us);
+  std::printf("| %s | %s | %zu | %s | %s | %s | %.1f | %.2f | %.2f | %s | %s | %s | %s |\n",
+              strata::coll::to_string(r.c.collective), human(static_cast<double>(r.c.bytes)).c_str(), r.c.count,
+              strata::coll::to_string(r.c.type), strata::coll::to_string(r.c.op), r.algorithm.c_str(), r.timing.us,
+              algbw, busbw, pred, ratio, vs, r.timing.verified ? "yes" : "NO");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Strata's collectives against the peer (flat NCCL on device buffers, the MPI library on host buffers)"};
+  Options options;
+  std::string collectives = "allreduce,reduce_scatter,allgather,broadcast,reduce";
+  std::string type_name = "float32", op_name = "sum", algorithms;
+  double min_bytes = 8, max_bytes = 64.0 * 1024 * 1024, factor = 4;
+  app.add_flag("--device", options.device, "Device buffers (NCCL as the peer); default host buffers (the MPI library)");
+  app.add_option("--collectives", collectives, "Comma-separated: allreduce,reduce_scatter,allgather,broadcast,reduce");
+  app.add_option("--type", type_name, "int32, int64, float32, float64, float16, bfloat16");
+  app.add_option("--op", op_name, "sum, prod, min, max");
+  app.add_option("--algorithms", algorithms,
+                 "Strata algorithms to time (default: host library,ring,recursive,hierarchical,two_level; device "
+                 "library,hierarchical,two_level)");
+  app.add_option("--min-bytes", min_bytes, "Smallest size (nccl-tests' size column)");
+  app.add_option("--max-bytes", max_bytes, "Largest size");
+  app.add_option("--factor", factor, "Size step factor");
+  app.add_option("--samples", options.samples, "Samples per point (median reported)");
+  app.add_option("--warmup", options.warmup, "Warm-up calls per point");
+  app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last this long");
+  int rank = 0, ranks = 1;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = rank == 0 ? app.exit(e) : 0;
+    MPI_Finalize();
+    return rc == 0 ? 0 : 2;
+  }
+  DataType type{};
+  ReduceOp op{};
+  std::vector<Collective> which;
+  bool ok = parse_type(type_name, &type) && parse_op(op_name, &op) && factor > 1 && min_bytes >= 1;
+  for (const std::string& s : split(collectives)) {
+    Collective c{};
+    ok = ok && parse_collective(s, &c);
+    which.push_back(c);
+  }
+  if (algorithms.empty()) algorithms = options.device ? "library,hierarchical,two_level" : "library,ring,recursive,hierarchical,two_level";
+  std::vector<Algorithm> algos;
+  for (const std::string& s : split(algorithms)) {
+    strata::Result<Algorithm> a = strata::coll::parse_algorithm(s.c_str());
+    ok = ok && a.ok() && a.value() != Algorithm::automatic;
+    if (a) algos.push_back(a.value());
+  }
+  if (!ok) {
+    if (rank == 0) std::fprintf(stderr, "strata-bench-coll: bad --type, --op, --collectives, --algorithms or sizes\n");
+    MPI_Finalize();
+    return 2;
+  }
+  std::unique_ptr<Runner> runner(options.device ? make_device_runner(options) : make_host_runner(options));
+  if (!runner) {
+    if (rank == 0) std::fprintf(stderr, "strata-bench-coll: --device needs a build with CUDA and NCCL\n");
+    MPI_Finalize();
+    return 2;
+  }
+  strata::Result<strata::coll::Context*> context = strata::coll::Context::of(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::printf("strata-bench-coll: %d ranks, %s\n\n", ranks, runner->describe().c_str());
+    if (context) std::printf("```\n%s```\n\n", context.value()->topology().to_text().c_str());
+    std::printf("| collective | size | count | type | redop | algorithm | time µs | algbw GB/s | busbw GB/s | "
+                "model µs | model / measured | peer / this | verified |\n");
+    std::printf("| --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+  }
+  const size_t element = strata::coll::size_of(type);
+  for (Collective col : which) {
+    for (double bytes = min_bytes; bytes <= max_bytes * 1.0001; bytes *= factor) {
+      Case c{col, type, op, static_cast<size_t>(bytes), 0};
+      const size_t per = (col == Collective::allgather || col == Collective::reduce_scatter)
+                             ? element * static_cast<size_t>(ranks)
+                             : element;
+      c.count = c.bytes / per;
+      if (c.count == 0) continue;
+      c.bytes = c.count * per;
+      const strata::coll::model::Machine* machine = context ? &context.value()->machine(options.device) : nullptr;
+      auto predict = [&](Algorithm a) {
+        if (machine == nullptr) return -1.0;
+        strata::Result<double> p = strata::coll::model::predict_us(col, a, static_cast<double>(c.bytes), *machine);
+        return p ? p.value() : -1.0;
+      };
+      Row peer{c, runner->peer_name() + " (peer)", runner->peer(c), predict(Algorithm::library), 0};
+      if (rank == 0) print_row(peer, ranks);
+      for (Algorithm a : algos) {
+        Row r{c, strata::coll::to_string(a), runner->ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0};
+        if (rank == 0) print_row(r, ranks);
+      }
+      if (rank == 0) std::fflush(stdout);
+    }
+  }
+  runner.reset();
+  MPI_Finalize();
+  return 0;
+}
+
+}  // namespace
+}  // namespace strata_bench
+
+int main(int argc, char** argv) { return strata_bench::run(argc, argv); }
