@@ -25,6 +25,14 @@ find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(HWLOC QUIET IMPORTED_TARGET hwloc)
 endif()
+# hwloc (optional): NUMA nodes and NICs for topology/ (only topology/hwloc
+# includes its headers; without it the topology reports them unknown).
+option(STRATA_USE_HWLOC "Use hwloc for NUMA and NIC discovery when pkg-config finds it" ON)
+if(STRATA_USE_HWLOC AND HWLOC_FOUND AND TARGET PkgConfig::HWLOC)
+  set(STRATA_HAVE_HWLOC ON)
+else()
+  set(STRATA_HAVE_HWLOC OFF)
+endif()
 
 # Which MPI: the interposer's ABI differs (MPI_Datatype is a pointer in Open MPI
 # and an int in MPICH), so we record it for the docs and the tests.

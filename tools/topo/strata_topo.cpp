@@ -1,1 +1,63 @@
-int main() { return 0; }  // placeholder: strata-topo (issue 4)
+// strata-topo: where the ranks of a job run, as Strata sees it (discovered,
+// or emulated by STRATA_TOPOLOGY), and the levels its collectives use.
+//
+//   mpirun -np 8 strata-topo            the tree and the level table (rank 0 prints)
+//   mpirun -np 8 strata-topo --json     the same as one JSON object
+//   mpirun -np 8 strata-topo -o f.json  written to a file instead of stdout
+#include <strata/topology.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace {
+
+// Rank 0 writes `text` to `path` (stdout when empty); false on failure.
+bool write_out(const std::string& text, const std::string& path) {
+  std::FILE* f = path.empty() ? stdout : std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "strata-topo: cannot open %s\n", path.c_str());
+    return false;
+  }
+  bool ok = std::fputs(text.c_str(), f) >= 0 && std::fputc('\n', f) != EOF;
+  if (f != stdout) ok = std::fclose(f) == 0 && ok;
+  return ok;
+}
+
+int run(int rank, bool json, const std::string& output) {
+  auto topo = strata::topo::Topology::create(MPI_COMM_WORLD);
+  int ok = topo.ok() ? 1 : 0;
+  if (rank == 0) {
+    if (!topo.ok()) {
+      std::fprintf(stderr, "strata-topo: Topology::create failed: %s\n", strata::to_string(topo.status()));
+    } else {
+      ok = write_out(json ? (*topo)->to_json() : (*topo)->to_text(), output) ? 1 : 0;
+    }
+  }
+  int all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all_ok == 1 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CLI::App app{"Print where the ranks run and the topology levels Strata uses (run under mpirun)"};
+  bool json = false;
+  std::string output;
+  app.add_flag("--json", json, "Print one JSON object instead of the text tree");
+  app.add_option("-o,--output", output, "Write to this file instead of stdout");
+  int rc = 0;
+  try {
+    app.parse(argc, argv);
+    rc = run(rank, json, output);
+  } catch (const CLI::ParseError& e) {
+    rc = rank == 0 ? app.exit(e) : e.get_exit_code();  // only rank 0 prints help or the error
+  }
+  MPI_Finalize();
+  return rc;
+}
