@@ -84,7 +84,7 @@ Result<Plan> plan(Collective collective, std::initializer_list<const void*> buff
     }
   }
   const bool device_call = devices > 0;
-  p.nccl = device_call && hosts == 0 && device::nccl_available();
+  p.nccl = device_call && hosts == 0 && !p.context->ranks_share_a_gpu() && device::nccl_available();
   Algorithm a = options.algorithm;
   if (a == Algorithm::automatic) a = g_algorithm.get();
   if (a == Algorithm::automatic) a = p.context->choose(collective, bytes, device_call);

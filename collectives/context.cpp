@@ -1,9 +1,13 @@
 #include "collectives/context.hpp"
 
 #include "base/log.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace strata::coll {
@@ -94,6 +98,7 @@ Result<std::unique_ptr<Context>> Context::create(MPI_Comm comm) noexcept {
   for (int i = 0; i < t.num_levels(); ++i) c->full_.levels.push_back({t.group(i), t.cross(i), t.leaders(i)});
   STRATA_TRY(c->build_two_level());
   c->build_machines();
+  STRATA_TRY(c->find_shared_gpus());
   return c;
 }
 
@@ -123,6 +128,28 @@ Status Context::build_two_level() noexcept {
   two_level_.levels.push_back({t.group(levels - 1), t.cross(levels - 1), t.leaders(levels - 1)});
   const topo::Level& node_level = t.level(node_group);
   two_level_.uniform = node_level.min_group_size == node_level.max_group_size;
+  return Status::ok;
+}
+
+// From the real hosts and devices, not the (possibly emulated) topology.
+Status Context::find_shared_gpus() noexcept {
+  struct Where {
+    uint64_t host;
+    int device;
+  } me{0, -1};
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  if (PMPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
+  me.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
+  if (gpu::available() && gpu::get_device(&me.device) != Status::ok) me.device = -1;
+  std::vector<Where> all(static_cast<size_t>(size()));
+  if (PMPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm()) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
+  std::set<std::pair<uint64_t, int>> used;
+  for (const Where& w : all) {
+    if (w.device >= 0 && !used.emplace(w.host, w.device).second) shared_gpu_ = true;
+  }
   return Status::ok;
 }
 

@@ -44,6 +44,9 @@ class Context {
   const model::Machine& machine(bool device) const noexcept { return machine_[device ? 1 : 0]; }
   // Algorithm::automatic resolved for this call shape (cached per size class).
   Algorithm choose(Collective collective, size_t bytes, bool device) noexcept;
+  // Do two ranks of one node use the same GPU? NCCL refuses such a
+  // communicator, so device collectives then run on the host path.
+  bool ranks_share_a_gpu() const noexcept { return shared_gpu_; }
 
   // Owned; created by the device backend on first use.
   device::State* device_state = nullptr;
@@ -52,6 +55,7 @@ class Context {
   Context() = default;
   static Result<std::unique_ptr<Context>> create(MPI_Comm comm) noexcept;
   Status build_two_level() noexcept;
+  Status find_shared_gpus() noexcept;
   void build_machines() noexcept;
 
   std::shared_ptr<const topo::Topology> topology_;
@@ -60,6 +64,7 @@ class Context {
   host::Hierarchy two_level_;
   std::vector<MPI_Comm> owned_;  // communicators built here (two_level's), freed with the context
   model::Machine machine_[2];
+  bool shared_gpu_ = false;
   std::mutex choices_mutex_;
   std::map<std::tuple<int, int, bool>, Algorithm> choices_;
 };

@@ -250,7 +250,7 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
       [&] { return real().Bcast(buffer, count, type, root, comm); },
       [&] {
         SpanMirror data;
-        const Status s = data.open(buffer, count, type, comm_rank(comm) == root);
+        const Status s = data.open(buffer, count, type, true);  // every rank: the gaps go back too
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Bcast");
         return staged_call(comm, "MPI_Bcast", data, comm_rank(comm) != root,
                            [&] { return real().Bcast(data.host(), count, type, root, comm); });

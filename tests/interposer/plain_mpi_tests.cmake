@@ -40,3 +40,39 @@ if(STRATA_HAVE_CUDA)
   strata_add_test_variant(NAME test_mpi_device_np4_one_gpu TARGET test_mpi_device NP 4 TIMEOUT 300 PRELOAD
                           LABELS "device;gpu" ENV STRATA_TEST_GPUS=1)
 endif()
+
+# MPI_Allreduce, Reduce_scatter_block, Allgather, Bcast, Reduce as a plain
+# MPI program calls them. Host memory: plain, preloaded (the model: the
+# library on one node), preloaded with a hierarchical algorithm forced on an
+# emulated 3-level topology (8 ranks even, 6 and 5 uneven) and two-level,
+# and disabled. Device memory (gpu): preloaded only, flat NCCL and
+# hierarchical, several ranks per GPU, and without NCCL (staged).
+strata_add_test(NAME test_mpi_collectives SOURCES test_mpi_collectives.cpp PLAIN_MPI NP 8 TIMEOUT 300
+                LIBS strata_test_main LABELS "interposer;collectives" PRELOAD)
+foreach(np 8 6 5)
+  strata_add_test_variant(NAME test_mpi_collectives_np${np}_hierarchical TARGET test_mpi_collectives NP ${np}
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives"
+                          ENV STRATA_TOPOLOGY=2x2x2 STRATA_COLL_ALGO=hierarchical STRATA_TEST_EXPECT_COLLECTIVES=1)
+endforeach()
+strata_add_test_variant(NAME test_mpi_collectives_two_level TARGET test_mpi_collectives NP 8 TIMEOUT 300 PRELOAD
+                        LABELS "interposer;collectives"
+                        ENV STRATA_TOPOLOGY=2x2x2 STRATA_COLL_ALGO=two_level STRATA_TEST_EXPECT_COLLECTIVES=1)
+strata_add_test_variant(NAME test_mpi_collectives_preload_disabled TARGET test_mpi_collectives NP 8 TIMEOUT 300
+                        PRELOAD LABELS "interposer;collectives" ENV STRATA_DISABLE=1 STRATA_TEST_EXPECT_COLLECTIVES=0)
+if(STRATA_HAVE_CUDA)
+  strata_add_test(NAME test_mpi_collectives_device SOURCES test_mpi_collectives.cpp PLAIN_MPI NP 2 TIMEOUT 300
+                  NO_VARIANT_PLAIN LIBS strata_test_main CUDA::cudart LABELS "collectives;device;gpu" PRELOAD
+                  ENV STRATA_TEST_EXPECT_COLLECTIVES=1)
+  target_compile_definitions(test_mpi_collectives_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
+  strata_add_test_variant(NAME test_mpi_collectives_device_np4 TARGET test_mpi_collectives_device NP 4 TIMEOUT 300
+                          PRELOAD LABELS "collectives;device;gpu" ENV STRATA_TEST_EXPECT_COLLECTIVES=1)
+  strata_add_test_variant(NAME test_mpi_collectives_device_np4_hierarchical TARGET test_mpi_collectives_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "collectives;device;gpu"
+                          ENV STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical STRATA_TEST_EXPECT_COLLECTIVES=1)
+  strata_add_test_variant(NAME test_mpi_collectives_device_np4_one_gpu TARGET test_mpi_collectives_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "collectives;device;gpu"
+                          ENV STRATA_TEST_GPUS=1 STRATA_TEST_EXPECT_COLLECTIVES=1)
+  strata_add_test_variant(NAME test_mpi_collectives_device_no_nccl TARGET test_mpi_collectives_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "collectives;device;gpu"
+                          ENV STRATA_NCCL_LIBRARY=/nonexistent/libnccl.so STRATA_TEST_EXPECT_COLLECTIVES=1)
+endif()

@@ -27,6 +27,8 @@ struct StrataCounters {
   uint64_t types_irreducible;
   uint64_t requests_started;
   uint64_t spans_copied;
+  uint64_t collectives_by_strata;  // version 3
+  uint64_t collectives_staged;     // version 3
 };
 const StrataCounters* preload_counters();
 
