@@ -68,7 +68,11 @@ Result<MachineSpec> preset(const std::string& name) {
   // are our assumptions (docs/scaling.md).
   if (name == "frontier") {
     Result<MachineSpec> s = parse_levels("gcd:2:200:2:5,package:4:50:3:5,node:N:100:5:5");
-    if (s) s.value().description = "Frontier: 2 GCDs x 4 MI250X per node, 4 x 25 GB/s NICs per node";
+    if (!s) return s;
+    s.value().description = "Frontier: 2 GCDs x 4 MI250X per node, 4 x 25 GB/s NICs per node";
+    // GPU links say nothing of host buffers (those take link_figures()); the NICs serve both.
+    s.value().levels[0].device_figures = true;
+    s.value().levels[1].device_figures = true;
     return s;
   }
   // The lent H200 nodes: four GPUs fully connected by NVLink (NV18); more
@@ -89,7 +93,8 @@ Result<coll::model::Machine> build(const MachineSpec& spec, int ranks, bool devi
   for (const LevelSpec& s : spec.levels) {
     coll::model::LevelShape l;
     l.name = s.name;
-    l.link = s.has_figures ? s.link : coll::model::link_figures(s.name, link_class_of(s.name), device);
+    const bool given = s.has_figures && (device || !s.device_figures);
+    l.link = given ? s.link : coll::model::link_figures(s.name, link_class_of(s.name), device);
     l.fanout = 1;
     if (s.fanout > 0 && left >= s.fanout) {
       if (left % s.fanout != 0) return Status::invalid_argument;

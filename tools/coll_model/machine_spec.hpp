@@ -18,6 +18,7 @@ struct LevelSpec {
   std::string name;
   int fanout = 0;
   bool has_figures = false;
+  bool device_figures = false;  // the figures hold for device buffers only (a preset's GPU links)
   coll::model::LinkFigures link;
 };
 
