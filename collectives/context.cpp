@@ -158,6 +158,7 @@ void Context::build_machines() noexcept {
   for (int device = 0; device < 2; ++device) {
     model::Machine& m = machine_[device];
     m.levels.clear();
+    m.device = device != 0;
     int below = 1;
     for (int i = 0; i < t.num_levels(); ++i) {
       const topo::Level& level = t.level(i);
