@@ -28,10 +28,16 @@ const char* source_of(const Topology::Impl& impl) {
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string or_dash(int v) { return v < 0 ? "-" : std::to_string(v); }
 
-std::string rank_line(const Place& p) {
+// One rank of the tree; an emulated place has nothing but its coordinates.
+std::string rank_line(const Place& p, bool emulated) {
   char line[512];
-  std::snprintf(line, sizeof line, "      rank %-4d device %-3s pci %-13s numa %-3s nic %s", p.rank,
-                or_dash(p.device).c_str(), or_dash(p.pci_bus).c_str(), or_dash(p.numa).c_str(), or_dash(p.nic).c_str());
+  if (emulated) {
+    std::snprintf(line, sizeof line, "      rank %d", p.rank);
+  } else {
+    std::snprintf(line, sizeof line, "      rank %-4d device %-3s pci %-13s numa %-3s nic %s", p.rank,
+                  or_dash(p.device).c_str(), or_dash(p.pci_bus).c_str(), or_dash(p.numa).c_str(),
+                  or_dash(p.nic).c_str());
+  }
   return line;
 }
 
@@ -63,7 +69,7 @@ std::string Topology::to_text() const {
       out << "  package " << package.first << "\n";
       for (const auto& gcd : package.second) {
         out << "    gcd " << gcd.first << "\n";
-        for (int r : gcd.second) out << rank_line(impl.places[static_cast<size_t>(r)]) << "\n";
+        for (int r : gcd.second) out << rank_line(impl.places[static_cast<size_t>(r)], impl.emulated) << "\n";
       }
     }
   }

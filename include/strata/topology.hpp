@@ -11,6 +11,23 @@
 // on an H200 node with one die per GPU the gcd level is dropped, on one node
 // the node level is. Levels are numbered from 0, the fastest.
 //
+// Precisely: the gcd level's groups are the ranks of one package, the
+// package level's the ranks of one node, the node level's all ranks. A level
+// is kept when some group of it holds more than one unit of the level below
+// (two dies, two packages, two nodes). Ranks sharing one GPU share its
+// package and gcd: they count as one unit (so four ranks on one die give no
+// level at all) and are ordinary members of the groups above. Dropping a
+// level changes no group of the others, and the top kept level's group is
+// always every rank.
+//
+// Coordinates are numbered 0, 1, ... in order of first appearance in rank
+// order within their parent: nodes by their lowest rank, packages within the
+// node, dies within the package. Discovery (docs/topology.md): nodes from
+// MPI_COMM_TYPE_SHARED; packages from the GPU runtime's multi-GPU board group
+// (else each GPU is a package; without GPUs, the NUMA node of the rank's
+// cores, from hwloc); dies from the GPU's PCI address. The device of a rank
+// is its current device when create() runs.
+//
 // STRATA_TOPOLOGY replaces discovery by an emulated layout (so every level
 // runs in CI on one CPU machine):
 //   "NxPxG"            nodes x packages per node x GCDs per package; ranks
@@ -18,6 +35,11 @@
 //                      node r/(P*G)); fewer ranks than N*P*G leave the last
 //                      groups short (an uneven topology)
 //   "n.p.g,n.p.g,..."  one node.package.gcd triple per rank, in rank order
+//                      (the numbers are labels, renumbered as above)
+// The spec describes the ranks of MPI_COMM_WORLD: a Topology of another
+// communicator gives each rank the place of its world rank. A spec that is
+// malformed or has too few places for the world's ranks is reported (one
+// warning) and discovery is used instead.
 #pragma once
 
 #include <strata/export.h>
@@ -73,13 +95,18 @@ class STRATA_API Topology {
  public:
   // Discovers (or, with STRATA_TOPOLOGY, emulates) where the ranks of `comm`
   // run and builds the level communicators. Collective over `comm`. The
-  // communicators are freed with the object (before MPI_Finalize).
+  // communicators are freed with the object (before MPI_Finalize; an object
+  // destroyed after it frees nothing). invalid_argument outside
+  // MPI_Init..MPI_Finalize or for MPI_COMM_NULL; mpi_error when an MPI call
+  // fails (logged).
   static Result<std::shared_ptr<const Topology>> create(MPI_Comm comm) noexcept;
   ~Topology();
   Topology(const Topology&) = delete;
   Topology& operator=(const Topology&) = delete;
 
-  MPI_Comm comm() const noexcept;                 // a duplicate of the communicator given
+  // A duplicate of the communicator given, with MPI_ERRORS_RETURN (the level
+  // communicators inherit it): Strata checks every return code itself.
+  MPI_Comm comm() const noexcept;
   int rank() const noexcept;
   int size() const noexcept;
   bool emulated() const noexcept;
@@ -87,6 +114,8 @@ class STRATA_API Topology {
   const Place& self() const noexcept;
 
   int num_levels() const noexcept;  // 0 when all ranks share one die, else 1..3
+  // For i outside 0..num_levels()-1: an empty Level; group, cross and
+  // leaders answer MPI_COMM_NULL and is_leader false.
   const Level& level(int i) const noexcept;
 
   // The ranks of my group at level i: my package's dies (the gcd level), my
@@ -101,9 +130,12 @@ class STRATA_API Topology {
   // on. (Not "my index in group(i)": with a round-robin placement that
   // index does not say which shard a rank holds.) Ranks whose position does
   // not exist in every group (uneven levels) still get one, smaller.
+  // At the top level the group is everyone, so cross(top) holds only me.
   MPI_Comm cross(int i) const noexcept;
   // The first rank of each level-i group within my level-(i+1) group;
   // MPI_COMM_NULL on the ranks that are not first in their level-i group.
+  // (The leaders are the ranks whose p_0..p_i are all 0: leaders(i) has the
+  // members of their cross(i).) At the top level: rank 0 of comm() alone.
   MPI_Comm leaders(int i) const noexcept;
   bool is_leader(int i) const noexcept;
   // Every group of every level has the same size.

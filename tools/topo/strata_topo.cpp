@@ -4,6 +4,11 @@
 //   mpirun -np 8 strata-topo            the tree and the level table (rank 0 prints)
 //   mpirun -np 8 strata-topo --json     the same as one JSON object
 //   mpirun -np 8 strata-topo -o f.json  written to a file instead of stdout
+//
+// Like a job script, each rank first takes GPU (node-local rank % GPUs);
+// --keep-device leaves the device the launcher gave it.
+#include "portability/gpu/gpu_api.hpp"
+
 #include <strata/topology.hpp>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +28,20 @@ bool write_out(const std::string& text, const std::string& path) {
   bool ok = std::fputs(text.c_str(), f) >= 0 && std::fputc('\n', f) != EOF;
   if (f != stdout) ok = std::fclose(f) == 0 && ok;
   return ok;
+}
+
+void pick_device_by_local_rank() {
+  int count = 0;
+  if (!strata::gpu::available() || strata::gpu::device_count(&count) != strata::Status::ok || count == 0) return;
+  MPI_Comm local = MPI_COMM_NULL;
+  int local_rank = 0;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) return;
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_free(&local);
+  if (strata::gpu::set_device(local_rank % count) != strata::Status::ok) {
+    std::fprintf(stderr, "strata-topo: cannot select GPU %d: %s\n", local_rank % count,
+                 strata::gpu::last_error_string());
+  }
 }
 
 int run(int rank, bool json, const std::string& output) {
@@ -49,11 +68,14 @@ int main(int argc, char** argv) {
   CLI::App app{"Print where the ranks run and the topology levels Strata uses (run under mpirun)"};
   bool json = false;
   std::string output;
+  bool keep_device = false;
   app.add_flag("--json", json, "Print one JSON object instead of the text tree");
   app.add_option("-o,--output", output, "Write to this file instead of stdout");
+  app.add_flag("--keep-device", keep_device, "Keep each rank's current GPU (default: node-local rank % GPUs)");
   int rc = 0;
   try {
     app.parse(argc, argv);
+    if (!keep_device) pick_device_by_local_rank();
     rc = run(rank, json, output);
   } catch (const CLI::ParseError& e) {
     rc = rank == 0 ? app.exit(e) : e.get_exit_code();  // only rank 0 prints help or the error

@@ -9,13 +9,17 @@
 //            ranks also has a die group of one), and the two-level merge
 //   4        2 nodes x 2 packages (two levels)
 //
-// Trimmed to keep the label near three minutes with 8 ranks on 2 cores:
-// count 0 runs for one type/op per collective and algorithm; the counts 1, 7
-// (below the rank count), 37 (prime: not divisible by any rank count here)
-// run for every type and op; 1003 (above the recursive algorithms'
-// whole-vector threshold for 8-byte types only) for float32 and float16 with
-// every op; 1M elements for float32 sum only (HostLarge).
+//   4 ranks  also 1 node x 1 package x 4 dies (one level)
+//
+// Counts: 1, 7 (below the rank count), 37 (prime: not divisible by any rank
+// count here) and 5003 (above the recursive allreduce's whole-vector
+// threshold of 8 KiB, so Rabenseifner runs) for every type and op; 0 for one
+// type/op per collective and algorithm (it is a no-op); 1M elements for
+// float32 sum only (HostLarge) and the message splitting with a tiny piece
+// size for a few type/op pairs (HostSplit): the whole label stays under a
+// minute with 8 ranks on 2 cores.
 #include "collective_check.hpp"
+#include "collectives/host/internal.hpp"
 #include "hierarchy_builder.hpp"
 #include "test_values.hpp"
 
@@ -49,8 +53,7 @@ std::vector<Case> cases(Coll coll, Algorithm algorithm, int p) {
     for (ReduceOp op : kOps) {
       if (!red && op != ReduceOp::sum) continue;
       if (red && algorithm == Algorithm::library && is_16bit(type)) continue;  // not_supported: HostErrors
-      std::vector<size_t> counts = {1, 7, 37};
-      if (type == DataType::float32 || type == DataType::float16) counts.push_back(1003);
+      std::vector<size_t> counts = {1, 7, 37, 5003};
       if (type == DataType::float32 && op == ReduceOp::sum) counts.push_back(0);
       for (size_t count : counts) {
         for (int root : roots_for(coll, p)) {
@@ -99,6 +102,7 @@ const std::vector<Layout>& layouts() {
     };
     if (p == 4) {
       add("2x2x1 in order", Algorithm::two_level, fill_in_order(2, 2, 1, 4));
+      add("1x1x4", Algorithm::hierarchical, fill_in_order(1, 1, 4, 4));
     } else if (p >= 5 && p <= 8) {
       add("2x2x2 in order", Algorithm::hierarchical, fill_in_order(2, 2, 2, p));
       add("2x2x2 node-merged", Algorithm::two_level, merge_node_levels(fill_in_order(2, 2, 2, p), 2));
@@ -146,6 +150,34 @@ TEST(HostLarge, MillionElements) {
       EXPECT_TRUE(run_case(c, *run.second));
     }
   }
+}
+
+// Messages split into 256-byte pieces (the limit is INT_MAX-safe 1 GiB in
+// production): point-to-point pieces, library calls per element range, the
+// strided all-gather type, the packed reduce-scatter.
+TEST(HostSplit, SmallPieces) {
+  std::vector<std::pair<Algorithm, const host::Hierarchy*>> runs;
+  for (Algorithm a : kFlat) runs.push_back({a, &flat().get()});
+  for (const Layout& l : layouts()) runs.push_back({l.algorithm, &l.hierarchy->get()});
+  const std::pair<DataType, ReduceOp> pairs[] = {{DataType::float32, ReduceOp::sum},
+                                                 {DataType::float16, ReduceOp::sum},
+                                                 {DataType::int64, ReduceOp::prod},
+                                                 {DataType::float64, ReduceOp::max}};
+  host::detail::set_max_message_bytes(256);
+  for (const auto& run : runs) {
+    for (Coll coll : kColls) {
+      for (const auto& [type, op] : pairs) {
+        if (run.first == Algorithm::library && reduces(coll) && is_16bit(type)) continue;
+        for (size_t count : {size_t{37}, size_t{1003}}) {
+          for (bool in_place : {false, true}) {
+            const Case c{coll, type, op, run.first, in_place && coll != Coll::broadcast, count, world_size() - 1};
+            EXPECT_TRUE(run_case(c, *run.second));
+          }
+        }
+      }
+    }
+  }
+  host::detail::set_max_message_bytes(0);
 }
 
 TEST(HostErrors, RejectedArguments) {
