@@ -112,7 +112,9 @@ Status checked_root(int root, MPI_Comm comm) {
 
 Status allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, MPI_Comm comm,
                  const Options& options) noexcept {
-  if (!valid(type) || !valid(op) || recv == nullptr || (send == nullptr && count > 0)) return Status::invalid_argument;
+  if (!valid(type) || !valid(op) || ((recv == nullptr || send == nullptr) && count > 0)) {
+    return Status::invalid_argument;  // null buffers are legal for no elements, as in MPI
+  }
   Result<Plan> p = plan(Collective::allreduce, {send, recv}, count * size_of(type), comm, options);
   if (!p) return p.status();
   OnDevice on(p.value().device);
@@ -123,7 +125,7 @@ Status allreduce(const void* send, void* recv, size_t count, DataType type, Redu
 
 Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op, MPI_Comm comm,
                       const Options& options) noexcept {
-  if (!valid(type) || !valid(op) || recv == nullptr || (send == nullptr && recv_count > 0)) {
+  if (!valid(type) || !valid(op) || ((recv == nullptr || send == nullptr) && recv_count > 0)) {
     return Status::invalid_argument;
   }
   int size = 0;
@@ -141,7 +143,7 @@ Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType 
 
 Status allgather(const void* send, void* recv, size_t send_count, DataType type, MPI_Comm comm,
                  const Options& options) noexcept {
-  if (!valid(type) || recv == nullptr || (send == nullptr && send_count > 0)) return Status::invalid_argument;
+  if (!valid(type) || ((recv == nullptr || send == nullptr) && send_count > 0)) return Status::invalid_argument;
   int size = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
   Result<Plan> p =

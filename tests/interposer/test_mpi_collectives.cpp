@@ -177,12 +177,15 @@ const std::vector<size_t>& counts() {
 int rank() { return strata_test::world_rank(); }
 int ranks() { return strata_test::world_size(); }
 
-#define EXPECT_BYTES_EQ(got, want, what)                                                         \
-  do {                                                                                           \
-    ASSERT_EQ((got).size(), (want).size()) << what;                                              \
-    size_t first_bad_ = 0;                                                                       \
-    while (first_bad_ < (got).size() && (got)[first_bad_] == (want)[first_bad_]) ++first_bad_;   \
-    EXPECT_EQ(first_bad_, (got).size()) << what << ": first wrong byte " << first_bad_;          \
+// Both sides are evaluated once (they are often oracle calls).
+#define EXPECT_BYTES_EQ(got, want, what)                                                      \
+  do {                                                                                        \
+    const std::vector<char> got_ = (got);                                                     \
+    const std::vector<char> want_ = (want);                                                   \
+    ASSERT_EQ(got_.size(), want_.size()) << what;                                             \
+    const size_t first_bad_ =                                                                 \
+        static_cast<size_t>(std::mismatch(got_.begin(), got_.end(), want_.begin()).first - got_.begin()); \
+    EXPECT_EQ(first_bad_, got_.size()) << what << ": first wrong byte " << first_bad_;        \
   } while (0)
 
 // --- the collectives ----------------------------------------------------------
@@ -393,6 +396,7 @@ TEST(Collectives, UserOpGoesToTheLibrary) {
 
 // Last (gtest runs tests in order): did Strata run any of the above?
 TEST(Collectives, CountersShowWhoRanThem) {
+  REQUIRE_MEMORY();  // the tests above ran nothing without it
   const strata_test::StrataCounters* c = strata_test::preload_counters();
   if (!strata_test::expect_preload()) {
     EXPECT_EQ(c, nullptr) << "the plain variant must run without the interposer";
