@@ -62,11 +62,18 @@ endfunction()
 set(STRATA_TEST_LAUNCHER_ENV
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
   OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl=self,vader
-  PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe)
+  PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
+  ${STRATA_SANITIZER_ENV})  # the ranks inherit it from mpirun
 
 function(_strata_register name exe np preload labels timeout args envs)
   if(preload)
-    list(APPEND envs LD_PRELOAD=$<TARGET_FILE:strata_preload> STRATA_TEST_EXPECT_PRELOAD=1)
+    # A sanitizer build puts the sanitizer runtime first (it must be first).
+    if(STRATA_SANITIZER_PRELOAD)
+      list(APPEND envs LD_PRELOAD=${STRATA_SANITIZER_PRELOAD}:$<TARGET_FILE:strata_preload>)
+    else()
+      list(APPEND envs LD_PRELOAD=$<TARGET_FILE:strata_preload>)
+    endif()
+    list(APPEND envs STRATA_TEST_EXPECT_PRELOAD=1)
   endif()
   if(np GREATER 0)
     _strata_env_args(envargs ${envs})

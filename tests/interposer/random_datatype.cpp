@@ -139,9 +139,15 @@ RandomDatatypeGenerator::Node RandomDatatypeGenerator::finish(MPI_Datatype made,
   node.query();
   node.desc = node.constructor + "(" + args + (args.empty() || child.desc.empty() ? "" : ", ") + child.desc + ")";
   child.free_type();  // MPI keeps what the new type needs
+  // Open MPI reports sentinel bounds (near INT64_MAX) for some empty types:
+  // sums that overflow count as too big.
+  MPI_Aint true_hi = 0, hi = 0, span = 0;
+  const bool overflow = __builtin_add_overflow(node.true_lb, node.true_extent, &true_hi) ||
+                        __builtin_add_overflow(node.lb, node.extent, &hi);
   const MPI_Aint low = std::min(node.true_lb, node.lb);
-  const MPI_Aint high = std::max(node.true_lb + node.true_extent, node.lb + node.extent);
-  if (high - low > kMaxSpan || node.size > kMaxSpan || low < -kMaxSpan || high > 2 * kMaxSpan) {
+  const MPI_Aint high = overflow ? 0 : std::max(true_hi, hi);
+  if (overflow || __builtin_sub_overflow(high, low, &span) || span > kMaxSpan || node.size > kMaxSpan ||
+      low < -kMaxSpan || high > 2 * kMaxSpan) {
     node.free_type();  // too big: a leaf instead
     return named();
   }
@@ -466,6 +472,25 @@ RandomDatatypeGenerator::Node RandomDatatypeGenerator::darray(int depth) {
                            ", gsizes=" + list(gsizes) + ", distribs=" + list(distribs) + ", dargs=" + list(dargs) +
                            ", psizes=" + list(psizes) + ", order=" + (c_order ? "C" : "Fortran");
   return finish(t, std::move(child), "darray", args, Expect::irreducible);
+}
+
+namespace {
+uint64_t fnv1a(const uint8_t* bytes, size_t size) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+RandomDatatypeGenerator::RandomDatatypeGenerator(const uint8_t* bytes, size_t size, int max_depth)
+    : rng_(fnv1a(bytes, size)), max_depth_(max_depth), bytes_(bytes), size_(size) {}
+
+int64_t RandomDatatypeGenerator::uniform(int64_t lo, int64_t hi) {
+  if (bytes_ == nullptr) return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  uint64_t v = 0;
+  for (uint64_t left = range; left != 0 && used_ < size_; left >>= 8) v = (v << 8) | bytes_[used_++];
+  return lo + static_cast<int64_t>(range == UINT64_MAX ? v : v % (range + 1));
 }
 
 RandomType RandomDatatypeGenerator::next() {

@@ -60,6 +60,11 @@ struct RandomType {
 class RandomDatatypeGenerator {
  public:
   explicit RandomDatatypeGenerator(uint64_t seed, int max_depth = 4) : rng_(seed), max_depth_(max_depth) {}
+  // Every construction decision read from `bytes` (the fuzzer's input; each
+  // decision takes as many bytes as its range needs, and an exhausted input
+  // answers the lowest choice, so every input is a valid type). rng() is
+  // then seeded from the bytes, for buffer contents.
+  RandomDatatypeGenerator(const uint8_t* bytes, size_t size, int max_depth = 4);
   RandomType next();
   std::mt19937_64& rng() { return rng_; }
 
@@ -76,11 +81,14 @@ class RandomDatatypeGenerator {
   Node dup(int depth);
   Node darray(int depth);
   Node finish(MPI_Datatype made, Node&& child, std::string constructor, std::string args, Expect expect);
-  int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+  int64_t uniform(int64_t lo, int64_t hi);
   bool chance(int percent) { return uniform(0, 99) < percent; }
 
   std::mt19937_64 rng_;
   int max_depth_;
+  const uint8_t* bytes_ = nullptr;  // the decision source when set (fuzzing)
+  size_t size_ = 0;
+  size_t used_ = 0;
 };
 
 // The bytes [lo, hi), relative to the buffer pointer, that `count` elements
