@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
     std::error_code ec;
     if (std::filesystem::is_directory(arg, ec)) {
       for (const auto& entry : std::filesystem::directory_iterator(arg)) {
-        if (!entry.is_regular_file() || entry.path().filename().string().front() == '.') continue;
+        const std::string name = entry.path().filename().string();
+        if (!entry.is_regular_file() || name.front() == '.' || entry.path().extension() == ".md") continue;
         ok = run_file(entry.path()) && ok;
         ++ran;
       }
