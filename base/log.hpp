@@ -3,6 +3,8 @@
 // write(2). The `host:pid:rank` prefix is cached; set_rank() refreshes it.
 #pragma once
 
+#include <strata/export.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -26,15 +28,17 @@ enum Subsys : uint32_t {
   kAll = 0xffffffffu,
 };
 
-extern std::atomic<int> g_level;
-extern std::atomic<uint32_t> g_mask;
+// Exported (STRATA_API) so that Strata::kokkos, a static library over
+// libstrata.so, logs through the same logger.
+extern STRATA_API std::atomic<int> g_level;
+extern STRATA_API std::atomic<uint32_t> g_mask;
 
 inline bool enabled(Level level, uint32_t subsys) {
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed) &&
          (subsys & g_mask.load(std::memory_order_relaxed)) != 0;
 }
 
-void emit(Level level, uint32_t subsys, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+STRATA_API void emit(Level level, uint32_t subsys, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
 // Reads STRATA_LOG and STRATA_LOG_SUBSYS (called by config::load).
 void configure();
