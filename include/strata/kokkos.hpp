@@ -11,11 +11,13 @@
 // returns a Status. docs/kokkos.md has the details and the measurements.
 //
 // Packed order. A View packs in the order of a contiguous View of its array
-// layout: LayoutLeft first index fastest, LayoutRight and LayoutStride last
-// index fastest (C order), i.e. exactly the bytes Kokkos::deep_copy into a
-// contiguous LayoutLeft / LayoutRight View holds. Order::left / Order::right
-// override it (a LayoutStride subview of a LayoutLeft View packs fastest,
-// and matches a LayoutLeft peer, with Order::left).
+// layout: LayoutLeft first index fastest, LayoutRight last index fastest (C
+// order), i.e. exactly the bytes Kokkos::deep_copy into a contiguous
+// LayoutLeft / LayoutRight View holds. A LayoutStride View (what most
+// subviews are) packs left when its strides grow with the index (over the
+// dimensions of extent > 1: a subview of a LayoutLeft View), else right (a
+// subview of a LayoutRight View, or any other order). Both ends of a message
+// must agree, as with MPI; Order::left / Order::right force one.
 #pragma once
 
 #include <strata/export.h>
@@ -55,7 +57,7 @@ namespace strata::kokkos {
 
 // Which order a View's elements are packed in (see the top of the file).
 enum class Order {
-  layout,  // by the View's array layout: LayoutLeft -> left, others -> right
+  layout,  // by the View's array layout (LayoutStride: by its strides), see above
   right,   // last index fastest (C)
   left,    // first index fastest (Fortran)
 };
@@ -266,6 +268,27 @@ struct Matrix {
   int64_t col_stride = 0;
 };
 
+// LayoutStride: do the strides grow with the index (ignoring extents <= 1)?
+template <class View>
+bool strides_grow(const View& view) {
+  int64_t previous = -1;
+  for (int d = 0; d < rank_of<View>(); ++d) {
+    if (view.extent(d) <= 1) continue;
+    const int64_t stride = static_cast<int64_t>(view.stride(d));
+    if (stride <= previous) return false;
+    previous = stride;
+  }
+  return true;
+}
+
+template <class View>
+bool packs_left(const View& view, Order order) {
+  if (order != Order::layout) return order == Order::left;
+  if (std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value) return true;
+  if (std::is_same<typename View::array_layout, Kokkos::LayoutRight>::value) return false;
+  return strides_grow(view);
+}
+
 template <class View>
 Matrix<typename View::value_type> matrix_of(const View& v) {
   static_assert(rank_of<View>() == 1 || rank_of<View>() == 2, "kernels take rank-1 or rank-2 Views");
@@ -317,9 +340,7 @@ Result<StridedBlock> describe(const View& view, Order order) {
   static_assert(rank >= 0 && rank <= 8, "Views of rank 0 to 8");
   const int64_t element = static_cast<int64_t>(sizeof(typename View::value_type));
   if (view.size() > 0 && view.data() == nullptr) return Status::invalid_argument;
-  bool left = std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value;
-  if (order == Order::left) left = true;
-  if (order == Order::right) left = false;
+  const bool left = detail::packs_left(view, order);
   LayoutIR ir = LayoutIR::dense(element);
   for (int k = 0; k < rank; ++k) {  // innermost first
     const int d = left ? k : rank - 1 - k;

@@ -1,5 +1,6 @@
 // The MPI plumbing of the Kokkos layer (mpi_path.hpp).
 #include "portability/kokkos/mpi_path.hpp"
+#include "portability/kokkos/testing.hpp"
 
 #include "base/log.hpp"
 
@@ -8,12 +9,15 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 
 namespace strata::kokkos::detail {
 namespace {
 
 enum class Override { none, yes, no };
+
+std::atomic<int64_t> g_max_piece{kMaxPieceBytes};
 
 // STRATA_MPI_GPU_AWARE is declared by the interposer (interposer/mpi), which
 // portability/ may not use; its value is read from the shared registry when
@@ -61,6 +65,12 @@ bool library_takes_device_memory(Runtime rt) noexcept {
   return answer;
 }
 
+void set_max_piece_bytes(int64_t bytes) noexcept {
+  g_max_piece.store(bytes <= 0 || bytes > kMaxPieceBytes ? kMaxPieceBytes : bytes, std::memory_order_relaxed);
+}
+
+int64_t max_piece_bytes() noexcept { return g_max_piece.load(std::memory_order_relaxed); }
+
 Status mpi_check(int rc, const char* what) noexcept {
   if (rc == MPI_SUCCESS) return Status::ok;
   char text[MPI_MAX_ERROR_STRING] = {0};
@@ -85,7 +95,8 @@ Status post_pieces(bool send, char* buffer, int64_t bytes, int peer, int tag, MP
                    RequestState* state) noexcept {
   static char empty = 0;
   if (buffer == nullptr) buffer = &empty;  // a 0-byte message still matches
-  const int64_t pieces = bytes == 0 ? 1 : (bytes + kMaxPieceBytes - 1) / kMaxPieceBytes;
+  const int64_t piece = max_piece_bytes();
+  const int64_t pieces = bytes == 0 ? 1 : (bytes + piece - 1) / piece;
   const size_t first = state->requests.size();
   try {
     state->requests.reserve(first + static_cast<size_t>(pieces));
@@ -94,8 +105,8 @@ Status post_pieces(bool send, char* buffer, int64_t bytes, int peer, int tag, MP
     return Status::out_of_memory;
   }
   for (int64_t k = 0; k < pieces; ++k) {
-    const int64_t off = k * kMaxPieceBytes;
-    const int len = static_cast<int>(std::min(kMaxPieceBytes, bytes - off));
+    const int64_t off = k * piece;
+    const int len = static_cast<int>(std::min(piece, bytes - off));
     MPI_Request r = MPI_REQUEST_NULL;
     const int rc = send ? PMPI_Isend(buffer + off, len, MPI_BYTE, peer, tag, comm, &r)
                         : PMPI_Irecv(buffer + off, len, MPI_BYTE, peer, tag, comm, &r);

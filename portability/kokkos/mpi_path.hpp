@@ -36,7 +36,7 @@ Status require_mpi(const char* what) noexcept;
 constexpr int64_t kMaxPieceBytes = int64_t{1} << 30;
 
 // Posts `bytes` at `buffer` to or from `peer` as pieces of at most
-// kMaxPieceBytes into state->requests (receives also record each piece's
+// kMaxPieceBytes (max_piece_bytes(), testing.hpp) into state->requests (receives also record each piece's
 // expected length). On failure nothing stays posted.
 Status post_pieces(bool send, char* buffer, int64_t bytes, int peer, int tag, MPI_Comm comm,
                    RequestState* state) noexcept;

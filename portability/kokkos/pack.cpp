@@ -3,10 +3,12 @@
 #include "portability/kokkos/compat.hpp"
 #include "portability/kokkos/pack_kernels.hpp"
 #include "portability/kokkos/spaces.hpp"
+#include "portability/kokkos/testing.hpp"
 
 #include "base/log.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -15,6 +17,8 @@
 namespace strata::kokkos {
 namespace detail {
 namespace {
+
+std::atomic<bool> g_force_wide{false};
 
 using strata::detail::FastDivisor;
 using strata::detail::StridedIndex;
@@ -40,7 +44,7 @@ int word_of(const StridedBlock& layout, const void* base, const void* packed) {
 template <class ExecSpace, Dir D, class W>
 void launch_words(const ExecSpace& space, const WordArgs& a) {
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>;
-  if (a.items <= int64_t{UINT32_MAX}) {
+  if (a.items <= int64_t{UINT32_MAX} && !g_force_wide.load(std::memory_order_relaxed)) {
     Kokkos::parallel_for("strata::kokkos::words32", Policy(space, 0, a.lanes), WordCopy<D, W, true>{a});
   } else {
     Kokkos::parallel_for("strata::kokkos::words64", Policy(space, 0, a.lanes), WordCopy<D, W, false>{a});
@@ -174,6 +178,9 @@ Status run(const ExecSpace& space, const StridedBlock& layout, char* user, char*
 }
 
 }  // namespace
+
+void set_force_wide_index(bool force) noexcept { g_force_wide.store(force, std::memory_order_relaxed); }
+
 }  // namespace detail
 
 template <class ExecSpace>
