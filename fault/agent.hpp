@@ -1,0 +1,110 @@
+// The watchdog: one thread per rank that never calls MPI. Each tick it
+// scans the ring (scanner.hpp) and sends a heartbeat to the coordinator;
+// it answers probes and pings, and obeys the coordinator's dump and
+// terminate commands. On the coordinator's rank it also hosts the
+// Coordinator and carries out the STRATA_FAULT_ACTION policy. When the
+// coordinator's connection closes, the lowest rank not known dead takes
+// over.
+#pragma once
+
+#include "fault/coordinator.hpp"
+#include "fault/oob/messages.hpp"
+#include "fault/oob/socket.hpp"
+#include "fault/scanner.hpp"
+#include "fault/settings.hpp"
+
+#include <strata/fault.hpp>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace strata::fault {
+
+struct PeerAddress {
+  oob::Endpoint endpoint;
+  int64_t pid = 0;
+  std::string host;
+  std::string gpu;
+};
+
+class Agent {
+ public:
+  Agent(const Settings& settings, int rank, int size, std::vector<PeerAddress> peers, int listen_fd);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Connects to the coordinator (rank 0) and starts the thread.
+  Status start();
+  // With `final_exchange`, the last samples go to the coordinator and the
+  // call waits (up to STRATA_FAULT_FINAL_TIMEOUT_MS) until every rank's did;
+  // then the thread ends.
+  void stop(bool final_exchange);
+
+  std::vector<Diagnosis> diagnoses() const;
+
+ private:
+  struct Delayed {
+    int64_t due_ns;
+    int rank;
+    std::string body;
+  };
+  void run();
+  void tick(int64_t now);
+  void coordinate(int64_t now);
+  void handle(oob::Connection& c, uint16_t type, const char* body, size_t size);
+  void on_lost(int rank);
+  void become_coordinator();
+  void connect_coordinator();
+  oob::Connection* connection_to(int rank, bool connect);
+  void send_heartbeat(oob::Heartbeat& hb, int64_t now);
+  void probe(const std::vector<int>& peers);
+  void diagnosed(Diagnosis d);
+  void enforce(const Diagnosis& d);
+  void remember(const Diagnosis& d);
+  [[noreturn]] void terminate_self(int code, const char* why);
+  void flush_all(int64_t deadline_ns);
+  void write_links_file();
+
+  Settings settings_;
+  int rank_;
+  int size_;
+  std::vector<PeerAddress> peers_;
+  int listen_fd_;
+  int wake_[2] = {-1, -1};
+  std::thread thread_;
+  std::atomic<bool> stop_now_{false};
+  std::atomic<bool> final_requested_{false};
+  std::atomic<bool> final_done_{false};
+
+  // Owned by the thread.
+  std::vector<std::unique_ptr<oob::Connection>> conns_;
+  std::map<int, oob::Connection*> by_rank_;
+  int coordinator_rank_ = 0;
+  std::set<int> dead_;
+  std::unique_ptr<Coordinator> coordinator_;
+  Scanner scanner_;
+  oob::Heartbeat outgoing_;  // samples gathered since the last heartbeat
+  uint32_t comms_sent_ = 1;  // communicator entries whose members were sent (0 is the world)
+  std::vector<Delayed> delayed_;
+  std::map<uint64_t, std::pair<int, int64_t>> probes_out_;  // number -> (peer, sent)
+  uint64_t probe_number_ = 0;
+  std::map<int, std::pair<int64_t, int64_t>> clock_;        // rank -> (best rtt, offset)
+  std::map<int, int> clock_samples_;
+  std::map<int, int64_t> clock_next_;
+  int64_t next_tick_ = 0;
+  int64_t final_deadline_ = 0;
+  bool final_sent_ = false;
+  bool terminating_ = false;
+
+  mutable std::mutex diag_mutex_;
+  std::vector<Diagnosis> diagnoses_;
+};
+
+}  // namespace strata::fault

@@ -1,0 +1,72 @@
+// Arrival skew: which rank reaches the collectives late because it
+// computes longer than its peers (non-comm slow). For each collective (#N
+// on comm C) whose members all reported, a member's lateness is the time it
+// spent outside communication since its previous collective (its compute
+// time, Record::compute_ns) minus the members' median of it. A rank that
+// arrives late because its point-to-point traffic was slow is not late by
+// this measure (that is the link detector's business); arrival times are
+// only quoted in the message. Lateness is scored against the members'
+// median/MAD with robust_z (min shift: max(STRATA_FAULT_SLOW_MIN_US, rel x
+// median compute time)) and each rank's scores feed its CUSUM. An alarm
+// names the rank, the first late collective of the run (onset) and the one
+// that raised it.
+#pragma once
+
+#include "fault/detect/slow_params.hpp"
+#include "fault/oob/messages.hpp"
+#include "fault/stats/cusum.hpp"
+#include "fault/stats/window.hpp"
+
+#include <strata/fault.hpp>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata::fault {
+
+class SkewDetector {
+ public:
+  SkewDetector(int world_size, SlowParams params);
+
+  void set_members(uint64_t comm, std::vector<int32_t> world_ranks);
+  // `s` from world rank `rank`, its times already on the coordinator's clock.
+  void add(int rank, const oob::CollSample& s);
+  // Alarms raised since the last call.
+  std::vector<Diagnosis> take_alarms();
+  void set_hosts(std::vector<std::string> hosts) { hosts_ = std::move(hosts); }
+  // Collectives evaluated so far.
+  uint64_t evaluated() const { return evaluated_; }
+
+ private:
+  struct Pending {
+    uint8_t kind = 0;
+    uint64_t bytes = 0;
+    std::vector<int64_t> start;  // by member position; INT64_MIN: not yet
+    std::vector<int64_t> compute;
+    size_t have = 0;
+  };
+  struct RankState {
+    stats::Cusum cusum;
+    bool flagged = false;
+    int64_t onset_ns = 0;
+    double run_sum = 0;      // lateness over the current run
+    double run_arrival = 0;  // arrival after the median, over the run
+    int run_count = 0;
+  };
+  void evaluate(uint64_t comm, uint64_t seq, Pending& p);
+  const std::vector<int32_t>* members(uint64_t comm) const;
+
+  int size_;
+  SlowParams params_;
+  std::map<uint64_t, std::vector<int32_t>> members_;
+  std::map<std::pair<uint64_t, uint64_t>, Pending> pending_;
+  std::map<uint64_t, std::vector<std::pair<int, oob::CollSample>>> waiting_;  // comms whose members are unknown yet
+  std::vector<RankState> ranks_;
+  std::vector<Diagnosis> alarms_;
+  std::vector<std::string> hosts_;
+  uint64_t evaluated_ = 0;
+};
+
+}  // namespace strata::fault

@@ -1,0 +1,147 @@
+#include "fault/ring.hpp"
+
+namespace strata::fault {
+namespace {
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+uint64_t published(uint64_t index) { return 2 * index + 2; }
+
+}  // namespace
+
+const char* to_string(OpState state) {
+  switch (state) {
+    case OpState::active: return "active";
+    case OpState::done: return "done";
+    case OpState::lost: return "lost";
+    case OpState::posted: return "posted";
+  }
+  return "?";
+}
+
+Ring::Ring(size_t capacity) {
+  size_t c = 16;
+  while (c < capacity) c <<= 1;
+  slots_.reset(new Slot[c]);
+  mask_ = c - 1;
+}
+
+uint64_t Ring::begin(const RecordStart& r) {
+  const uint64_t index = head_.fetch_add(1, std::memory_order_acq_rel);
+  Slot& s = slot(index);
+  // Take the slot; an updater of the record it held may still be inside.
+  uint64_t g = s.gen.load(kRelaxed);
+  for (;;) {
+    if ((g & 1) == 0 && s.gen.compare_exchange_weak(g, 2 * index + 1, std::memory_order_acquire, kRelaxed)) break;
+    if (g & 1) g = s.gen.load(kRelaxed);
+  }
+  s.kind.store(static_cast<uint8_t>(r.kind), kRelaxed);
+  s.state.store(static_cast<uint8_t>(OpState::active), kRelaxed);
+  s.comm.store(r.comm, kRelaxed);
+  s.peer.store(r.peer, kRelaxed);
+  s.peer2.store(r.peer2, kRelaxed);
+  s.tag.store(r.tag, kRelaxed);
+  s.seq.store(r.seq, kRelaxed);
+  s.seq2.store(r.seq2, kRelaxed);
+  s.bytes.store(r.bytes, kRelaxed);
+  s.enq_ns.store(r.enq_ns, kRelaxed);
+  s.start_ns.store(r.started ? r.enq_ns : 0, kRelaxed);
+  s.end_ns.store(0, kRelaxed);
+  s.dev_ns.store(-1, kRelaxed);
+  s.compute_ns.store(r.compute_ns, kRelaxed);
+  s.dev_begin.store(nullptr, kRelaxed);
+  s.dev_end.store(nullptr, kRelaxed);
+  s.gen.store(published(index), std::memory_order_release);
+  return index;
+}
+
+bool Ring::lock_published(uint64_t index, Slot& s) const {
+  uint64_t expected = published(index);
+  while (!s.gen.compare_exchange_weak(expected, 2 * index + 1, std::memory_order_acquire, kRelaxed)) {
+    if (expected != published(index)) return false;  // overwritten (or being overwritten)
+  }
+  return true;
+}
+
+void Ring::finish(uint64_t index, int64_t end_ns, OpState state) {
+  Slot& s = slot(index);
+  if (!lock_published(index, s)) return;
+  s.end_ns.store(end_ns, kRelaxed);
+  s.state.store(static_cast<uint8_t>(state), kRelaxed);
+  s.gen.store(published(index), std::memory_order_release);
+}
+
+void Ring::mark_posted(uint64_t index) {
+  Slot& s = slot(index);
+  if (!lock_published(index, s)) return;
+  if (s.state.load(kRelaxed) == static_cast<uint8_t>(OpState::active)) {
+    s.state.store(static_cast<uint8_t>(OpState::posted), kRelaxed);
+  }
+  s.gen.store(published(index), std::memory_order_release);
+}
+
+void Ring::mark_started(uint64_t index, int64_t start_ns) {
+  Slot& s = slot(index);
+  if (s.start_ns.load(kRelaxed) != 0 || !lock_published(index, s)) return;
+  if (s.start_ns.load(kRelaxed) == 0) s.start_ns.store(start_ns, kRelaxed);
+  s.gen.store(published(index), std::memory_order_release);
+}
+
+void Ring::set_device_marks(uint64_t index, void* begin_mark, void* end_mark) {
+  Slot& s = slot(index);
+  if (!lock_published(index, s)) return;
+  s.dev_begin.store(begin_mark, kRelaxed);
+  s.dev_end.store(end_mark, kRelaxed);
+  s.gen.store(published(index), std::memory_order_release);
+}
+
+bool Ring::take_device_marks(uint64_t index, void** begin_mark, void** end_mark) {
+  Slot& s = slot(index);
+  if (!lock_published(index, s)) return false;
+  *begin_mark = s.dev_begin.exchange(nullptr, kRelaxed);
+  *end_mark = s.dev_end.exchange(nullptr, kRelaxed);
+  s.gen.store(published(index), std::memory_order_release);
+  return *begin_mark != nullptr && *end_mark != nullptr;
+}
+
+void Ring::set_device_ns(uint64_t index, int64_t ns) {
+  Slot& s = slot(index);
+  if (!lock_published(index, s)) return;
+  s.dev_ns.store(ns, kRelaxed);
+  s.gen.store(published(index), std::memory_order_release);
+}
+
+bool Ring::read(uint64_t index, Record* out) const {
+  const Slot& s = slot(index);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const uint64_t g1 = s.gen.load(std::memory_order_acquire);
+    if (g1 != published(index)) {
+      if (g1 == 2 * index + 1) continue;  // being updated: try again
+      return false;
+    }
+    Record r;
+    r.index = index;
+    r.kind = static_cast<OpKind>(s.kind.load(kRelaxed));
+    r.state = static_cast<OpState>(s.state.load(kRelaxed));
+    r.comm = s.comm.load(kRelaxed);
+    r.peer = s.peer.load(kRelaxed);
+    r.peer2 = s.peer2.load(kRelaxed);
+    r.tag = s.tag.load(kRelaxed);
+    r.seq = s.seq.load(kRelaxed);
+    r.seq2 = s.seq2.load(kRelaxed);
+    r.bytes = s.bytes.load(kRelaxed);
+    r.enq_ns = s.enq_ns.load(kRelaxed);
+    r.start_ns = s.start_ns.load(kRelaxed);
+    r.end_ns = s.end_ns.load(kRelaxed);
+    r.dev_ns = s.dev_ns.load(kRelaxed);
+    r.compute_ns = s.compute_ns.load(kRelaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (s.gen.load(kRelaxed) == g1) {
+      *out = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace strata::fault

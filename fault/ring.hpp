@@ -1,0 +1,76 @@
+// The per-rank flight recorder: a bounded ring of records. Writers (any
+// thread in an MPI call) claim the next index with one fetch_add; a slot is
+// guarded by its sequence word, so a reader (the agent, a dump, a signal
+// handler) never sees half a record and a late end never lands in a record
+// that has since reused the slot. Nothing here allocates after construction.
+#pragma once
+
+#include "fault/record.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace strata::fault {
+
+// What a writer knows at entry.
+struct RecordStart {
+  OpKind kind = OpKind::none;
+  uint32_t comm = kNoComm;
+  int32_t peer = kNoPeer;
+  int32_t peer2 = kNoPeer;
+  int32_t tag = 0;
+  uint64_t seq = 0;
+  uint64_t seq2 = 0;
+  uint64_t bytes = 0;
+  int64_t enq_ns = 0;
+  int64_t compute_ns = 0;
+  bool started = true;  // blocking: start_ns = enq_ns
+};
+
+class Ring {
+ public:
+  // `capacity` is rounded up to a power of two (at least 16).
+  explicit Ring(size_t capacity);
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+
+  // Publishes a new active record; returns its index.
+  uint64_t begin(const RecordStart& start);
+  // Marks record `index` ended (if it is still in the ring).
+  void finish(uint64_t index, int64_t end_ns, OpState state = OpState::done);
+  // A non-blocking call returned with its request pending.
+  void mark_posted(uint64_t index);
+  // Sets start_ns of a non-blocking record that has none yet.
+  void mark_started(uint64_t index, int64_t start_ns);
+  // Device timer marks of an active record (the agent resolves them).
+  void set_device_marks(uint64_t index, void* begin_mark, void* end_mark);
+  // Takes the marks out of a record (each is handed out once).
+  bool take_device_marks(uint64_t index, void** begin_mark, void** end_mark);
+  void set_device_ns(uint64_t index, int64_t ns);
+
+  // Copies record `index`; false when it was overwritten, not yet written,
+  // or being written. Async-signal-safe.
+  bool read(uint64_t index, Record* out) const;
+
+  // One past the last index handed out.
+  uint64_t head() const { return head_.load(std::memory_order_acquire); }
+  size_t capacity() const { return mask_ + 1; }
+  // The oldest index that may still be in the ring.
+  uint64_t tail() const {
+    const uint64_t h = head();
+    return h > capacity() ? h - capacity() : 0;
+  }
+
+ private:
+  Slot& slot(uint64_t index) const { return slots_[index & mask_]; }
+  // Holds the slot of `index` (its gen is 2*index+2) for an update.
+  bool lock_published(uint64_t index, Slot& s) const;
+
+  std::unique_ptr<Slot[]> slots_;
+  size_t mask_;
+  std::atomic<uint64_t> head_{0};
+};
+
+}  // namespace strata::fault

@@ -1,0 +1,180 @@
+#include "fault/scanner.hpp"
+
+#include "fault/state.hpp"
+
+#include <algorithm>
+
+namespace strata::fault {
+namespace {
+
+constexpr size_t kMaxColls = 8192;   // samples per heartbeat; more are dropped (and counted)
+constexpr size_t kMaxP2p = 16384;
+constexpr size_t kMaxPending = 4;
+
+}  // namespace
+
+oob::OpBrief Scanner::brief(const ProcessState& p, const Record& r) const {
+  oob::OpBrief b;
+  b.kind = static_cast<uint8_t>(r.kind);
+  b.state = static_cast<uint8_t>(r.state);
+  const CommEntry* e = r.comm == kNoComm ? nullptr : p.comms.entry(r.comm);
+  b.comm = e != nullptr ? e->id : 0;
+  b.seq = r.seq;
+  b.peer = r.peer;
+  b.peer2 = r.peer2;
+  b.bytes = r.bytes;
+  b.enq_ns = r.enq_ns;
+  b.end_ns = r.end_ns;
+  return b;
+}
+
+int64_t Scanner::threshold_ns(const Record& r) const {
+  const double typical = typical_.typical_ns(r.kind, r.bytes);
+  const double scaled = typical > 0 ? settings_.hang_factor * typical : 0;
+  return std::max(settings_.hang_floor_ns, static_cast<int64_t>(scaled));
+}
+
+void Scanner::finished(ProcessState& p, const Record& r, oob::Heartbeat* out) {
+  ++ops_done_;
+  if (!has_last_ || r.end_ns >= last_.end_ns) {
+    last_ = r;
+    has_last_ = true;
+  }
+  if (r.state != OpState::done) return;
+  if (!is_nonblocking(r.kind)) typical_.add(r.kind, r.bytes, std::max<int64_t>(0, r.end_ns - r.enq_ns));
+  if (is_collective(r.kind)) {
+    if (r.comm == kNoComm || r.seq == 0) return;
+    if (out->colls.size() >= kMaxColls) {
+      ++dropped_;
+      return;
+    }
+    oob::CollSample s;
+    s.comm = p.comms.entry(r.comm)->id;
+    s.seq = r.seq;
+    s.bytes = r.bytes;
+    s.start_ns = r.enq_ns;
+    s.end_ns = r.end_ns;
+    s.compute_ns = r.compute_ns;
+    s.kind = static_cast<uint8_t>(r.kind);
+    out->colls.push_back(s);
+    return;
+  }
+  auto half = [&](int32_t peer, uint8_t role, uint64_t ordinal, int64_t ready) {
+    if (peer < 0 || ordinal == 0) return;
+    if (out->p2p.size() >= kMaxP2p) {
+      ++dropped_;
+      return;
+    }
+    oob::P2pSample s;
+    s.peer = peer;
+    s.role = role;
+    s.ordinal = ordinal;
+    s.bytes = r.bytes;
+    s.ready_ns = ready;
+    s.end_ns = r.end_ns;
+    out->p2p.push_back(s);
+  };
+  switch (r.kind) {
+    case OpKind::send:
+    case OpKind::isend: half(r.peer, 0, r.seq, r.enq_ns); break;
+    case OpKind::recv:
+    case OpKind::irecv: half(r.peer, 1, r.seq, std::max(r.enq_ns, r.start_ns)); break;
+    case OpKind::sendrecv:
+      half(r.peer, 0, r.seq, r.enq_ns);
+      half(r.peer2, 1, r.seq2, r.enq_ns);
+      break;
+    default: break;
+  }
+}
+
+void Scanner::resolve_device(ProcessState& p) {
+  const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire);
+  if (timer == nullptr || timer->elapsed == nullptr) return;
+  size_t keep = 0;
+  for (size_t i = 0; i < marks_.size(); ++i) {
+    int64_t ns = -1;
+    const int rc = timer->elapsed(marks_[i].first, marks_[i].second, &ns, timer->user);
+    if (rc == 0) {
+      marks_[keep] = marks_[i];
+      marks_index_[keep++] = marks_index_[i];
+    } else if (rc == 1) {
+      p.ring->set_device_ns(marks_index_[i], ns);
+    }
+  }
+  marks_.resize(keep);
+  marks_index_.resize(keep);
+}
+
+void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
+  Ring& ring = *p.ring;
+  const uint64_t head = ring.head();
+  if (head - next_ > ring.capacity()) next_ = head - ring.capacity();  // lost to wrap-around
+  auto take_marks = [&](const Record& r) {
+    void* b = nullptr;
+    void* e = nullptr;
+    if (is_collective(r.kind) && ring.take_device_marks(r.index, &b, &e)) {
+      marks_.emplace_back(b, e);
+      marks_index_.push_back(r.index);
+    }
+  };
+  // Records still active at the last tick.
+  size_t keep = 0;
+  for (uint64_t index : active_) {
+    Record r;
+    if (!ring.read(index, &r)) continue;  // overwritten
+    if (r.state == OpState::active || r.state == OpState::posted) {
+      active_[keep++] = index;
+    } else {
+      take_marks(r);
+      finished(p, r, out);
+    }
+  }
+  active_.resize(keep);
+  // New records.
+  for (; next_ < head; ++next_) {
+    Record r;
+    if (!ring.read(next_, &r)) {
+      if (next_ >= ring.tail()) break;  // being written: next tick
+      continue;
+    }
+    if (r.state == OpState::active || r.state == OpState::posted) {
+      active_.push_back(next_);
+    } else {
+      take_marks(r);
+      finished(p, r, out);
+    }
+  }
+  resolve_device(p);
+
+  // The state: the oldest blocking operation in progress, the oldest pending.
+  out->flags = 0;
+  out->ops_done = ops_done_;
+  out->pending.clear();
+  bool have_current = false;
+  Record current;
+  std::vector<Record> pending;
+  for (uint64_t index : active_) {
+    Record r;
+    if (!ring.read(index, &r)) continue;
+    if (r.state == OpState::posted) {
+      pending.push_back(r);
+    } else if (r.state == OpState::active && (!have_current || r.enq_ns < current.enq_ns)) {
+      current = r;
+      have_current = true;
+    }
+  }
+  if (have_current) {
+    out->flags |= oob::Heartbeat::kInOp;
+    out->current = brief(p, current);
+    out->threshold_ns = threshold_ns(current);
+    if (now_ns - current.enq_ns > out->threshold_ns) out->flags |= oob::Heartbeat::kSuspect;
+  }
+  if (has_last_) {
+    out->flags |= oob::Heartbeat::kHasLast;
+    out->last = brief(p, last_);
+  }
+  std::sort(pending.begin(), pending.end(), [](const Record& a, const Record& b) { return a.enq_ns < b.enq_ns; });
+  for (size_t i = 0; i < pending.size() && i < kMaxPending; ++i) out->pending.push_back(brief(p, pending[i]));
+}
+
+}  // namespace strata::fault

@@ -1,0 +1,47 @@
+// The agent's reader of the ring: each tick it looks at the records
+// written since the last tick and at those still active, and turns what
+// finished into learned durations and the samples the coordinator's
+// detectors need; it also says which blocking operation is in progress
+// (the hang candidate) and which non-blocking ones are pending.
+#pragma once
+
+#include "fault/oob/messages.hpp"
+#include "fault/record.hpp"
+#include "fault/settings.hpp"
+#include "fault/stats/window.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace strata::fault {
+
+struct ProcessState;
+
+class Scanner {
+ public:
+  explicit Scanner(const Settings& settings) : settings_(settings) {}
+
+  // Reads the ring; adds samples to `out` (colls, p2p) and fills its state
+  // fields (flags, current, threshold, last, pending, ops_done).
+  void scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out);
+  uint64_t dropped_samples() const { return dropped_; }
+
+ private:
+  void finished(ProcessState& p, const Record& r, oob::Heartbeat* out);
+  oob::OpBrief brief(const ProcessState& p, const Record& r) const;
+  int64_t threshold_ns(const Record& r) const;
+  void resolve_device(ProcessState& p);
+
+  Settings settings_;
+  uint64_t next_ = 0;                 // the next new index to look at
+  std::vector<uint64_t> active_;      // indices seen active
+  std::vector<std::pair<void*, void*>> marks_;  // device timer marks to resolve, of records marks_index_
+  std::vector<uint64_t> marks_index_;
+  stats::TypicalDurations typical_;
+  uint64_t ops_done_ = 0;
+  bool has_last_ = false;
+  Record last_;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace strata::fault

@@ -1,0 +1,40 @@
+// The recorder's process-wide state, shared by the hooks, the agent, the
+// dump writer and the signal handler. Set up once by the runtime
+// (runtime.cpp) after MPI_Init; read-only afterwards except for the atomics.
+#pragma once
+
+#include "fault/comms.hpp"
+#include "fault/requests.hpp"
+#include "fault/ring.hpp"
+
+#include <strata/fault.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace strata::fault {
+
+struct ProcessState {
+  int rank = -1;
+  int size = 0;
+  int64_t start_ns = 0;
+  bool recording = false;
+  std::unique_ptr<Ring> ring;  // null unless recording
+  CommTable comms;
+  RequestTable requests;
+  std::unique_ptr<std::atomic<uint64_t>[]> sent_to;     // per world peer: messages sent
+  std::unique_ptr<std::atomic<uint64_t>[]> received_from;
+  std::atomic<const DeviceTimer*> device_timer{nullptr};
+  std::atomic<int64_t> clock_offset_ns{0};  // this rank's clock minus the coordinator's (oob ping)
+  std::atomic<int> dumping{0};               // a dump is being written (dumps do not overlap)
+  char host[64] = {0};
+  char job[48] = {0};          // the same on every rank of a job (rank 0's start time and pid)
+  char dump_path[1024] = {0};  // DIR/<job>.rank<R>.jsonl
+  char dump_tmp[1040] = {0};   // written there first, then renamed
+  char inject_text[512] = {0};
+};
+
+ProcessState& process();
+
+}  // namespace strata::fault
