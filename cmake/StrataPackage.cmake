@@ -4,7 +4,8 @@
 # libstrata.so carries the public API (include/strata) over the folder
 # libraries; only STRATA_API symbols are exported.
 add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_portability>
-                          $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_coll_host>
+                          $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_fault>
+                          $<TARGET_OBJECTS:strata_coll_host>
                           $<TARGET_OBJECTS:strata_coll_model> $<TARGET_OBJECTS:strata_collectives>
                           $<TARGET_OBJECTS:strata_interposer_core>)
 target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})

@@ -9,6 +9,7 @@
 #include "collectives/context.hpp"
 #include "collectives/device_backend.hpp"
 #include "collectives/on_host.hpp"
+#include "fault/hooks.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::coll {
@@ -112,6 +113,7 @@ Status checked_root(int root, MPI_Comm comm) {
 
 Status allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, MPI_Comm comm,
                  const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::allreduce, comm, count * size_of(type), -1, options.stream);
   if (!valid(type) || !valid(op) || ((recv == nullptr || send == nullptr) && count > 0)) {
     return Status::invalid_argument;  // null buffers are legal for no elements, as in MPI
   }
@@ -125,6 +127,7 @@ Status allreduce(const void* send, void* recv, size_t count, DataType type, Redu
 
 Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op, MPI_Comm comm,
                       const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::reduce_scatter, comm, recv_count * size_of(type), -1, options.stream);
   if (!valid(type) || !valid(op) || ((recv == nullptr || send == nullptr) && recv_count > 0)) {
     return Status::invalid_argument;
   }
@@ -143,6 +146,7 @@ Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType 
 
 Status allgather(const void* send, void* recv, size_t send_count, DataType type, MPI_Comm comm,
                  const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::allgather, comm, send_count * size_of(type), -1, options.stream);
   if (!valid(type) || ((recv == nullptr || send == nullptr) && send_count > 0)) return Status::invalid_argument;
   int size = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
@@ -156,6 +160,7 @@ Status allgather(const void* send, void* recv, size_t send_count, DataType type,
 }
 
 Status broadcast(void* buffer, size_t count, DataType type, int root, MPI_Comm comm, const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::bcast, comm, count * size_of(type), root, options.stream);
   if (!valid(type) || (buffer == nullptr && count > 0)) return Status::invalid_argument;
   STRATA_TRY(checked_root(root, comm));
   Result<Plan> p = plan(Collective::broadcast, {buffer}, count * size_of(type), comm, options);
@@ -168,6 +173,7 @@ Status broadcast(void* buffer, size_t count, DataType type, int root, MPI_Comm c
 
 Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root, MPI_Comm comm,
               const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::reduce, comm, count * size_of(type), root, options.stream);
   if (!valid(type) || !valid(op) || (send == nullptr && count > 0)) return Status::invalid_argument;
   STRATA_TRY(checked_root(root, comm));
   int rank = 0;
@@ -185,6 +191,7 @@ Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceO
 // hpZ: host algorithms; device buffers are staged (no NCCL form yet).
 Status build_secondary_partition(const void* primary, size_t shard_count, void* secondary, DataType type, int level,
                                  MPI_Comm comm, const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::secondary_partition, comm, shard_count * size_of(type), -1, options.stream);
   if (!valid(type) || ((primary == nullptr || secondary == nullptr) && shard_count > 0)) return Status::invalid_argument;
   Result<Context*> c = Context::of(comm);
   if (!c) return c.status();
@@ -194,6 +201,7 @@ Status build_secondary_partition(const void* primary, size_t shard_count, void* 
 
 Status gather_from_secondary(const void* secondary, size_t shard_count, void* full, DataType type, int level,
                              MPI_Comm comm, const Options& options) noexcept {
+  fault::CollScope rec(fault::OpKind::secondary_partition, comm, shard_count * size_of(type), -1, options.stream);
   if (!valid(type) || ((secondary == nullptr || full == nullptr) && shard_count > 0)) return Status::invalid_argument;
   Result<Context*> c = Context::of(comm);
   if (!c) return c.status();

@@ -10,6 +10,7 @@
 #include "interposer/transfer/all_to_all.hpp"
 
 #include "base/log.hpp"
+#include "fault/hooks.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -245,6 +246,7 @@ int alltoallv_like(const char* call, VCall library, int send_peers, int recv_pee
 
 int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::alltoallv, comm, uint64_t{0}, -1, nullptr);
   int inter = 0, peers = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
       PMPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
@@ -257,6 +259,7 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
 int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                        void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                        MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::neighbor_alltoall, comm, uint64_t{0}, -1, nullptr);
   int in = 0, out = 0;
   if (comm == MPI_COMM_NULL || !neighbor_counts(comm, &in, &out)) {
     return real().Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
@@ -447,6 +450,7 @@ int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const
 int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::neighbor_alltoall, comm, uint64_t{0}, -1, nullptr);
   auto library = [&] {
     return real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                                      recvtypes, comm);

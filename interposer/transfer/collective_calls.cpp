@@ -4,6 +4,7 @@
 #include <strata/datatype.hpp>
 
 #include "base/log.hpp"
+#include "fault/hooks.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/counters.hpp"
@@ -169,6 +170,7 @@ int staged_call(MPI_Comm comm, const char* name, SpanMirror& out, bool write_bac
 }  // namespace
 
 int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::allreduce, comm, count, type);
   DataType t{};
   ReduceOp o{};
   const bool mapped = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
@@ -189,6 +191,7 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
 
 int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                          MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::reduce_scatter, comm, recvcount, type);
   DataType t{};
   ReduceOp o{};
   const bool mapped = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
@@ -213,6 +216,7 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
 
 int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::allgather, comm, sendcount, sendtype);
   DataType t{};
   size_t elements = 0;
   bool mapped = recvcount >= 0 && moved_as(recvtype, recvcount, &t, &elements);
@@ -240,6 +244,7 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
 }
 
 int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::bcast, comm, count, type, root);
   DataType t{};
   size_t elements = 0;
   const bool mapped = moved_as(type, count, &t, &elements);
@@ -258,6 +263,7 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
 }
 
 int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::reduce, comm, count, type, root);
   DataType t{};
   ReduceOp o{};
   const bool mapped = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);

@@ -2,6 +2,7 @@
 // given: a receive is unpacked before the call returns, a send releases its
 // staging buffer. See pending.hpp for why entries are taken out of the table
 // around the library call.
+#include "fault/hooks.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
@@ -120,6 +121,7 @@ int error_of(int rc, const MPI_Status& status) { return rc == MPI_ERR_IN_STATUS 
 }  // namespace
 
 int wait(MPI_Request* request, MPI_Status* status) {
+  fault::WaitScope rec(true, 1, request);
   if (nothing_pending()) return real().Wait(request, status);
   Taken taken(1, request);
   if (taken.empty()) return real().Wait(request, status);
@@ -130,6 +132,7 @@ int wait(MPI_Request* request, MPI_Status* status) {
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
+  fault::WaitScope rec(false, 1, request);
   if (nothing_pending()) return real().Test(request, flag, status);
   Taken taken(1, request);
   if (taken.empty()) return real().Test(request, flag, status);
@@ -140,6 +143,7 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  fault::WaitScope rec(true, count, requests);
   if (nothing_pending()) return real().Waitall(count, requests, statuses);
   Taken taken(count, requests);
   if (taken.empty()) return real().Waitall(count, requests, statuses);
@@ -149,6 +153,7 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  fault::WaitScope rec(false, count, requests);
   if (nothing_pending()) return real().Testall(count, requests, flag, statuses);
   Taken taken(count, requests);
   if (taken.empty()) return real().Testall(count, requests, flag, statuses);
@@ -158,6 +163,7 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  fault::WaitScope rec(true, count, requests);
   if (nothing_pending()) return real().Waitany(count, requests, index, status);
   Taken taken(count, requests);
   if (taken.empty()) return real().Waitany(count, requests, index, status);
@@ -168,6 +174,7 @@ int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  fault::WaitScope rec(false, count, requests);
   if (nothing_pending()) return real().Testany(count, requests, index, flag, status);
   Taken taken(count, requests);
   if (taken.empty()) return real().Testany(count, requests, index, flag, status);
@@ -197,18 +204,21 @@ int some(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_
 }  // namespace
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  fault::WaitScope rec(true, incount, requests);
   auto call = [&](MPI_Status* s) { return real().Waitsome(incount, requests, outcount, indices, s); };
   if (nothing_pending()) return call(statuses);
   return some(incount, requests, outcount, indices, statuses, call);
 }
 
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  fault::WaitScope rec(false, incount, requests);
   auto call = [&](MPI_Status* s) { return real().Testsome(incount, requests, outcount, indices, s); };
   if (nothing_pending()) return call(statuses);
   return some(incount, requests, outcount, indices, statuses, call);
 }
 
 int request_free(MPI_Request* request) {
+  fault::WaitScope rec(false, request != nullptr ? 1 : 0, request);
   if (nothing_pending() || request == nullptr) return real().Request_free(request);
   std::optional<PendingOp> op = pending().take(*request);
   if (!op) return real().Request_free(request);

@@ -4,6 +4,8 @@
 // error class (MPI_ERR_TRUNCATE, ...) through the communicator's handler.
 #include "interposer/transfer/pack_calls.hpp"
 
+#include <strata/fault.hpp>
+
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
@@ -195,9 +197,11 @@ void on_init() {
   STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
              devices, mpi::library_is_gpu_aware() ? "accepts" : "does not accept");
   (void)host_model();  // load (and report) the model once, outside any timed region
+  (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
 
 int finalize() {
+  (void)fault::stop();  // last samples to the coordinator, flight record dumped
   pending().drain_orphans();
   pending().clear();
   free_byte_types();

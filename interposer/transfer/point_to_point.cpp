@@ -4,6 +4,7 @@
 // talks to a plain receiver and back.
 #include "interposer/transfer/point_to_point.hpp"
 
+#include "fault/hooks.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/trace.hpp"
@@ -33,6 +34,7 @@ void track(MPI_Request request, PendingOp&& op) {
 }  // namespace
 
 int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  fault::P2pScope rec(fault::OpKind::send, comm, count, type, dest, tag);
   Plan p = plan_peer("MPI_Send", "send", dest, buf, count, type);
   if (p.path == Path::library) return real().Send(buf, count, type, dest, tag, comm);
   Outgoing out;
@@ -41,6 +43,7 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_C
 }
 
 int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  fault::P2pScope rec(fault::OpKind::isend, comm, count, type, dest, tag, request);
   Plan p = plan_peer("MPI_Isend", "send", dest, buf, count, type);
   if (p.path == Path::library) return real().Isend(buf, count, type, dest, tag, comm, request);
   PendingOp op;
@@ -52,6 +55,7 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
 }
 
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  fault::P2pScope rec(fault::OpKind::recv, comm, count, type, source, tag);
   Plan p = plan_peer("MPI_Recv", "recv", source, buf, count, type);
   if (p.path == Path::library) return real().Recv(buf, count, type, source, tag, comm, status);
   Incoming in;
@@ -66,6 +70,7 @@ int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm 
 }
 
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  fault::P2pScope rec(fault::OpKind::irecv, comm, count, type, source, tag, request);
   Plan p = plan_peer("MPI_Irecv", "recv", source, buf, count, type);
   if (p.path == Path::library) return real().Irecv(buf, count, type, source, tag, comm, request);
   PendingOp op;
@@ -78,6 +83,7 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
 
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  fault::P2pScope rec(fault::OpKind::sendrecv, comm, sendcount, sendtype, dest, sendtag, nullptr, source);
   Plan sp = plan_peer("MPI_Sendrecv", "send", dest, sendbuf, sendcount, sendtype);
   Plan rp = plan_peer("MPI_Sendrecv", "recv", source, recvbuf, recvcount, recvtype);
   if (sp.path == Path::library && rp.path == Path::library) {
