@@ -142,13 +142,18 @@ Diagnosis Coordinator::death(int rank, int64_t now_ns) const {
   d.onset_ns = ranks_[static_cast<size_t>(rank)].heard_ns;
   const RankView& v = in.ranks[static_cast<size_t>(rank)];
   d.message = "rank " + std::to_string(rank) + " died: its out-of-band connection closed before MPI_Finalize";
+  const std::string when = ranks_[static_cast<size_t>(rank)].heard
+                               ? " at its last heartbeat, " + duration_text(v.silent_ns) + " before"
+                               : std::string();
   if (v.in_op) {
     d.op = to_string(static_cast<OpKind>(v.current.kind));
     d.comm = comm_text(v.current.comm);
     d.seq = v.current.seq;
-    d.message += "; last seen in " + describe_op(v.current);
+    d.message += "; last seen" + when + ", in " + describe_op(v.current);
   } else if (v.has_last) {
-    d.message += "; last seen outside communication after " + describe_op(v.last);
+    d.message += "; last seen" + when + ", outside communication after " + describe_op(v.last);
+  } else if (!ranks_[static_cast<size_t>(rank)].heard) {
+    d.message += "; it never sent a heartbeat";
   }
   return d;
 }

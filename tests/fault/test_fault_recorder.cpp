@@ -1,0 +1,256 @@
+// The flight recorder's parts without MPI: the ring under concurrent
+// writers and a reader, the JSON-lines writer against a JSON parser, the
+// injection grammar, the request table, diagnosis JSON.
+#include "fault/detect/diagnosis.hpp"
+#include "fault/inject.hpp"
+#include "fault/line_writer.hpp"
+#include "fault/requests.hpp"
+#include "fault/ring.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <climits>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using namespace strata::fault;
+
+TEST(Ring, RecordsAndWrapsAround) {
+  Ring ring(20);  // rounded up to 32
+  EXPECT_EQ(ring.capacity(), 32u);
+  for (uint64_t i = 0; i < 100; ++i) {
+    RecordStart s;
+    s.kind = OpKind::send;
+    s.seq = i;
+    s.bytes = 8 * i;
+    s.enq_ns = static_cast<int64_t>(1000 + i);
+    EXPECT_EQ(ring.begin(s), i);
+    if (i % 2 == 0) ring.finish(i, static_cast<int64_t>(2000 + i));
+  }
+  EXPECT_EQ(ring.head(), 100u);
+  EXPECT_EQ(ring.tail(), 68u);
+  Record r;
+  EXPECT_FALSE(ring.read(10, &r));  // overwritten
+  ASSERT_TRUE(ring.read(70, &r));
+  EXPECT_EQ(r.seq, 70u);
+  EXPECT_EQ(r.bytes, 560u);
+  EXPECT_EQ(r.state, OpState::done);
+  EXPECT_EQ(r.end_ns, 2070);
+  ASSERT_TRUE(ring.read(71, &r));
+  EXPECT_EQ(r.state, OpState::active);
+  ring.finish(10, 5);  // a late end for an overwritten record changes nothing
+  ASSERT_TRUE(ring.read(74, &r));
+  EXPECT_EQ(r.end_ns, 2074);
+  ring.mark_posted(71);
+  ASSERT_TRUE(ring.read(71, &r));
+  EXPECT_EQ(r.state, OpState::posted);
+}
+
+TEST(Ring, ConcurrentWritersNeverTearARecord) {
+  Ring ring(256);
+  constexpr int kThreads = 4;
+  constexpr uint64_t kPerThread = 50000;
+  std::atomic<bool> done{false}, reading{false};
+  std::atomic<uint64_t> checked{0}, torn{0};
+  std::thread reader([&] {
+    for (bool last = false; !last;) {  // passes while the writers write, and one after
+      last = done.load();
+      reading.store(true);
+      const uint64_t head = ring.head();
+      for (uint64_t i = ring.tail(); i < head; ++i) {
+        Record r;
+        if (!ring.read(i, &r)) continue;
+        // Each writer sets seq = id, bytes = 3 id, peer = thread, tag = id % 1000, end = enq + 7 (or 0).
+        const bool whole = r.bytes == 3 * r.seq && r.tag == static_cast<int32_t>(r.seq % 1000) &&
+                           r.enq_ns == static_cast<int64_t>(r.seq) && (r.end_ns == 0 || r.end_ns == r.enq_ns + 7) &&
+                           static_cast<uint64_t>(r.peer) == r.seq / kPerThread;
+        if (!whole) torn.fetch_add(1);
+        checked.fetch_add(1);
+      }
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; ++t) {
+    writers.emplace_back([&, t] {
+      while (!reading.load()) std::this_thread::yield();
+      for (uint64_t i = 0; i < kPerThread; ++i) {
+        const uint64_t id = static_cast<uint64_t>(t) * kPerThread + i;
+        RecordStart s;
+        s.kind = OpKind::allreduce;
+        s.seq = id;
+        s.bytes = 3 * id;
+        s.peer = t;
+        s.tag = static_cast<int32_t>(id % 1000);
+        s.enq_ns = static_cast<int64_t>(id);
+        const uint64_t index = ring.begin(s);
+        ring.finish(index, static_cast<int64_t>(id) + 7);
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(ring.head(), kThreads * kPerThread);
+  EXPECT_EQ(torn.load(), 0u);
+  EXPECT_GT(checked.load(), 0u);
+}
+
+TEST(LineWriter, WritesJsonAParserReads) {
+  char path[] = "/tmp/strata-linewriter-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string nasty = std::string("quote\" backslash\\ tab\t newline\n bell\x07 end");
+  {
+    LineWriter w(fd);
+    w.begin().field("s", nasty.c_str()).field("min", int64_t{INT64_MIN}).field("max", uint64_t{UINT64_MAX});
+    w.field("neg", -42).field("yes", true).hex_field("id", uint64_t{0xdeadbeef12});
+    w.begin_array("list").element(1).element(-2).element(3).end_array().field("after", 0).end();
+    w.begin().field("type", "second").end();
+  }
+  close(fd);
+  std::FILE* f = std::fopen(path, "r");
+  ASSERT_NE(f, nullptr);
+  char line[4096];
+  ASSERT_NE(std::fgets(line, sizeof(line), f), nullptr);
+  nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["s"], nasty);
+  EXPECT_EQ(j["min"].get<int64_t>(), INT64_MIN);
+  EXPECT_EQ(j["max"].get<uint64_t>(), UINT64_MAX);
+  EXPECT_EQ(j["neg"], -42);
+  EXPECT_EQ(j["yes"], true);
+  EXPECT_EQ(j["id"], "deadbeef12");
+  EXPECT_EQ(j["list"], nlohmann::json({1, -2, 3}));
+  EXPECT_EQ(j["after"], 0);
+  ASSERT_NE(std::fgets(line, sizeof(line), f), nullptr);
+  EXPECT_EQ(nlohmann::json::parse(line)["type"], "second");
+  std::fclose(f);
+  std::remove(path);
+}
+
+TEST(Inject, GrammarParses) {
+  std::vector<InjectRule> rules;
+  std::string error;
+  ASSERT_EQ(parse_injection("delay:rank=3,op=allreduce,ms=50,after=100; slowlink:ranks=2-5,ms=20,at=1.5;"
+                            "kill:rank=1,signal=SEGV; stall:rank=0,op=coll; hang:rank=4; cutlink:ranks=6-7,after=9",
+                            &rules, &error),
+            strata::Status::ok)
+      << error;
+  ASSERT_EQ(rules.size(), 6u);
+  EXPECT_EQ(rules[0].action, InjectAction::delay);
+  EXPECT_EQ(rules[0].rank, 3);
+  EXPECT_EQ(rules[0].ms, 50);
+  EXPECT_EQ(rules[0].after, 100u);
+  EXPECT_EQ(rules[0].ops, 1u << static_cast<int>(OpKind::allreduce));
+  EXPECT_EQ(rules[1].action, InjectAction::slowlink);
+  EXPECT_EQ(rules[1].link_a, 2);
+  EXPECT_EQ(rules[1].link_b, 5);
+  EXPECT_EQ(rules[1].at_ns, 1500000000);
+  EXPECT_EQ(rules[2].signal, 11);
+  EXPECT_EQ(rules[3].ops & (1u << static_cast<int>(OpKind::send)), 0u);
+  EXPECT_NE(rules[3].ops & (1u << static_cast<int>(OpKind::bcast)), 0u);
+  EXPECT_EQ(rules[4].ops, ~0u);
+  EXPECT_EQ(rules[5].action, InjectAction::cutlink);
+  EXPECT_EQ(parse_injection("", &rules, &error), strata::Status::ok);
+  EXPECT_TRUE(rules.empty());
+}
+
+TEST(Inject, GrammarRejects) {
+  std::vector<InjectRule> rules;
+  std::string error;
+  for (const char* bad : {"explode:rank=1", "delay:rank=1", "delay:ms=5", "stall:rank=x", "slowlink:ranks=3,ms=1",
+                          "slowlink:ranks=2-2,ms=1", "cutlink:rank=1", "stall:rank=1,ms=5", "delay:rank=1,ms=5,op=frob",
+                          "kill:rank=1,signal=HUP", "stall:rank=1,after=-1", "delay:rank=1,ms=5,at=soon", "stall:rank"}) {
+    EXPECT_EQ(parse_injection(bad, &rules, &error), strata::Status::invalid_argument) << bad;
+    EXPECT_FALSE(error.empty()) << bad;
+  }
+}
+
+TEST(Inject, RulesActOnTheirRankAfterTheCount) {
+  std::vector<InjectRule> rules;
+  std::string error;
+  ASSERT_EQ(parse_injection("delay:rank=2,op=allreduce,ms=30,after=2;slowlink:ranks=2-5,ms=40,after=1", &rules, &error),
+            strata::Status::ok);
+  inject::install(rules, 2, 0);
+  ASSERT_TRUE(inject::any());
+  auto timed = [](auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  EXPECT_LT(timed([] { inject::before(OpKind::allreduce); }), 20);  // 1st
+  EXPECT_LT(timed([] { inject::before(OpKind::allreduce); }), 20);  // 2nd
+  EXPECT_LT(timed([] { inject::before(OpKind::bcast); }), 20);      // not its kind
+  EXPECT_GE(timed([] { inject::before(OpKind::allreduce); }), 29);  // 3rd: delayed
+  EXPECT_LT(timed([] { inject::inside(OpKind::send, 5); }), 20);    // 1st message on the link
+  EXPECT_LT(timed([] { inject::inside(OpKind::send, 4); }), 20);    // another peer
+  EXPECT_LT(timed([] { inject::inside(OpKind::recv, 5); }), 20);    // receives are not slowed (the sender is)
+  EXPECT_GE(timed([] { inject::inside(OpKind::sendrecv, 5); }), 39);
+  EXPECT_EQ(inject::probe_delay_ms(5), 40);
+  EXPECT_EQ(inject::probe_delay_ms(4), 0);
+  inject::install(rules, 7, 0);  // a rank no rule names
+  EXPECT_FALSE(inject::any());
+  inject::install({}, 0, 0);
+}
+
+TEST(RequestTable, FollowsAndForgets) {
+  RequestTable t;
+  std::vector<MPI_Request> handles;
+  for (uintptr_t i = 1; i <= 3000; ++i) {
+    MPI_Request r;
+    std::memset(&r, 0, sizeof(r));
+    std::memcpy(&r, &i, sizeof(r) < sizeof(i) ? sizeof(r) : sizeof(i));
+    handles.push_back(r);
+    ASSERT_TRUE(t.put(r, i * 10));
+  }
+  uint64_t record = 0;
+  for (uintptr_t i = 1; i <= 3000; i += 2) {
+    ASSERT_TRUE(t.take(handles[i - 1], &record));
+    EXPECT_EQ(record, i * 10);
+    EXPECT_FALSE(t.take(handles[i - 1], &record));
+  }
+  // Churn through tombstones: the table rebuilds itself.
+  for (int round = 0; round < 5; ++round) {
+    for (uintptr_t i = 1; i <= 3000; i += 2) ASSERT_TRUE(t.put(handles[i - 1], i));
+    for (uintptr_t i = 1; i <= 3000; i += 2) ASSERT_TRUE(t.take(handles[i - 1], &record));
+  }
+  for (uintptr_t i = 2; i <= 3000; i += 2) {
+    ASSERT_TRUE(t.find(handles[i - 1], &record));
+    EXPECT_EQ(record, i * 10);
+  }
+  EXPECT_FALSE(t.put(MPI_REQUEST_NULL, 1));
+}
+
+TEST(Diagnosis, JsonRoundTrip) {
+  Diagnosis d;
+  d.fault_class = FaultClass::comm_slow;
+  d.detector = "link";
+  d.links = {{2, 3}};
+  d.hosts = {"n1", "n2"};
+  d.op = "p2p";
+  d.seq = 77;
+  d.onset_seq = 70;
+  d.detect_seq = 77;
+  d.detected_ns = 123456789;
+  d.message = "link 2-3 \"slow\"";
+  Diagnosis back;
+  ASSERT_TRUE(from_json(to_json(d), &back));
+  EXPECT_EQ(back.fault_class, d.fault_class);
+  EXPECT_EQ(back.links, d.links);
+  EXPECT_EQ(back.hosts, d.hosts);
+  EXPECT_EQ(back.detect_seq, 77u);
+  EXPECT_EQ(back.message, d.message);
+  EXPECT_FALSE(from_json("{\"type\":\"header\"}", &back));
+  EXPECT_FALSE(from_json("not json", &back));
+  EXPECT_STREQ(to_string(FaultClass::noncomm_hang), "non-comm hang");
+}
+
+}  // namespace
