@@ -224,6 +224,7 @@ void Agent::run() {
 
 void Agent::tick(int64_t now) {
   ProcessState& p = process();
+  refine_ticks();
   oob::Heartbeat& hb = outgoing_;
   hb.rank = rank_;
   hb.now_ns = now;

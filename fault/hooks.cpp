@@ -14,7 +14,7 @@ namespace {
 // Scopes do not nest within a thread (see hooks.hpp).
 thread_local int t_depth = 0;
 // When this thread's last recorded call returned, and the time it spent
-// outside recorded calls since its last collective.
+// outside recorded calls since its last collective (ticks, clock.hpp).
 thread_local int64_t t_last_end_ns = 0;
 thread_local int64_t t_compute_ns = 0;
 
@@ -76,7 +76,7 @@ void P2pScope::begin(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, i
     }
     int size = 0;
     if (count > 0 && PMPI_Type_size(type, &size) == MPI_SUCCESS && size > 0) r.bytes = static_cast<uint64_t>(size) * count;
-    r.enq_ns = now_ns();
+    r.enq_ns = static_cast<int64_t>(now_ticks());
     r.compute_ns = compute_before(r.enq_ns, false);
     index_ = p.ring->begin(r);
     request_ = request;
@@ -89,7 +89,7 @@ void P2pScope::end() noexcept {
   --t_depth;
   if (!recorded_) return;
   ProcessState& p = process();
-  const int64_t t = now_ns();
+  const int64_t t = static_cast<int64_t>(now_ticks());
   t_last_end_ns = t;
   if (request_ == nullptr) {
     p.ring->finish(index_, t);
@@ -108,7 +108,10 @@ void CollScope::begin(OpKind kind, MPI_Comm comm, uint64_t bytes, int root, void
   comm_ = p.comms.index_of(comm);
   CommEntry* e = p.comms.entry(comm_);
   if (e != nullptr) {
-    seq_ = e->coll_started.fetch_add(1, std::memory_order_relaxed) + 1;
+    // MPI orders the collectives of one communicator (two threads may not
+    // run them at once), so no read-modify-write is needed.
+    seq_ = e->coll_started.load(std::memory_order_relaxed) + 1;
+    e->coll_started.store(seq_, std::memory_order_relaxed);
   }
   if (p.ring) {
     RecordStart r;
@@ -117,7 +120,7 @@ void CollScope::begin(OpKind kind, MPI_Comm comm, uint64_t bytes, int root, void
     r.peer = root >= 0 ? p.comms.world_peer(comm_, root) : kNoPeer;
     r.seq = seq_;
     r.bytes = bytes;
-    r.enq_ns = now_ns();
+    r.enq_ns = static_cast<int64_t>(now_ticks());
     r.compute_ns = compute_before(r.enq_ns, true);
     index_ = p.ring->begin(r);
     recorded_ = true;
@@ -143,7 +146,7 @@ void CollScope::end() noexcept {
     void* device_end = timer && timer->mark ? timer->mark(stream_, timer->user) : nullptr;
     p.ring->set_device_marks(index_, device_begin_, device_end);
   }
-  t_last_end_ns = now_ns();
+  t_last_end_ns = static_cast<int64_t>(now_ticks());
   p.ring->finish(index_, t_last_end_ns);
 }
 
@@ -152,7 +155,7 @@ void WaitScope::begin(bool blocking, int count, MPI_Request* requests) noexcept 
   if (t_depth++ != 0 || requests == nullptr || count <= 0) return;
   ProcessState& p = process();
   if (!p.ring) return;
-  const int64_t t = now_ns();
+  const int64_t t = static_cast<int64_t>(now_ticks());
   int32_t first_peer = kNoPeer;
   OpKind first_kind = OpKind::none;
   if (!p.requests.empty()) {
@@ -192,7 +195,7 @@ void WaitScope::begin(bool blocking, int count, MPI_Request* requests) noexcept 
 void WaitScope::end() noexcept {
   if (--t_depth != 0) return;
   ProcessState& p = process();
-  const int64_t t = now_ns();
+  const int64_t t = static_cast<int64_t>(now_ticks());
   if (requests_ != nullptr) {
     for (const Followed& f : t_followed) {
       if (requests_[f.position] != MPI_REQUEST_NULL) continue;  // still active

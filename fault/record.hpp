@@ -24,7 +24,8 @@ inline constexpr int32_t kAnyPeer = -2;   // MPI_ANY_SOURCE
 inline constexpr int32_t kNullPeer = -3;  // MPI_PROC_NULL
 inline constexpr uint32_t kNoComm = 0xffffffffu;
 
-// The plain copy of a record.
+// The plain copy of a record. In the ring, times are ticks (clock.hpp);
+// in_ns() turns them into CLOCK_MONOTONIC nanoseconds.
 struct Record {
   uint64_t index = 0;  // position in the rank's record stream (0, 1, ...)
   OpKind kind = OpKind::none;
@@ -45,6 +46,9 @@ struct Record {
   // call (others). The fail-slow detector's measure of computation.
   int64_t compute_ns = 0;
 };
+
+// enq/start/end and compute in nanoseconds (Ring::read gives ticks).
+Record in_ns(Record r);
 
 // The shared slot. `gen` is a sequence lock: 0 empty, odd while a writer
 // holds the slot, 2*index+2 when the record of that index is published.

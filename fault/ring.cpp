@@ -1,5 +1,7 @@
 #include "fault/ring.hpp"
 
+#include "fault/clock.hpp"
+
 namespace strata::fault {
 namespace {
 
@@ -8,6 +10,14 @@ constexpr auto kRelaxed = std::memory_order_relaxed;
 uint64_t published(uint64_t index) { return 2 * index + 2; }
 
 }  // namespace
+
+Record in_ns(Record r) {
+  r.enq_ns = ticks_to_ns(r.enq_ns);
+  r.start_ns = ticks_to_ns(r.start_ns);
+  r.end_ns = ticks_to_ns(r.end_ns);
+  r.compute_ns = tick_span_ns(r.compute_ns);
+  return r;
+}
 
 const char* to_string(OpState state) {
   switch (state) {

@@ -227,6 +227,7 @@ Status start(bool force) noexcept {
     ProcessState& p = g_process;
     PMPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &p.size);
+    calibrate_ticks();
     p.start_ns = now_ns();
     if (gethostname(p.host, sizeof(p.host) - 1) != 0) std::snprintf(p.host, sizeof(p.host), "unknown");
     p.comms.open(p.rank, p.size);

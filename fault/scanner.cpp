@@ -122,6 +122,7 @@ void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
   for (uint64_t index : active_) {
     Record r;
     if (!ring.read(index, &r)) continue;  // overwritten
+    r = in_ns(r);
     if (r.state == OpState::active || r.state == OpState::posted) {
       active_[keep++] = index;
     } else {
@@ -137,6 +138,7 @@ void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
       if (next_ >= ring.tail()) break;  // being written: next tick
       continue;
     }
+    r = in_ns(r);
     if (r.state == OpState::active || r.state == OpState::posted) {
       active_.push_back(next_);
     } else {
@@ -156,6 +158,7 @@ void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
   for (uint64_t index : active_) {
     Record r;
     if (!ring.read(index, &r)) continue;
+    r = in_ns(r);
     if (r.state == OpState::posted) {
       pending.push_back(r);
     } else if (r.state == OpState::active && (!have_current || r.enq_ns < current.enq_ns)) {

@@ -18,7 +18,17 @@ LinkDetector::LinkDetector(int world_size, SlowParams params)
       params_(params),
       traffic_adjacency_(static_cast<size_t>(world_size)),
       probe_adjacency_(static_cast<size_t>(world_size)) {
-  for (auto& w : reference_) w = stats::Window(512);
+  probe_reference_.window = stats::Window(256);
+}
+
+const stats::Robust& LinkDetector::Reference::current() {
+  constexpr size_t kRefresh = 32;
+  if (since_refresh == 0 || since_refresh >= kRefresh) {
+    robust = window.robust();
+    since_refresh = 0;
+  }
+  ++since_refresh;
+  return robust;
 }
 
 LinkDetector::Link& LinkDetector::link_of(LinkMap& map,
@@ -93,17 +103,17 @@ void LinkDetector::add_probe(int rank, const oob::ProbeSample& s) {
   score(link, key, true, static_cast<double>(s.rtt_ns), probe_reference_, s.number, s.t_ns, "probes");
 }
 
-void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double value, stats::Window& reference,
+void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double value, Reference& reference,
                          uint64_t tag, int64_t t_ns, const char* what) {
-  const bool enough = reference.size() >= kMinReference;
+  const bool enough = reference.window.size() >= kMinReference;
   stats::Robust ref;
   double min_shift = params_.min_shift_ns;
   if (enough) {
-    ref = reference.robust();
+    ref = reference.current();
     ref.median = std::max(ref.median, neighbour_level(probe ? probe_adjacency_ : traffic_adjacency_, key));
     min_shift = std::max(min_shift, params_.rel_shift * ref.median);
   }
-  reference.add(value);
+  reference.window.add(value);
   link.recent.add(value);
   link.current.add(value);
   link.level = link.current.median();

@@ -89,7 +89,16 @@ class LinkDetector {
                 std::pair<int, int> key);
   double neighbour_level(const std::vector<std::vector<std::pair<std::pair<int, int>, Link*>>>& adjacency,
                          std::pair<int, int> key) const;
-  void score(Link& link, std::pair<int, int> key, bool probe, double value, stats::Window& reference,
+  // The cross-link references, with their median/MAD recomputed every
+  // kRefresh samples (not per sample: a message rate of 10^5/s must not
+  // cost the coordinator a 512-value median each).
+  struct Reference {
+    stats::Window window{512};
+    stats::Robust robust;
+    size_t since_refresh = 0;
+    const stats::Robust& current();
+  };
+  void score(Link& link, std::pair<int, int> key, bool probe, double value, Reference& reference,
              uint64_t tag, int64_t t_ns, const char* what);
 
   int size_;
@@ -98,8 +107,8 @@ class LinkDetector {
   std::map<std::tuple<int, int, uint64_t>, Half> halves_;
   std::map<std::pair<int, int>, Link> traffic_;  // directed
   std::map<std::pair<int, int>, Link> probes_;   // undirected, a < b
-  std::array<stats::Window, kSizeClasses> reference_;
-  stats::Window probe_reference_{256};
+  std::array<Reference, kSizeClasses> reference_;
+  Reference probe_reference_;
   std::map<std::pair<int, int>, bool> reported_;  // undirected links already reported in this episode
   struct Candidate {
     Diagnosis d;

@@ -1,0 +1,157 @@
+// strata-bench-fault: what recording and detection cost, on against off in
+// the same run (docs/fault.md, "Overhead").
+//
+//   mpirun -np 8 strata-bench-fault [--ops 2000] [--blocks 24] [--bytes 8]
+//
+// The calls go through the interposer's own entry points (what an
+// application under libstrata_preload.so runs), with the watchdog, the
+// out-of-band channel and the coordinator running all along. Blocks of
+// --ops calls alternate on/off in an ABBA pattern (on, off, off, on, ...)
+// so that drift cancels; "off" clears the hooks' switch, so the calls pay
+// exactly the one branch an application with STRATA_FAULT unset pays, and
+// the agent has nothing to scan or ship. Each block's time is the slowest
+// rank's. The overhead is the median over ABBA groups of
+// (on1 + on2) / (off1 + off2) - 1. Also the cost of one recorded call
+// without MPI (a scope opened and closed in a loop, on one rank).
+#include "fault/hooks.hpp"
+#include "interposer/transfer/collective_calls.hpp"
+#include "interposer/transfer/point_to_point.hpp"
+
+#include <strata/fault.hpp>
+
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace sf = strata::fault;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+struct Result {
+  std::string name;
+  double off_us = 0, on_us = 0;        // median time per call
+  double overhead = 0, q25 = 0, q75 = 0;  // over ABBA groups
+};
+
+// Slowest rank's time for `ops` calls of `call`, in seconds.
+double block(int ops, const std::function<void()>& call) {
+  PMPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = PMPI_Wtime();
+  for (int i = 0; i < ops; ++i) call();
+  double t = PMPI_Wtime() - t0, slowest = 0;
+  PMPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+Result measure(const std::string& name, int ops, int blocks, const std::function<void()>& call) {
+  sf::hooks::g_on.store(true);
+  block(ops, call);  // warm-up (contexts, model, connections)
+  std::vector<double> on, off, ratios;
+  for (int b = 0; b + 3 < blocks; b += 4) {
+    double t[4];
+    for (int k = 0; k < 4; ++k) {
+      const bool recording = k == 0 || k == 3;
+      sf::hooks::g_on.store(recording);
+      t[k] = block(ops, call);
+      (recording ? on : off).push_back(t[k] / ops);
+    }
+    ratios.push_back((t[0] + t[3]) / (t[1] + t[2]) - 1);
+  }
+  sf::hooks::g_on.store(true);
+  Result r;
+  r.name = name;
+  r.on_us = 1e6 * median(on);
+  r.off_us = 1e6 * median(off);
+  r.overhead = median(ratios);
+  r.q25 = quantile(ratios, 0.25);
+  r.q75 = quantile(ratios, 0.75);
+  return r;
+}
+
+// One recorded call without MPI: nanoseconds per scope, on one rank.
+double scope_ns(bool collective, int64_t n) {
+  sf::hooks::g_on.store(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < n; ++i) {
+    if (collective) {
+      sf::CollScope rec(sf::OpKind::allreduce, MPI_COMM_WORLD, 1, MPI_DOUBLE);
+    } else {
+      sf::P2pScope rec(sf::OpKind::send, MPI_COMM_WORLD, 1, MPI_DOUBLE, 0, 0);
+    }
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+         static_cast<double>(n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"strata-bench-fault: the cost of fault recording and detection, on against off in one run"};
+  int ops = 2000, blocks = 24, bytes = 8;
+  bool markdown = false;
+  app.add_option("--ops", ops, "Calls per block");
+  app.add_option("--blocks", blocks, "Blocks per case (a multiple of 4: ABBA groups)");
+  app.add_option("--bytes", bytes, "Payload per call (a multiple of 8)");
+  app.add_flag("--markdown", markdown, "Print a markdown table");
+  CLI11_PARSE(app, argc, argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (sf::start(true) != strata::Status::ok) {
+    if (rank == 0) std::fprintf(stderr, "strata-bench-fault: fault detection did not start\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  const int count = std::max(1, bytes / 8);
+  std::vector<double> in(static_cast<size_t>(count), 1.0), out(static_cast<size_t>(count));
+  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  std::vector<Result> results;
+  results.push_back(measure("MPI_Allreduce " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
+    strata::interposer::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }));
+  results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", ops, blocks, [&] {
+    strata::interposer::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
+                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }));
+  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
+    strata::interposer::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }));
+  const double coll_ns = scope_ns(true, 2000000), p2p_ns = scope_ns(false, 2000000);
+  const bool diagnosed = !sf::diagnoses().empty();
+  sf::stop();
+  if (rank == 0) {
+    std::printf("%d ranks, %d calls per block, %d blocks per case (ABBA), the slowest rank's time per block\n\n",
+                size, ops, blocks);
+    std::printf("| call | off (us/call) | on (us/call) | overhead (median of ABBA groups) | 25%%-75%% |\n");
+    std::printf("| --- | ---: | ---: | ---: | ---: |\n");
+    for (const Result& r : results) {
+      std::printf("| %s | %.2f | %.2f | %+.2f%% | %+.2f%% .. %+.2f%% |\n", r.name.c_str(), r.off_us, r.on_us,
+                  100 * r.overhead, 100 * r.q25, 100 * r.q75);
+    }
+    std::printf("\none recorded call without MPI (rank 0): collective scope %.0f ns, point-to-point scope %.0f ns\n",
+                coll_ns, p2p_ns);
+    std::printf("diagnoses during the benchmark: %s\n", diagnosed ? "some (see the log)" : "none");
+  }
+  MPI_Finalize();
+  return 0;
+}
