@@ -4,6 +4,8 @@
 //   strata-config              a table of all variables and their values
 //   strata-config --markdown   the same as a markdown table (docs/configuration.md)
 //   strata-config --names      one name per line (for scripts and tests)
+#include "tools/guarded_main.hpp"
+
 #include <strata/config.hpp>
 
 #include <CLI/CLI.hpp>
@@ -11,7 +13,7 @@
 #include <cstdio>
 #include <string>
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"Print Strata's STRATA_* configuration variables"};
   bool markdown = false;
   bool names = false;
@@ -44,3 +46,5 @@ int main(int argc, char** argv) {
   for (const auto& w : strata::config::load_warnings()) std::printf("warning: %s\n", w.c_str());
   return 0;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-config", argc, argv, run_tool); }

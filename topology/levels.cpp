@@ -74,6 +74,7 @@ std::vector<LevelPlan> plan_levels(const std::vector<Place>& places, LinkClass p
     plan.level.name = c.name;
     plan.level.link = c.link;
     std::vector<Key> keys;
+    keys.reserve(places.size());
     for (const Place& p : places) keys.push_back(cut(p, c.depth));
     plan.group = dense_ids(keys);
     fill_sizes(&plan.level, plan.group);

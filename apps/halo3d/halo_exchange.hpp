@@ -36,7 +36,7 @@ class HaloExchange {
   std::array<int, kNeighbourCount> neighbours_{};
   std::array<MPI_Datatype, kNeighbourCount> send_types_{};
   std::array<MPI_Datatype, kNeighbourCount> ghost_types_{};
-  std::array<MPI_Request, 2 * kNeighbourCount> requests_{};
+  std::array<MPI_Request, size_t{2} * kNeighbourCount> requests_{};
   long long bytes_sent_ = 0;
 };
 

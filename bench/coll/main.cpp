@@ -7,6 +7,8 @@
 #include "collectives/context.hpp"
 #include "collectives/model/cost_model.hpp"
 
+#include "tools/guarded_main.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -204,4 +206,4 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace strata_bench
 
-int main(int argc, char** argv) { return strata_bench::run(argc, argv); }
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-coll", argc, argv, strata_bench::run); }

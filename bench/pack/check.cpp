@@ -154,7 +154,7 @@ void check_one_random(const strata::StridedBlock& b, std::mt19937_64& rng, Check
     int64_t l = std::uniform_int_distribution<int64_t>(0, packed)(rng);
     if (r % 3 == 0) l = std::min(packed, f + std::uniform_int_distribution<int64_t>(0, b.block + 1)(rng));
     if (f > l) std::swap(f, l);
-    ranges.push_back({f, l});
+    ranges.emplace_back(f, l);
   }
   for (auto [f, l] : ranges) {
     ++stats->cases;

@@ -2,6 +2,8 @@
 // buffers, one rank. Usage and columns: docs/bench-pack.md.
 #include "bench/pack/bench_pack.hpp"
 
+#include "tools/guarded_main.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -358,7 +360,7 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace strata_bench
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -369,3 +371,5 @@ int main(int argc, char** argv) {
   MPI_Finalize();
   return rc;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-pack", argc, argv, run_tool); }

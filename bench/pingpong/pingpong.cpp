@@ -8,6 +8,8 @@
 // One JSON line per point on rank 0: one-way time (median of samples).
 // bench/pingpong/pingpong-compare.sh runs both ways and the interposer's
 // methods and prints the table.
+#include "tools/guarded_main.hpp"
+
 #include <CLI/CLI.hpp>
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -39,7 +41,7 @@ struct Point {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"Ping-pong of a derived datatype in GPU memory between ranks 0 and 1"};
   std::string staging = "none";
   std::vector<long> blocks{8, 64, 512};
@@ -158,3 +160,5 @@ int main(int argc, char** argv) {
   MPI_Finalize();
   return failures ? 1 : 0;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-pingpong", argc, argv, run_tool); }

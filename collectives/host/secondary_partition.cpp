@@ -78,7 +78,7 @@ Status placement(const Level& l, detail::Scratch* mem, int** who, int* my_group)
   const int p = l.all.size, g = l.group.size;
   STRATA_TRY(mem->allocate(sizeof(int) * static_cast<size_t>(4 * p)));
   int* table = reinterpret_cast<int*>(mem->data());  // (position, group id) per rank
-  int* ids = table + 2 * p;                            // sorted distinct group ids
+  int* ids = table + 2 * static_cast<ptrdiff_t>(p);                            // sorted distinct group ids
   int* w = ids + p;
   int mine[2] = {l.group.rank, 0};
   STRATA_TRY(group_id(l, &mine[1]));
@@ -94,11 +94,11 @@ Status placement(const Level& l, detail::Scratch* mem, int** who, int* my_group)
   for (int x = 0; x < p; ++x) {
     const int gi = static_cast<int>(std::lower_bound(ids, ids + groups, table[2 * x + 1]) - ids);
     const int q = table[2 * x];
-    if (q < 0 || q >= g || w[gi * g + q] != -1) {
+    if (q < 0 || q >= g || w[static_cast<ptrdiff_t>(gi) * g + q] != -1) {
       STRATA_LOG(error, kColl, "secondary partition: the level's groups overlap");
       return Status::invalid_argument;
     }
-    w[gi * g + q] = x;
+    w[static_cast<ptrdiff_t>(gi) * g + q] = x;
     if (x == l.all.rank) *my_group = gi;
   }
   *who = w;

@@ -20,7 +20,7 @@
 #define MPICH_SKIP_MPICXX 1
 #endif
 #include <mpi.h>
-#include <stddef.h>
+#include <stddef.h>  // NOLINT(modernize-deprecated-headers): a C header
 
 #ifdef __cplusplus
 extern "C" {

@@ -47,6 +47,7 @@
 namespace strata::mpi {
 
 struct RealMpi {
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `name` is pasted into a declaration
 #define STRATA_REAL_FIELD(name) decltype(&::PMPI_##name) name = &::PMPI_##name;
   STRATA_INTERCEPTED_MPI(STRATA_REAL_FIELD)
 #undef STRATA_REAL_FIELD

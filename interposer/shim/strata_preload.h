@@ -4,7 +4,7 @@
 #ifndef STRATA_PRELOAD_H
 #define STRATA_PRELOAD_H
 
-#include <stdint.h>
+#include <stdint.h> /* NOLINT(modernize-deprecated-headers): a C header */
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,6 +9,7 @@ namespace strata::interposer {
 
 bool TypeCache::on_commit(MPI_Datatype type) {
   Result<TypeLayout> layout = describe_datatype(type);
+  const bool reducible = layout.ok();  // read before the value is moved out
   auto info = std::make_shared<TypeInfo>();
   if (layout) {
     info->layout = std::move(layout).value();
@@ -29,7 +30,7 @@ bool TypeCache::on_commit(MPI_Datatype type) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
   map_[type] = std::shared_ptr<const TypeInfo>(std::move(info));
   size_.store(map_.size(), std::memory_order_release);
-  return layout.ok();
+  return reducible;
 }
 
 void TypeCache::on_free(MPI_Datatype type) {

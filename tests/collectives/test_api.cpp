@@ -165,8 +165,11 @@ TEST(CollectivesApi, EveryAlgorithmEveryCollective) {
           std::vector<char> send = input(t, rank(), n), recv(n * e, 0x5A);
           ASSERT_EQ(reduce(send.data(), recv.data(), n, t, ReduceOp::min, root, MPI_COMM_WORLD, with(a)), Status::ok)
               << what;
-          if (rank() == root) EXPECT_EQ(recv, reduction(t, ReduceOp::min, n)) << "reduce " << what;
-          if (rank() != root) EXPECT_EQ(recv, std::vector<char>(n * e, 0x5A)) << "reduce wrote on a non-root " << what;
+          if (rank() == root) {
+            EXPECT_EQ(recv, reduction(t, ReduceOp::min, n)) << "reduce " << what;
+          } else {
+            EXPECT_EQ(recv, std::vector<char>(n * e, 0x5A)) << "reduce wrote on a non-root " << what;
+          }
         }
       }
     }

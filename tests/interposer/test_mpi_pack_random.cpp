@@ -70,12 +70,29 @@ TEST_F(PackRandom, PackAndUnpackMatchTheLibrary) {
   }
 }
 
+// Whether the library alone receives `packed` bytes sent as MPI_PACKED into
+// `count` elements of `type` (the oracle's own limits; see the test below).
+bool library_receives_packed(const Bytes& packed_bytes, int packed, const strata_test::Footprint& fp, int count,
+                             MPI_Datatype type, int rank, int tag) {
+  Guarded dst(fp, 0);
+  MPI_Request reqs[2];
+  MPI_Status statuses[2];
+  if (PMPI_Irecv(dst.base(), count, type, rank, tag, MPI_COMM_WORLD, &reqs[0]) != MPI_SUCCESS) return false;
+  if (PMPI_Isend(packed_bytes.data(), packed, MPI_PACKED, rank, tag, MPI_COMM_WORLD, &reqs[1]) != MPI_SUCCESS) {
+    PMPI_Cancel(&reqs[0]);
+    PMPI_Request_free(&reqs[0]);
+    return false;
+  }
+  return PMPI_Waitall(2, reqs, statuses) == MPI_SUCCESS;
+}
+
 // Messages to self: typed out, packed in (must equal PMPI_Pack), and packed
 // out, typed in (must equal PMPI_Unpack), through Isend/Irecv/Waitall.
 TEST_F(PackRandom, MessagesMatchTheLibrary) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   strata_test::RandomDatatypeGenerator gen(seed() ^ 0x5EEDull);
   const int rank = strata_test::world_rank();
+  int library_refused = 0;
   for (int i = 0; i < iterations(); ++i) {
     strata_test::RandomType rt = gen.next();
     MPI_Datatype type = rt.type.get();
@@ -104,14 +121,24 @@ TEST_F(PackRandom, MessagesMatchTheLibrary) {
     Guarded dst_ours(fp, 0x3C), dst_theirs = dst_ours;
     int in = 0;
     ASSERT_EQ(PMPI_Unpack(expected.data(), packed, &in, dst_theirs.base(), count, type, MPI_COMM_WORLD), MPI_SUCCESS);
+    if (!library_receives_packed(expected, packed, fp, count, type, rank, i)) {
+      ++library_refused;  // nothing to compare Strata with
+      continue;
+    }
     ASSERT_EQ(MPI_Irecv(dst_ours.base(), count, type, rank, i, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Isend(expected.data(), packed, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Waitall(2, reqs, statuses), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(2, reqs, statuses), MPI_SUCCESS)
+        << rt.description << " count " << count << " packed " << packed << " receive error "
+        << statuses[0].MPI_ERROR << " send error " << statuses[1].MPI_ERROR;
     int elements = -1;
     MPI_Get_count(&statuses[0], type, &elements);
     if (packed > 0) EXPECT_EQ(elements, count) << rt.description;
     ASSERT_EQ(dst_ours.bytes, dst_theirs.bytes) << "received bytes differ: " << rt.description << " (case " << i << ")";
   }
+  // Open MPI receives every case; MPICH 4.0 fails a few packed messages of
+  // pair types (MPI_DOUBLE_INT, ...) under hindexed with MPI_ERR_TRUNCATE.
+  if (library_refused > 0) std::printf("the library alone could not receive %d packed messages\n", library_refused);
+  EXPECT_LT(library_refused, iterations() / 20) << "too few cases compared";
 }
 
 TEST_F(PackRandom, InterposerDidTheWorkWhenAsked) {

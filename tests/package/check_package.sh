@@ -8,6 +8,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/strata-package.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/lib/libstrata_preload.so" || test -f "$work/prefix/lib64/libstrata_preload.so"
-cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+# The application must use the MPI Strata was built against (Open MPI and
+# MPICH have different ABIs).
+mpicc=$(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+      ${mpicc:+-DMPI_C_COMPILER="$mpicc"} >/dev/null
 cmake --build "$work/build" >/dev/null
 LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64" "$work/build/consumer"

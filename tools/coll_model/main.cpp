@@ -13,6 +13,8 @@
 // docs/scaling.md is this tool's output for Frontier.
 #include "tools/coll_model/tables.hpp"
 
+#include "tools/guarded_main.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -67,7 +69,7 @@ void print_levels(const strata::coll::model::Machine& m) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"Predict collective times with Strata's alpha-beta cost model"};
   std::string machine_name = "frontier";
   std::string levels;
@@ -134,3 +136,5 @@ int main(int argc, char** argv) {
   for (Collective c : collectives) strata::tools::print_sweep(c, spec.value(), ranks, sizes, !host);
   return 0;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-coll-model", argc, argv, run_tool); }

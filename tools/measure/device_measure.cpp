@@ -147,7 +147,7 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
         if (rank == 0) {
           out.transfer.push_back({m, block, n * block, ns});
           std::fprintf(stderr, "  device ping-pong %-7s block %9lld B, %9lld B: %10.0f ns (%.2f GB/s)\n",
-                       interposer::to_string(m), static_cast<long long>(block), static_cast<long long>(n * block), ns,
+                       interposer::to_string(m), static_cast<long long>(block), static_cast<long long>(n) * block, ns,
                        static_cast<double>(n * block) / ns);
         }
       }

@@ -16,6 +16,8 @@
 #include "tools/measure/device_measure.hpp"
 #include "tools/measure/host_transfer.hpp"
 
+#include "tools/guarded_main.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
@@ -25,7 +27,7 @@
 #include <fstream>
 #include <unistd.h>
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   CLI::App app{"Measure this machine and write Strata's performance model"};
   std::string out = strata::model_file_path();
   bool quick = false;
@@ -123,3 +125,5 @@ int main(int argc, char** argv) {
   MPI_Finalize();
   return status;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-measure", argc, argv, run_tool); }

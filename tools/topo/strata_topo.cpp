@@ -9,6 +9,8 @@
 // --keep-device leaves the device the launcher gave it.
 #include "portability/gpu/gpu_api.hpp"
 
+#include "tools/guarded_main.hpp"
+
 #include <strata/topology.hpp>
 
 #include <CLI/CLI.hpp>
@@ -61,7 +63,7 @@ int run(int rank, bool json, const std::string& output) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_tool(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -83,3 +85,5 @@ int main(int argc, char** argv) {
   MPI_Finalize();
   return rc;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-topo", argc, argv, run_tool); }
