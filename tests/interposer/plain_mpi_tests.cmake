@@ -14,6 +14,9 @@ foreach(prog p2p errors alltoall threads)
   strata_add_test_variant(NAME ${target}_preload_disabled TARGET ${target} NP 4 TIMEOUT 120 PRELOAD
                           LABELS interposer ENV STRATA_DISABLE=1 STRATA_TEST_EXPECT_PACKING=0)
 endforeach()
+# The threaded tests: also run under ThreadSanitizer (dev/quality.sh, tsan).
+set_tests_properties(test_mpi_threads test_mpi_threads_preload test_mpi_threads_preload_always
+                     test_mpi_threads_preload_disabled PROPERTIES LABELS "interposer;threads")
 strata_add_test_variant(NAME test_mpi_p2p_np3_preload_always TARGET test_mpi_p2p NP 3 TIMEOUT 120 PRELOAD
                         LABELS interposer ENV STRATA_HOST_PACK=always)
 
