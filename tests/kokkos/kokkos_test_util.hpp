@@ -90,6 +90,20 @@ struct Shape {
   std::array<size_t, 8> stride{};
 };
 
+// LayoutStride strides for s's extents: a random dimension order, each
+// dimension padded by 0-2 elements.
+inline void random_strides(Rng& rng, int rank, Shape* s) {
+  std::vector<int> order(static_cast<size_t>(rank));
+  for (int d = 0; d < rank; ++d) order[static_cast<size_t>(d)] = d;
+  std::shuffle(order.begin(), order.end(), rng);
+  size_t step = 1;
+  for (int k = 0; k < rank; ++k) {
+    const int d = order[static_cast<size_t>(k)];
+    s->stride[d] = step;
+    step *= s->extent[d] + static_cast<size_t>(uniform(rng, 0, 2));
+  }
+}
+
 inline Shape random_shape(Rng& rng, int rank, int64_t budget, bool strided) {
   Shape s;
   int64_t left = budget;
@@ -102,17 +116,7 @@ inline Shape random_shape(Rng& rng, int rank, int64_t budget, bool strided) {
     s.extent[d] = static_cast<size_t>(e);
     left = std::max<int64_t>(1, left / e);
   }
-  if (strided) {
-    std::vector<int> order(rank);
-    for (int d = 0; d < rank; ++d) order[d] = d;
-    std::shuffle(order.begin(), order.end(), rng);
-    size_t step = 1;
-    for (int k = 0; k < rank; ++k) {
-      const int d = order[k];
-      s.stride[d] = step;
-      step *= s.extent[d] + static_cast<size_t>(uniform(rng, 0, 2));
-    }
-  }
+  if (strided) random_strides(rng, rank, &s);
   return s;
 }
 
