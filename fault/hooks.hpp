@@ -22,7 +22,7 @@ namespace strata::fault {
 namespace hooks {
 // Recorder or injection active (set at start-up, cleared at shutdown).
 inline std::atomic<bool> g_on{false};
-inline bool on() { return __builtin_expect(g_on.load(std::memory_order_relaxed), 0); }
+inline bool on() { return __builtin_expect(g_on.load(std::memory_order_acquire), 0); }  // a plain load on x86
 }  // namespace hooks
 
 // Send, receive, sendrecv (peer2 = the source) and their non-blocking forms

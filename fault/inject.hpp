@@ -53,7 +53,7 @@ namespace inject {
 void install(std::vector<InjectRule> rules, int my_rank, int64_t start_ns);
 // Is any rule installed? (The hooks' one branch.)
 inline std::atomic<bool> g_any{false};
-inline bool any() { return g_any.load(std::memory_order_relaxed); }
+inline bool any() { return g_any.load(std::memory_order_acquire); }
 
 // Before a call is recorded: delay, stall, kill.
 void before(OpKind kind);

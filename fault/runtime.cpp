@@ -151,8 +151,10 @@ void at_exit() {
   g_started = false;
 }
 
-// The address exchange and the agent. Collective over MPI_COMM_WORLD.
-Status start_agent(ProcessState& p, const Settings& settings) {
+// The address exchange (collective over MPI_COMM_WORLD): every rank's
+// out-of-band endpoint, and the job id (rank 0's start time and pid).
+// Returns the agent, not started yet; null when the channel cannot work.
+std::unique_ptr<Agent> exchange_addresses(ProcessState& p, const Settings& settings) {
   oob::Endpoint me;
   Result<int> listener = oob::listen_any(&me);
   me.ip = oob::local_address(settings.iface);
@@ -168,9 +170,8 @@ Status start_agent(ProcessState& p, const Settings& settings) {
       MPI_SUCCESS) {
     STRATA_LOG(warn, kFault, "address exchange failed: fault detection is off");
     if (listener) ::close(listener.value());
-    return Status::mpi_error;
+    return nullptr;
   }
-  // The job id: rank 0's start time and pid.
   char when[32];
   const time_t t0 = static_cast<time_t>(all[0].wall);
   tm parts{};
@@ -192,12 +193,9 @@ Status start_agent(ProcessState& p, const Settings& settings) {
   if (!reachable) {
     STRATA_LOG(warn, kFault, "a rank has no out-of-band socket: detection is off, the flight recorder stays on");
     if (listener) ::close(listener.value());
-    return Status::internal;
+    return nullptr;
   }
-  g_agent = std::make_unique<Agent>(settings, p.rank, p.size, std::move(peers), listener.value());
-  Status s = g_agent->start();
-  if (s != Status::ok) g_agent.reset();
-  return s;
+  return std::make_unique<Agent>(settings, p.rank, p.size, std::move(peers), listener.value());
 }
 
 }  // namespace
@@ -232,6 +230,8 @@ Status start(bool force) noexcept {
     if (gethostname(p.host, sizeof(p.host) - 1) != 0) std::snprintf(p.host, sizeof(p.host), "unknown");
     p.comms.open(p.rank, p.size);
     std::snprintf(p.inject_text, sizeof(p.inject_text), "%s", g_inject.get().c_str());
+    // Everything the agent reads is in place before its thread starts.
+    inject::install(std::move(rules), p.rank, p.start_ns);
     const Settings settings = read_settings();
     if (record) {
       p.recording = true;
@@ -241,9 +241,8 @@ Status start(bool force) noexcept {
         p.received_from.reset(new std::atomic<uint64_t>[static_cast<size_t>(p.size)]());
       }
       make_dirs(settings.dir);
-      if (start_agent(p, settings) != Status::ok) {
-        std::snprintf(p.job, sizeof(p.job), "job-%lld", static_cast<long long>(getpid()));
-      }
+      g_agent = exchange_addresses(p, settings);
+      if (!g_agent) std::snprintf(p.job, sizeof(p.job), "job-%lld", static_cast<long long>(getpid()));
       const std::string path = settings.dir + "/" + p.job + ".rank" + std::to_string(p.rank) + ".jsonl";
       if (path.size() + 5 < sizeof(p.dump_path)) {
         std::memcpy(p.dump_path, path.c_str(), path.size() + 1);
@@ -252,6 +251,7 @@ Status start(bool force) noexcept {
       } else {
         STRATA_LOG(warn, kFault, "STRATA_FAULT_DIR is too long: no flight record files");
       }
+      if (g_agent && g_agent->start() != Status::ok) g_agent.reset();
       install_signal_handlers();
       static bool registered = false;
       if (!registered) registered = std::atexit(at_exit) == 0;
@@ -259,7 +259,6 @@ Status start(bool force) noexcept {
                  p.ring->capacity(), g_agent ? "watchdog running" : "no watchdog", to_string(settings.action),
                  settings.dir.c_str());
     }
-    inject::install(std::move(rules), p.rank, p.start_ns);
     if (inject::any()) STRATA_LOG(warn, kFault, "fault injection on this rank: %s", p.inject_text);
     g_started = true;
     hooks::g_on.store(true, std::memory_order_release);
