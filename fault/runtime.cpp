@@ -35,7 +35,7 @@ config::BoolParam g_enable{"STRATA_FAULT", false,
                            "slow ranks or links, act by STRATA_FAULT_ACTION (docs/fault.md)"};
 config::StringParam g_dir{"STRATA_FAULT_DIR", "strata-fault",
                           "Folder of the flight records (<job>.rank<R>.jsonl), diagnoses and exclude files"};
-config::IntParam g_ring{"STRATA_FAULT_RING", 4096, "Flight recorder: records kept per rank (a power of two)", 16,
+config::IntParam g_ring{"STRATA_FAULT_RING", 4096, "Flight recorder: records kept per rank (rounded up to a power of two)", 16,
                         int64_t{1} << 24};
 config::IntParam g_tick{"STRATA_FAULT_TICK_MS", 100,
                         "Watchdog period: heartbeats to the coordinator, ring scans, detector runs", 5, 10000};
@@ -63,8 +63,9 @@ config::IntParam g_slow_min{"STRATA_FAULT_SLOW_MIN_US", 10000,
                             0,
                             int64_t{1} << 40};
 config::IntParam g_slow_rel{"STRATA_FAULT_SLOW_REL_PCT", 50,
-                            "Fail-slow: the smallest shift that counts, in percent of the typical value (collective "
-                            "duration, link latency); the larger of this and STRATA_FAULT_SLOW_MIN_US applies",
+                            "Fail-slow: the largest tolerated shift, in percent of the typical value (the peers' "
+                            "compute time between collectives, the link's reference latency); the larger of this and "
+                            "STRATA_FAULT_SLOW_MIN_US applies",
                             0, 100000};
 config::IntParam g_cusum_h{"STRATA_FAULT_CUSUM_H", 7,
                            "Fail-slow change-point test: CUSUM alarm threshold (scores are clipped at 4 with an "
