@@ -149,4 +149,24 @@ struct DeviceOptions {
 // with a message when there is no GPU).
 int run_device(const DeviceOptions& options, const std::string& command);
 
+// ---------------------------------------------------------------------------
+// Kokkos mode (--kokkos, bench/pack/kokkos.cpp; built when Kokkos is):
+// Strata's Kokkos pack of 2D and 3D subviews against Kokkos::deep_copy into
+// a contiguous View (kokkos-comm's pack) and the native kernels, on the
+// default execution space.
+struct KokkosBenchOptions {
+  std::vector<int64_t> blocks;  // bytes; empty: the default grid
+  std::vector<int64_t> sizes;   // packed bytes; empty: the default grid
+  bool quick = false;
+  bool markdown = false;
+  bool no_timing = false;  // check only
+  double min_total_ms = 30;  // per point and method
+  double min_sample_us = 200;
+  int min_samples = 7;
+  int max_samples = 201;
+};
+
+// Exit status: 0, 1 on a mismatch, 2 on an error.
+int run_kokkos(const KokkosBenchOptions& options, const std::string& command);
+
 }  // namespace strata_bench

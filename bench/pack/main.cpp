@@ -124,7 +124,41 @@ int run(int argc, char** argv) {
   app.add_option("--rotate-bytes", rotate, "--device: sources rotate over at least this much memory")
       ->capture_default_str();
 #endif
+#ifdef STRATA_BENCH_KOKKOS
+  bool kokkos = false;
+  app.add_flag("--kokkos",
+               kokkos, "Kokkos mode: Strata's Kokkos pack of 2D/3D subviews against Kokkos::deep_copy and the native "
+                       "kernels on the default execution space (docs/kokkos.md); takes --blocks, --sizes, --quick, "
+                       "--markdown, --no-timing, --min-time-ms");
+#endif
   CLI11_PARSE(app, argc, argv);
+#ifdef STRATA_BENCH_KOKKOS
+  if (kokkos) {
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    KokkosBenchOptions k;
+    k.quick = o.quick;
+    k.markdown = o.markdown;
+    k.no_timing = o.no_timing;
+    if (app.count("--min-time-ms")) k.min_total_ms = o.timing.min_total_ms;
+    if (o.quick) {
+      k.min_total_ms = 2;
+      k.min_samples = 3;
+      k.min_sample_us = 50;
+    }
+    for (const std::string& b : app.count("--blocks") ? o.blocks : std::vector<std::string>{}) {
+      int64_t v = 0;
+      if (!parse_size(b, &v) || v <= 0) return 2;
+      k.blocks.push_back(v);
+    }
+    for (const std::string& z : app.count("--sizes") ? o.sizes : std::vector<std::string>{}) {
+      int64_t v = 0;
+      if (!parse_size(z, &v) || v <= 0) return 2;
+      k.sizes.push_back(v);
+    }
+    return run_kokkos(k, command);
+  }
+#endif
 #ifdef STRATA_BENCH_DEVICE
   if (device) {
     std::string command;

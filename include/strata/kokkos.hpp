@@ -342,6 +342,7 @@ Result<StridedBlock> describe(const View& view, Order order) {
   if (view.size() > 0 && view.data() == nullptr) return Status::invalid_argument;
   const bool left = detail::packs_left(view, order);
   LayoutIR ir = LayoutIR::dense(element);
+  ir.streams.reserve(static_cast<size_t>(rank));  // one allocation: this runs per message
   for (int k = 0; k < rank; ++k) {  // innermost first
     const int d = left ? k : rank - 1 - k;
     ir.repeat(static_cast<int64_t>(view.extent(d)), static_cast<int64_t>(view.stride(d)) * element);

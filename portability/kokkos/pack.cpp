@@ -124,11 +124,15 @@ void run_host_engine(const ExecSpace& space, const StridedBlock& layout, char* u
     int64_t chunk = total;
     if (threads > 1) chunk = std::max(kMinChunkBytes, (total + 4 * threads - 1) / (4 * threads));
     const int64_t chunks = (total + chunk - 1) / chunk;
-    HostChunks<D> f{std::make_shared<const StridedBlock>(layout), user, packed, chunk, total};
-    if (chunks == 1) {
-      f(0);  // nothing to spread: no launch
+    if (chunks == 1) {  // nothing to spread: the engine itself, no launch
+      if (D == Dir::pack) {
+        pack_host(layout, user, packed);
+      } else {
+        unpack_host(layout, packed, user);
+      }
       return;
     }
+    HostChunks<D> f{std::make_shared<const StridedBlock>(layout), user, packed, chunk, total};
     Kokkos::parallel_for("strata::kokkos::host_engine",
                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int64_t>>(space, 0, chunks), f);
   }
