@@ -159,7 +159,7 @@ struct KokkosBenchOptions {
   std::vector<int64_t> sizes;   // packed bytes; empty: the default grid
   bool quick = false;
   bool markdown = false;
-  bool no_timing = false;  // check only
+  bool no_timing = false;    // check only
   double min_total_ms = 30;  // per point and method
   double min_sample_us = 200;
   int min_samples = 7;

@@ -127,8 +127,7 @@ bool native_pack(const Space& space, const strata::StridedBlock& block, const vo
 }
 
 template <class Sub, class Contig>
-int run_point(const Space& space, const Sub& sub, const Contig& contig, const KokkosBenchOptions& o,
-              KokkosResult* r) {
+int run_point(const Space& space, const Sub& sub, const Contig& contig, const KokkosBenchOptions& o, KokkosResult* r) {
   const auto layout = sk::describe(sub);
   if (!layout.ok()) return 2;
   r->blocks = layout->block_count();
@@ -141,16 +140,14 @@ int run_point(const Space& space, const Sub& sub, const Contig& contig, const Ko
   const bool native_ok = native_pack(space, *layout, sub.data(), native.data());
   space.fence();
   const auto want = host_bytes(contig);
-  if (host_bytes(ours) != want || host_bytes(words) != want ||
-      (native_ok && host_bytes(native) != want)) {
+  if (host_bytes(ours) != want || host_bytes(words) != want || (native_ok && host_bytes(native) != want)) {
     std::fprintf(stderr, "MISMATCH: %dD block %" PRId64 " B: a pack differs from deep_copy\n", r->point.dims,
                  r->point.block);
     return 1;
   }
   if (o.no_timing) return 0;
   std::vector<std::function<void()>> methods = {
-      [&] { (void)sk::pack_view(space, sub, ours); },
-      [&] { Kokkos::deep_copy(space, contig, sub); },
+      [&] { (void)sk::pack_view(space, sub, ours); }, [&] { Kokkos::deep_copy(space, contig, sub); },
       [&] { (void)sk::pack_view(space, sub, words, sk::Order::layout, sk::PackOptions{sk::Kernel::words}); }};
   std::vector<Timing*> out = {&r->ours, &r->deep_copy, &r->words};
   if (native_ok) {
@@ -173,9 +170,10 @@ int run_case(const Space& space, KokkosPoint p, const KokkosBenchOptions& o, Kok
     r->point.packed = blocks * p.block;
     auto sub = Kokkos::subview(parent, Kokkos::ALL, std::make_pair(int64_t{0}, w));
     Kokkos::View<double**, Kokkos::LayoutRight, Mem> contig("contig", blocks, w);
-    Kokkos::parallel_for("fill", Kokkos::RangePolicy<Space>(space, 0, parent.extent(0)), KOKKOS_LAMBDA(const int64_t i) {
-      for (int64_t j = 0; j < ld; ++j) parent(i, j) = static_cast<double>(i * 1000 + j);
-    });
+    Kokkos::parallel_for(
+        "fill", Kokkos::RangePolicy<Space>(space, 0, parent.extent(0)), KOKKOS_LAMBDA(const int64_t i) {
+          for (int64_t j = 0; j < ld; ++j) parent(i, j) = static_cast<double>(i * 1000 + j);
+        });
     return run_point(space, sub, contig, o, r);
   }
   // 3D: planes of n1 - 1 rows (one row of each plane left out, so that the
@@ -183,10 +181,11 @@ int run_case(const Space& space, KokkosPoint p, const KokkosBenchOptions& o, Kok
   const int64_t n1 = 33;
   const int64_t n0 = std::max<int64_t>(1, blocks / (n1 - 1));
   Kokkos::View<double***, Kokkos::LayoutRight, Mem> parent("parent", n0, n1, ld);
-  Kokkos::parallel_for("fill", Kokkos::RangePolicy<Space>(space, 0, n0), KOKKOS_LAMBDA(const int64_t i) {
-    for (int64_t j = 0; j < n1; ++j)
-      for (int64_t k = 0; k < ld; ++k) parent(i, j, k) = static_cast<double>((i * 100 + j) * 1000 + k);
-  });
+  Kokkos::parallel_for(
+      "fill", Kokkos::RangePolicy<Space>(space, 0, n0), KOKKOS_LAMBDA(const int64_t i) {
+        for (int64_t j = 0; j < n1; ++j)
+          for (int64_t k = 0; k < ld; ++k) parent(i, j, k) = static_cast<double>((i * 100 + j) * 1000 + k);
+      });
   auto sub = Kokkos::subview(parent, Kokkos::ALL, std::make_pair(int64_t{0}, n1 - 1), std::make_pair(int64_t{0}, w));
   Kokkos::View<double***, Kokkos::LayoutRight, Mem> contig("contig", n0, n1 - 1, w);
   r->point.packed = n0 * (n1 - 1) * p.block;
@@ -208,8 +207,8 @@ std::string ratio(const Timing& num, const Timing& den) {
 }
 
 void print_table(const std::vector<KokkosResult>& results, bool markdown) {
-  const char* head[] = {"subview", "block B", "packed", "blocks", "ours us", "ours GB/s", "deep_copy us",
-                        "native us", "words us", "deep_copy/ours", "native/ours"};
+  const char* head[] = {"subview",      "block B",   "packed",   "blocks",         "ours us",    "ours GB/s",
+                        "deep_copy us", "native us", "words us", "deep_copy/ours", "native/ours"};
   if (markdown) {
     std::printf("|");
     for (const char* h : head) std::printf(" %s |", h);
@@ -241,8 +240,8 @@ void print_table(const std::vector<KokkosResult>& results, bool markdown) {
       std::printf("\n");
     } else {
       std::printf("%-7s %7s %8s %8s %10s %9s %12s %10s %10s %14s %11s\n", cols[0].c_str(), cols[1].c_str(),
-                  cols[2].c_str(), cols[3].c_str(), cols[4].c_str(), cols[5].c_str(), cols[6].c_str(),
-                  cols[7].c_str(), cols[8].c_str(), cols[9].c_str(), cols[10].c_str());
+                  cols[2].c_str(), cols[3].c_str(), cols[4].c_str(), cols[5].c_str(), cols[6].c_str(), cols[7].c_str(),
+                  cols[8].c_str(), cols[9].c_str(), cols[10].c_str());
     }
   }
 }
@@ -251,8 +250,11 @@ void print_table(const std::vector<KokkosResult>& results, bool markdown) {
 
 int run_kokkos(const KokkosBenchOptions& options, const std::string& command) {
   KokkosBenchOptions o = options;
-  if (o.blocks.empty()) o.blocks = o.quick ? std::vector<int64_t>{8, 64, 1024} : std::vector<int64_t>{8, 16, 32, 64, 256, 1024, 4096};
-  if (o.sizes.empty()) o.sizes = o.quick ? std::vector<int64_t>{int64_t{64} << 10} : std::vector<int64_t>{int64_t{64} << 10, int64_t{4} << 20};
+  if (o.blocks.empty())
+    o.blocks = o.quick ? std::vector<int64_t>{8, 64, 1024} : std::vector<int64_t>{8, 16, 32, 64, 256, 1024, 4096};
+  if (o.sizes.empty())
+    o.sizes =
+        o.quick ? std::vector<int64_t>{int64_t{64} << 10} : std::vector<int64_t>{int64_t{64} << 10, int64_t{4} << 20};
   Kokkos::initialize();
   int rc = 0;
   std::vector<KokkosResult> results;

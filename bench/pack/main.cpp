@@ -126,10 +126,10 @@ int run(int argc, char** argv) {
 #endif
 #ifdef STRATA_BENCH_KOKKOS
   bool kokkos = false;
-  app.add_flag("--kokkos",
-               kokkos, "Kokkos mode: Strata's Kokkos pack of 2D/3D subviews against Kokkos::deep_copy and the native "
-                       "kernels on the default execution space (docs/kokkos.md); takes --blocks, --sizes, --quick, "
-                       "--markdown, --no-timing, --min-time-ms");
+  app.add_flag("--kokkos", kokkos,
+               "Kokkos mode: Strata's Kokkos pack of 2D/3D subviews against Kokkos::deep_copy and the native "
+               "kernels on the default execution space (docs/kokkos.md); takes --blocks, --sizes, --quick, "
+               "--markdown, --no-timing, --min-time-ms");
 #endif
   CLI11_PARSE(app, argc, argv);
 #ifdef STRATA_BENCH_KOKKOS

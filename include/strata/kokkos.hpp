@@ -315,8 +315,7 @@ STRATA_API Status residual_add(const ExecSpace& space, Matrix<const T> x, Matrix
 template <class ExecSpace, class T>
 STRATA_API Status reduce(const ExecSpace& space, ReduceOp op, Matrix<const T> in, Matrix<T> inout) noexcept;
 template <class ExecSpace, class T>
-STRATA_API Status reduce_sum(const ExecSpace& space, const Matrix<const T>* inputs, int count,
-                             Matrix<T> out) noexcept;
+STRATA_API Status reduce_sum(const ExecSpace& space, const Matrix<const T>* inputs, int count, Matrix<T> out) noexcept;
 
 template <class View>
 using value_of = typename View::non_const_value_type;
@@ -343,7 +342,7 @@ Result<StridedBlock> describe(const View& view, Order order) {
   const bool left = detail::packs_left(view, order);
   LayoutIR ir = LayoutIR::dense(element);
   ir.streams.reserve(static_cast<size_t>(rank));  // one allocation: this runs per message
-  for (int k = 0; k < rank; ++k) {  // innermost first
+  for (int k = 0; k < rank; ++k) {                // innermost first
     const int d = left ? k : rank - 1 - k;
     ir.repeat(static_cast<int64_t>(view.extent(d)), static_cast<int64_t>(view.stride(d)) * element);
   }
@@ -402,8 +401,7 @@ Status send(const ExecSpace& space, const View& view, int dest, int tag, MPI_Com
 }
 
 template <class ExecSpace, class View>
-Status recv(const ExecSpace& space, const View& view, int source, int tag, MPI_Comm comm,
-            const CommOptions& options) {
+Status recv(const ExecSpace& space, const View& view, int source, int tag, MPI_Comm comm, const CommOptions& options) {
   Result<Request> r = irecv(space, view, source, tag, comm, options);
   if (!r) return r.status();
   return r.value().wait();

@@ -82,9 +82,9 @@ Status rms_norm(const ExecSpace& space, Matrix<const T> x, Matrix<T> residual, M
   return Status::ok;
 }
 
-#define STRATA_KOKKOS_INSTANTIATE_NORM(Space, T)                                                        \
-  template STRATA_API Status rms_norm<Space, T>(const Space&, Matrix<const T>, Matrix<T>, Matrix<const T>, \
-                                                Matrix<T>, double) noexcept;
+#define STRATA_KOKKOS_INSTANTIATE_NORM(Space, T)                                                                      \
+  template STRATA_API Status rms_norm<Space, T>(const Space&, Matrix<const T>, Matrix<T>, Matrix<const T>, Matrix<T>, \
+                                                double) noexcept;
 STRATA_KOKKOS_FOR_EACH_SPACE_AND_REAL(STRATA_KOKKOS_INSTANTIATE_NORM)
 
 }  // namespace strata::kokkos::detail

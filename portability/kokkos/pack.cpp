@@ -74,21 +74,11 @@ void words_once(const ExecSpace& space, int word, int64_t offset, const Stream* 
   const int unroll = word >= 16 ? 2 : 4;
   a.lanes = (a.items + unroll - 1) / unroll;
   switch (word) {
-    case 1:
-      launch_words<ExecSpace, D, uint8_t>(space, a);
-      break;
-    case 2:
-      launch_words<ExecSpace, D, uint16_t>(space, a);
-      break;
-    case 4:
-      launch_words<ExecSpace, D, uint32_t>(space, a);
-      break;
-    case 8:
-      launch_words<ExecSpace, D, uint64_t>(space, a);
-      break;
-    default:
-      launch_words<ExecSpace, D, Word16>(space, a);
-      break;
+    case 1: launch_words<ExecSpace, D, uint8_t>(space, a); break;
+    case 2: launch_words<ExecSpace, D, uint16_t>(space, a); break;
+    case 4: launch_words<ExecSpace, D, uint32_t>(space, a); break;
+    case 8: launch_words<ExecSpace, D, uint64_t>(space, a); break;
+    default: launch_words<ExecSpace, D, Word16>(space, a); break;
   }
 }
 
@@ -97,8 +87,8 @@ void run_words(const ExecSpace& space, const StridedBlock& layout, char* user, c
   const int word = word_of(layout, user, packed);
   const int nd = static_cast<int>(layout.dims.size());
   if (nd <= kMaxDims) {
-    words_once<ExecSpace, D>(space, word, layout.offset, layout.dims.data(), nd, layout.block,
-                             layout.block_count(), user, packed);
+    words_once<ExecSpace, D>(space, word, layout.offset, layout.dims.data(), nd, layout.block, layout.block_count(),
+                             user, packed);
     return;
   }
   // More dimensions than a launch takes: one launch per sub-block of the
@@ -191,20 +181,20 @@ template <class ExecSpace>
 Status pack(const ExecSpace& space, const StridedBlock& layout, const void* base, void* packed,
             const PackOptions& options) noexcept {
   return detail::run<ExecSpace, detail::Dir::pack>(space, layout, const_cast<char*>(static_cast<const char*>(base)),
-                                                  static_cast<char*>(packed), options);
+                                                   static_cast<char*>(packed), options);
 }
 
 template <class ExecSpace>
 Status unpack(const ExecSpace& space, const StridedBlock& layout, const void* packed, void* base,
               const PackOptions& options) noexcept {
   return detail::run<ExecSpace, detail::Dir::unpack>(space, layout, static_cast<char*>(base),
-                                                    const_cast<char*>(static_cast<const char*>(packed)), options);
+                                                     const_cast<char*>(static_cast<const char*>(packed)), options);
 }
 
-#define STRATA_KOKKOS_INSTANTIATE_PACK(Space)                                                                \
-  template STRATA_API Status pack<Space>(const Space&, const StridedBlock&, const void*, void*,             \
-                                         const PackOptions&) noexcept;                                      \
-  template STRATA_API Status unpack<Space>(const Space&, const StridedBlock&, const void*, void*,           \
+#define STRATA_KOKKOS_INSTANTIATE_PACK(Space)                                                     \
+  template STRATA_API Status pack<Space>(const Space&, const StridedBlock&, const void*, void*,   \
+                                         const PackOptions&) noexcept;                            \
+  template STRATA_API Status unpack<Space>(const Space&, const StridedBlock&, const void*, void*, \
                                            const PackOptions&) noexcept;
 STRATA_KOKKOS_FOR_EACH_SPACE(STRATA_KOKKOS_INSTANTIATE_PACK)
 

@@ -48,7 +48,7 @@ struct WordArgs {
 };
 
 template <class W>
-constexpr int unroll_of() {
+KOKKOS_INLINE_FUNCTION constexpr int unroll_of() {
   return sizeof(W) >= 16 ? 2 : 4;
 }
 
@@ -72,8 +72,8 @@ struct WordCopy {
         const uint32_t i32 = static_cast<uint32_t>(item);
         const uint32_t blk = strata::detail::fast_divide(i32, a.word_div);
         j = static_cast<int64_t>(i32 - blk * static_cast<uint32_t>(a.words));
-        offset = strata::detail::block_offset32<kMaxDims>(a.index.offset, a.index.dims, a.count_div, a.index.ndims,
-                                                          blk);
+        offset =
+            strata::detail::block_offset32<kMaxDims>(a.index.offset, a.index.dims, a.count_div, a.index.ndims, blk);
       } else {
         const int64_t blk = item / a.words;
         j = item - blk * a.words;

@@ -136,9 +136,9 @@ Status reduce_sum(const ExecSpace& space, const Matrix<const T>* inputs, int cou
   return Status::ok;
 }
 
-#define STRATA_KOKKOS_INSTANTIATE_REDUCE(Space, T)                                                             \
-  template STRATA_API Status residual_add<Space, T>(const Space&, Matrix<const T>, Matrix<T>) noexcept;        \
-  template STRATA_API Status reduce<Space, T>(const Space&, ReduceOp, Matrix<const T>, Matrix<T>) noexcept;    \
+#define STRATA_KOKKOS_INSTANTIATE_REDUCE(Space, T)                                                          \
+  template STRATA_API Status residual_add<Space, T>(const Space&, Matrix<const T>, Matrix<T>) noexcept;     \
+  template STRATA_API Status reduce<Space, T>(const Space&, ReduceOp, Matrix<const T>, Matrix<T>) noexcept; \
   template STRATA_API Status reduce_sum<Space, T>(const Space&, const Matrix<const T>*, int, Matrix<T>) noexcept;
 STRATA_KOKKOS_FOR_EACH_SPACE_AND_REAL(STRATA_KOKKOS_INSTANTIATE_REDUCE)
 

@@ -174,10 +174,10 @@ Result<Request> irecv(const ExecSpace& space, Buffer buffer, int source, int tag
   return start(false, space, std::move(buffer), source, tag, comm, options);
 }
 
-#define STRATA_KOKKOS_INSTANTIATE_TRANSFER(Space)                                                         \
-  template STRATA_API Result<Request> isend<Space>(const Space&, Buffer, int, int, MPI_Comm,              \
-                                                   const CommOptions&) noexcept;                          \
-  template STRATA_API Result<Request> irecv<Space>(const Space&, Buffer, int, int, MPI_Comm,              \
+#define STRATA_KOKKOS_INSTANTIATE_TRANSFER(Space)                                            \
+  template STRATA_API Result<Request> isend<Space>(const Space&, Buffer, int, int, MPI_Comm, \
+                                                   const CommOptions&) noexcept;             \
+  template STRATA_API Result<Request> irecv<Space>(const Space&, Buffer, int, int, MPI_Comm, \
                                                    const CommOptions&) noexcept;
 STRATA_KOKKOS_FOR_EACH_SPACE(STRATA_KOKKOS_INSTANTIATE_TRANSFER)
 

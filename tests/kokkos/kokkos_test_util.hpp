@@ -44,11 +44,11 @@ struct SpaceNames {
   }
 };
 
-#define STRATA_SKIP_WITHOUT_DEVICE(Where)                                                              \
-  do {                                                                                                  \
-    if (std::is_same<Where, ::strata_test::Device>::value && !::strata_test::kHaveDeviceSpace)          \
-      GTEST_SKIP() << "Kokkos has no GPU backend in this build (default space "                        \
-                   << Kokkos::DefaultExecutionSpace::name() << ")";                                     \
+#define STRATA_SKIP_WITHOUT_DEVICE(Where)                                                      \
+  do {                                                                                         \
+    if (std::is_same<Where, ::strata_test::Device>::value && !::strata_test::kHaveDeviceSpace) \
+      GTEST_SKIP() << "Kokkos has no GPU backend in this build (default space "                \
+                   << Kokkos::DefaultExecutionSpace::name() << ")";                            \
   } while (0)
 
 // A fresh seed per run (printed by the caller), or STRATA_TEST_SEED.
@@ -61,9 +61,7 @@ inline uint64_t test_seed() {
 }
 
 using Rng = std::mt19937_64;
-inline int64_t uniform(Rng& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
+inline int64_t uniform(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 
 inline void fill_random(void* p, size_t bytes, Rng& rng) {
   auto* b = static_cast<unsigned char*>(p);
@@ -149,7 +147,7 @@ inline Bounds random_bounds(Rng& rng, const Shape& s, int rank, bool allow_empty
     int64_t lo = uniform(rng, 0, e - 1);
     int64_t hi = uniform(rng, lo + 1, e);
     if (allow_empty && uniform(rng, 0, 40) == 0) hi = lo;  // now and then an empty range
-    if (uniform(rng, 0, 3) == 0) {  // a whole dimension now and then
+    if (uniform(rng, 0, 3) == 0) {                         // a whole dimension now and then
       lo = 0;
       hi = e;
     }
@@ -244,8 +242,7 @@ void oracle_unpack(const V& v, const unsigned char* packed, strata::kokkos::Orde
 }
 
 // "" when equal, else where the first difference is.
-inline std::string first_difference(const unsigned char* want, const unsigned char* got, size_t n,
-                                    const char* what) {
+inline std::string first_difference(const unsigned char* want, const unsigned char* got, size_t n, const char* what) {
   for (size_t i = 0; i < n; ++i) {
     if (want[i] != got[i]) {
       return std::string(what) + ": first difference at byte " + std::to_string(i) + " of " + std::to_string(n) +

@@ -169,9 +169,9 @@ void check_random_blocks(int cases, const std::vector<sk::Kernel>& kernels, bool
         std::copy(incoming.begin() + static_cast<int64_t>(k) * b.block,
                   incoming.begin() + static_cast<int64_t>(k + 1) * b.block, expect.begin() + base_shift + starts[k]);
       }
-      ASSERT_EQ(first_difference(expect.data(), download<Mem>(base.data(), source.size()).data(), expect.size(),
-                                 "unpack"),
-                "")
+      ASSERT_EQ(
+          first_difference(expect.data(), download<Mem>(base.data(), source.size()).data(), expect.size(), "unpack"),
+          "")
           << "kernel " << static_cast<int>(kernel);
     }
   }

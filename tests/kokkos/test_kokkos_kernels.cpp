@@ -70,8 +70,8 @@ template <class T>
 ::testing::AssertionResult close(T got, double want, double scale) {
   const double err = std::fabs(static_cast<double>(got) - want);
   if (err <= tolerance<T>() * (std::fabs(want) + scale)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "got " << static_cast<double>(got) << ", want " << want << " (error "
-                                       << err << ")";
+  return ::testing::AssertionFailure() << "got " << static_cast<double>(got) << ", want " << want << " (error " << err
+                                       << ")";
 }
 
 template <class Where, class T, class LX, bool SX, class LY, bool SY>
@@ -83,8 +83,8 @@ void check_norm(Rng& rng, bool fused) {
   const size_t cols = static_cast<size_t>(uniform(rng, 1, 1100));
   const double eps = std::vector<double>{1e-6, 1e-5, 0.25}[static_cast<size_t>(uniform(rng, 0, 2))];
   SCOPED_TRACE(std::string(fused ? "fused_add_rms_norm " : "rms_norm ") + std::to_string(rows) + "x" +
-               std::to_string(cols) + " eps " + std::to_string(eps) + "; replay: STRATA_TEST_SEED=" +
-               std::to_string(master_seed()));
+               std::to_string(cols) + " eps " + std::to_string(eps) +
+               "; replay: STRATA_TEST_SEED=" + std::to_string(master_seed()));
   Matrix<T, LX, SX, Mem> x(rng, rows, cols);
   Matrix<T, LY, SY, Mem> y(rng, rows, cols);
   Matrix<T, LY, !SY, Mem> res(rng, rows, cols);
@@ -151,8 +151,8 @@ void check_elementwise(Rng& rng) {
   Space space;
   const size_t rows = static_cast<size_t>(uniform(rng, 1, 30));
   const size_t cols = static_cast<size_t>(uniform(rng, 1, 700));
-  SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) + "; replay: STRATA_TEST_SEED=" +
-               std::to_string(master_seed()));
+  SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols) +
+               "; replay: STRATA_TEST_SEED=" + std::to_string(master_seed()));
   Matrix<T, LA, SA, Mem> a(rng, rows, cols);
   // residual_add and the pairwise reductions: exact.
   for (int op = -1; op < 4; ++op) {
@@ -182,7 +182,8 @@ void check_elementwise(Rng& rng) {
     space.fence();
     b.fetch();
     for (size_t i = 0; i < rows; ++i)
-      for (size_t j = 0; j < cols; ++j) ASSERT_EQ(b.host()(i, j), want[i * cols + j]) << "op " << op << " " << i << "," << j;
+      for (size_t j = 0; j < cols; ++j)
+        ASSERT_EQ(b.host()(i, j), want[i * cols + j]) << "op " << op << " " << i << "," << j;
   }
   // reduce_sum of n inputs: accumulated, rounded once.
   const int n = static_cast<int>(uniform(rng, 1, sk::kMaxReduceInputs));

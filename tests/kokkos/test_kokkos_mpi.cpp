@@ -116,8 +116,8 @@ void exchange_round(int round, Mode mode) {
   if (mode == Mode::pieces) sk::detail::set_max_piece_bytes(1 + (round % 7) * 13);
 
   std::ostringstream what;
-  what << mode_name(mode) << " round " << round << " " << (strided ? "LayoutStride" : typeid(L).name()) << " rank "
-       << R << " " << sizeof(T) << "-byte elements; replay: STRATA_TEST_SEED=" << seed;
+  what << mode_name(mode) << " round " << round << " " << (strided ? "LayoutStride" : typeid(L).name()) << " rank " << R
+       << " " << sizeof(T) << "-byte elements; replay: STRATA_TEST_SEED=" << seed;
   SCOPED_TRACE(what.str());
 
   // My send View (rebuildable by everyone).

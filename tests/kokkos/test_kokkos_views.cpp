@@ -37,8 +37,7 @@ template <class Mem>
 Bytes download(const void* p, size_t n) {
   Bytes out(n);
   if (n > 0) {
-    Kokkos::deep_copy(HostRaw(out.data(), n),
-                      RawBytes<Mem>(static_cast<unsigned char*>(const_cast<void*>(p)), n));
+    Kokkos::deep_copy(HostRaw(out.data(), n), RawBytes<Mem>(static_cast<unsigned char*>(const_cast<void*>(p)), n));
   }
   return out;
 }
@@ -68,7 +67,9 @@ const char* layout_name() {
   return "LayoutStride";
 }
 
-const char* order_name(sk::Order o) { return o == sk::Order::left ? "left" : o == sk::Order::right ? "right" : "layout"; }
+const char* order_name(sk::Order o) {
+  return o == sk::Order::left ? "left" : o == sk::Order::right ? "right" : "layout";
+}
 
 // One combination: element type T, rank R, layout L, on Where's space.
 template <class Where, class T, int R, class L>
