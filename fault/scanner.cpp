@@ -10,6 +10,23 @@ namespace {
 constexpr size_t kMaxColls = 8192;   // samples per heartbeat; more are dropped (and counted)
 constexpr size_t kMaxP2p = 16384;
 constexpr size_t kMaxPending = 4;
+// Above this many samples in a tick, only every S-th collective (by its
+// number) and message (by its ordinal) is sent, S the smallest power of two
+// that brings the count under the budget. Powers of two make the ranks
+// agree: a number every rank keeps is a multiple of the largest S any of
+// them chose, so those collectives and messages are complete at the
+// coordinator whatever each rank's S.
+constexpr size_t kCollBudget = 512;
+constexpr size_t kP2pBudget = 1024;
+
+template <class T, class Key>
+void thin(std::vector<T>& samples, size_t budget, Key key) {
+  if (samples.size() <= budget) return;
+  uint64_t stride = 1;
+  while (samples.size() / stride > budget) stride <<= 1;
+  samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const T& s) { return key(s) % stride != 0; }),
+                samples.end());
+}
 
 }  // namespace
 
@@ -147,6 +164,8 @@ void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
     }
   }
   resolve_device(p);
+  thin(out->colls, kCollBudget, [](const oob::CollSample& s) { return s.seq; });
+  thin(out->p2p, kP2pBudget, [](const oob::P2pSample& s) { return s.ordinal; });
 
   // The state: the oldest blocking operation in progress, the oldest pending.
   out->flags = 0;
