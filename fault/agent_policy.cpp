@@ -1,0 +1,103 @@
+// The coordinator's side of a diagnosis: log it, file it, tell every
+// rank, and carry out STRATA_FAULT_ACTION (agent.hpp).
+#include "fault/agent.hpp"
+
+#include "base/log.hpp"
+#include "fault/action.hpp"
+#include "fault/clock.hpp"
+#include "fault/detect/diagnosis.hpp"
+#include "fault/dump.hpp"
+#include "fault/oob/wire.hpp"
+#include "fault/state.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace strata::fault {
+namespace {
+
+using oob::Msg;
+uint16_t type_of(Msg m) { return static_cast<uint16_t>(m); }
+
+}  // namespace
+
+void Agent::diagnosed(Diagnosis d) {
+  STRATA_LOG(warn, kFault, "FAULT %s", to_text(d).c_str());
+  remember(d);
+  const std::string json = to_json(d);
+  append_diagnosis(settings_, process(), json);
+  for (auto& [rank, conn] : by_rank_) conn->send(type_of(Msg::diagnosis), json);
+  if (!final_requested_.load()) enforce(d);
+}
+
+void Agent::enforce(const Diagnosis& d) {
+  if (settings_.action == Action::report) {
+    for (auto& [rank, conn] : by_rank_) conn->send(type_of(Msg::dump), std::string());
+    const int rc = write_dump("fault");
+    if (rc != 0) STRATA_LOG(warn, kFault, "flight record dump failed: %s", std::strerror(rc));
+    return;
+  }
+  if (settings_.action == Action::exclude) {
+    std::vector<std::string> gpus;
+    for (const PeerAddress& p : peers_) gpus.push_back(p.gpu);
+    write_exclude(settings_, process(), d, gpus);
+  }
+  STRATA_LOG(warn, kFault, "STRATA_FAULT_ACTION=%s: ending the job with exit code %d", to_string(settings_.action),
+             settings_.exit_code);
+  write_dump("fault");
+  oob::Packer m;
+  m.put(static_cast<int32_t>(settings_.exit_code));
+  for (auto& [rank, conn] : by_rank_) conn->send(type_of(Msg::terminate), m.bytes());
+  terminating_ = true;
+  flush_all(now_ns() + 2000000000);
+  terminate_self(settings_.exit_code, "the fault policy ends the job");
+}
+
+void Agent::terminate_self(int code, const char* why) {
+  STRATA_LOG(warn, kFault, "%s: exit code %d", why, code);
+  write_dump("terminate");
+  // The one place Strata ends a process: the user asked for it (STRATA_FAULT_ACTION).
+  ::_exit(code);
+}
+
+void Agent::flush_all(int64_t deadline_ns) {
+  // Write what is queued, then half-close and wait for the peers to close,
+  // so the last frames are not lost to a reset.
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.clear();
+    bool pending = false;
+    for (auto& c : conns_) {
+      if (!c->open()) continue;
+      if (c->wants_write()) pending = true;
+      fds.push_back({c->fd(), static_cast<short>(c->wants_write() ? POLLOUT : 0), 0});
+    }
+    if (!pending || now_ns() > deadline_ns) break;
+    ::poll(fds.data(), fds.size(), 10);
+    for (auto& c : conns_) {
+      if (c->open() && c->wants_write()) c->flush();
+    }
+  }
+  if (!terminating_) return;
+  for (auto& c : conns_) {
+    if (c->open()) ::shutdown(c->fd(), SHUT_WR);
+  }
+  while (now_ns() < deadline_ns) {
+    fds.clear();
+    for (auto& c : conns_) {
+      if (c->open()) fds.push_back({c->fd(), POLLIN, 0});
+    }
+    if (fds.empty() || ::poll(fds.data(), fds.size(), 10) < 0) break;
+    for (auto& c : conns_) {
+      if (!c->open()) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(c->fd(), buf, sizeof(buf), MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) c->close();
+    }
+  }
+}
+
+}  // namespace strata::fault
