@@ -11,6 +11,7 @@ set(STRATA_SANITIZE "" CACHE STRING "Sanitizer build: empty, address (ASan+UBSan
 set_property(CACHE STRATA_SANITIZE PROPERTY STRINGS "" address thread)
 set(STRATA_SANITIZER_PRELOAD "")
 set(STRATA_SANITIZER_ENV "")
+set(STRATA_TEST_TIMEOUT_SCALE 1)  # instrumented tests run several times slower
 
 # STRATA_BUILD_FUZZERS (clang only): the libFuzzer targets, with coverage
 # instrumentation of everything they link.
@@ -47,6 +48,7 @@ if(STRATA_ENABLE_CUDA STREQUAL "ON" OR STRATA_ENABLE_HIP STREQUAL "ON")
 endif()
 set(STRATA_ENABLE_CUDA OFF)
 set(STRATA_ENABLE_HIP OFF)
+set(STRATA_TEST_TIMEOUT_SCALE 3)
 add_compile_options(${_flags})  # C and C++ only: CUDA and HIP are off here
 add_link_options(${_flags})
 # GCC links its sanitizer runtime as a shared library, which the preload

@@ -85,6 +85,7 @@ function(_strata_register name exe np preload labels timeout args envs)
     add_test(NAME ${name} COMMAND $<TARGET_FILE:${exe}> ${args})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV};${envs}")
   endif()
+  math(EXPR timeout "${timeout} * ${STRATA_TEST_TIMEOUT_SCALE}")
   set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout})
 endfunction()
 
