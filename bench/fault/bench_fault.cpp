@@ -16,6 +16,7 @@
 #include "fault/hooks.hpp"
 #include "interposer/transfer/collective_calls.hpp"
 #include "interposer/transfer/point_to_point.hpp"
+#include "tools/guarded_main.hpp"
 
 #include <strata/fault.hpp>
 
@@ -104,7 +105,7 @@ double scope_ns(bool collective, int64_t n) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fault: the cost of fault recording and detection, on against off in one run"};
   int ops = 2000, blocks = 24, bytes = 8;
   bool markdown = false;
@@ -155,3 +156,5 @@ int main(int argc, char** argv) {
   MPI_Finalize();
   return 0;
 }
+
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-fault", argc, argv, run); }

@@ -3,6 +3,7 @@
 #include "fault/detect/diagnosis.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <dirent.h>
 #include <fstream>
 #include <sys/stat.h>
@@ -26,7 +27,9 @@ bool split_dump_name(const std::string& name, std::string* job, int* rank) {
   return true;
 }
 
-uint64_t hex(const std::string& s) { return s.empty() ? 0 : std::stoull(s, nullptr, 16); }
+uint64_t hex(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 16); }
+
+void read_line(const nlohmann::json& j, RankDump* d, bool* header);
 
 bool read_dump(const std::string& path, RankDump* d, std::vector<std::string>* problems) {
   std::ifstream in(path);
@@ -46,9 +49,21 @@ bool read_dump(const std::string& path, RankDump* d, std::vector<std::string>* p
       problems->push_back(path + ":" + std::to_string(n) + ": not JSON");
       continue;
     }
+    try {
+      read_line(j, d, &header);
+    } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+      problems->push_back(path + ":" + std::to_string(n) + ": " + e.what());
+    }
+  }
+  if (!header) problems->push_back(path + ": no header line");
+  return header;
+}
+
+void read_line(const nlohmann::json& j, RankDump* d, bool* header) {
+  {
     const std::string type = j.value("type", "");
     if (type == "header") {
-      header = true;
+      *header = true;
       d->job = j.value("job", "");
       d->rank = j.value("rank", -1);
       d->size = j.value("size", 0);
@@ -93,8 +108,6 @@ bool read_dump(const std::string& path, RankDump* d, std::vector<std::string>* p
       d->ops.push_back(std::move(o));
     }
   }
-  if (!header) problems->push_back(path + ": no header line");
-  return header;
 }
 
 }  // namespace

@@ -11,13 +11,16 @@
 #include "analysis.hpp"
 #include "dumps.hpp"
 #include "report.hpp"
+#include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <string>
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"strata-fault: diagnosis and timeline from the flight records of a job (docs/fault.md)"};
   std::string dir = "strata-fault";
   std::string job;
@@ -63,3 +66,9 @@ int main(int argc, char** argv) {
   if (json) std::fputc('\n', stdout);
   return 0;
 }
+
+}  // namespace
+
+// A record edited by hand (a field of the wrong type) must not end in
+// std::terminate: guarded_main turns it into a message and exit code 70.
+int main(int argc, char** argv) { return strata::tools::guarded_main("strata-fault", argc, argv, run); }
