@@ -33,7 +33,11 @@ uint16_t type_of(Msg m) { return static_cast<uint16_t>(m); }
 }  // namespace
 
 Agent::Agent(const Settings& settings, int rank, int size, std::vector<PeerAddress> peers, int listen_fd)
-    : settings_(settings), rank_(rank), size_(size), peers_(std::move(peers)), listen_fd_(listen_fd),
+    : settings_(settings),
+      rank_(rank),
+      size_(size),
+      peers_(std::move(peers)),
+      listen_fd_(listen_fd),
       scanner_(settings) {
   if (pipe2(wake_, O_NONBLOCK | O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   outgoing_.rank = rank;

@@ -95,7 +95,7 @@ class Agent {
   std::vector<Delayed> delayed_;
   std::map<uint64_t, std::pair<int, int64_t>> probes_out_;  // number -> (peer, sent)
   uint64_t probe_number_ = 0;
-  std::map<int, std::pair<int64_t, int64_t>> clock_;        // rank -> (best rtt, offset)
+  std::map<int, std::pair<int64_t, int64_t>> clock_;  // rank -> (best rtt, offset)
   std::map<int, int> clock_samples_;
   std::map<int, int64_t> clock_next_;
   int64_t next_tick_ = 0;

@@ -45,7 +45,8 @@ inline uint64_t now_ticks() {
 inline int64_t ticks_to_ns(int64_t ticks) {
   if (!ticks_detail::g_tsc || ticks == 0) return ticks;
   const double rate = ticks_detail::g_ns_per_tick.load(std::memory_order_relaxed);
-  const double since = static_cast<double>(static_cast<int64_t>(static_cast<uint64_t>(ticks) - ticks_detail::g_base_ticks));
+  const double since =
+      static_cast<double>(static_cast<int64_t>(static_cast<uint64_t>(ticks) - ticks_detail::g_base_ticks));
   return ticks_detail::g_base_ns + static_cast<int64_t>(since * rate);
 }
 

@@ -27,7 +27,7 @@ struct CommEntry {
   uint64_t id = 0;
   int32_t size = 0;
   int32_t my_rank = 0;
-  int32_t* world_ranks = nullptr;  // size entries; null for MPI_COMM_WORLD (the identity)
+  int32_t* world_ranks = nullptr;         // size entries; null for MPI_COMM_WORLD (the identity)
   std::atomic<uint64_t> coll_started{0};  // the last collective number entered
   std::atomic<uint64_t> coll_left{0};     // the last collective number left
   std::atomic<bool> freed{false};

@@ -174,7 +174,8 @@ Coordinator::Actions Coordinator::tick(int64_t now_ns) {
       if (static_cast<size_t>(r) < hosts_.size()) d.hosts = {hosts_[static_cast<size_t>(r)]};
       d.detected_ns = now_ns;
       d.onset_ns = info.heard_ns;
-      d.message = describe(views(now_ns).ranks[static_cast<size_t>(r)]) + ": its agent stopped answering (process "
+      d.message = describe(views(now_ns).ranks[static_cast<size_t>(r)]) +
+                  ": its agent stopped answering (process "
                   "stopped, node frozen, or the out-of-band network is down)";
       out.diagnoses.push_back(std::move(d));
     }
@@ -196,8 +197,9 @@ Coordinator::Actions Coordinator::tick(int64_t now_ns) {
   } else if (now_ns - suspect_since_ >= settings_.tick_ns &&
              hangs_reported_.insert({suspect_rank_, suspect_enq_}).second) {
     if (std::optional<Diagnosis> d = diagnose_hang(in, now_ns)) {
-      const bool explained = d->fault_class == FaultClass::noncomm_hang && !d->ranks.empty() &&
-                             std::all_of(d->ranks.begin(), d->ranks.end(), [&](int r) { return dead_reported_.count(r); });
+      const bool explained =
+          d->fault_class == FaultClass::noncomm_hang && !d->ranks.empty() &&
+          std::all_of(d->ranks.begin(), d->ranks.end(), [&](int r) { return dead_reported_.count(r); });
       if (!explained) out.diagnoses.push_back(std::move(*d));
     }
   }

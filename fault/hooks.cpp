@@ -51,8 +51,8 @@ uint64_t CollScope::bytes_of(int count, MPI_Datatype type) noexcept {
   return PMPI_Type_size(type, &size) == MPI_SUCCESS && size > 0 ? static_cast<uint64_t>(size) * count : 0;
 }
 
-void P2pScope::begin(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, int peer, int tag,
-                     MPI_Request* request, int peer2) noexcept {
+void P2pScope::begin(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, int peer, int tag, MPI_Request* request,
+                     int peer2) noexcept {
   if (t_depth++ != 0) {
     entered_ = true;  // only to undo the depth
     return;
@@ -75,7 +75,8 @@ void P2pScope::begin(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, i
       r.seq2 = next_ordinal(p.received_from.get(), r.peer2, p.size);
     }
     int size = 0;
-    if (count > 0 && PMPI_Type_size(type, &size) == MPI_SUCCESS && size > 0) r.bytes = static_cast<uint64_t>(size) * count;
+    if (count > 0 && PMPI_Type_size(type, &size) == MPI_SUCCESS && size > 0)
+      r.bytes = static_cast<uint64_t>(size) * count;
     r.enq_ns = static_cast<int64_t>(now_ticks());
     r.compute_ns = compute_before(r.enq_ns, false);
     index_ = p.ring->begin(r);

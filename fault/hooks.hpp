@@ -29,8 +29,8 @@ inline bool on() { return __builtin_expect(g_on.load(std::memory_order_acquire),
 // (request: the call's request, followed to its completion).
 class P2pScope {
  public:
-  P2pScope(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, int peer, int tag,
-           MPI_Request* request = nullptr, int peer2 = MPI_PROC_NULL) noexcept {
+  P2pScope(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, int peer, int tag, MPI_Request* request = nullptr,
+           int peer2 = MPI_PROC_NULL) noexcept {
     if (hooks::on()) begin(kind, comm, count, type, peer, tag, request, peer2);
   }
   ~P2pScope() {

@@ -254,7 +254,8 @@ int64_t probe_delay_ms(int32_t peer) {
   int64_t ms = 0;
   for (size_t i = 0; i < g_count; ++i) {
     const InjectRule& r = g_active[i].rule;
-    if ((r.action != InjectAction::slowlink && r.action != InjectAction::cutlink) || peer < 0 || peer != other_end(r)) continue;
+    if ((r.action != InjectAction::slowlink && r.action != InjectAction::cutlink) || peer < 0 || peer != other_end(r))
+      continue;
     if (!onset_passed(r)) continue;
     if (r.action == InjectAction::cutlink) return -1;
     ms += r.ms;

@@ -34,14 +34,14 @@ const char* to_string(InjectAction action);
 
 struct InjectRule {
   InjectAction action = InjectAction::delay;
-  int rank = -1;                  // delay, stall, hang, kill
-  int link_a = -1, link_b = -1;   // slowlink, cutlink
-  uint32_t ops = ~0u;             // bit (1 << OpKind) per matching kind
+  int rank = -1;                 // delay, stall, hang, kill
+  int link_a = -1, link_b = -1;  // slowlink, cutlink
+  uint32_t ops = ~0u;            // bit (1 << OpKind) per matching kind
   int64_t ms = 0;
   uint64_t after = 0;
-  int64_t at_ns = 0;              // onset after start-up
-  int signal = 9;                 // kill
-  std::string text;               // the rule as written (for reports)
+  int64_t at_ns = 0;  // onset after start-up
+  int signal = 9;     // kill
+  std::string text;   // the rule as written (for reports)
 };
 
 // Parses a whole spec; on failure `error` says where.

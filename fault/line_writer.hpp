@@ -18,8 +18,8 @@ class LineWriter {
   LineWriter(const LineWriter&) = delete;
   LineWriter& operator=(const LineWriter&) = delete;
 
-  LineWriter& begin();  // {
-  LineWriter& end();    // }\n
+  LineWriter& begin();                                    // {
+  LineWriter& end();                                      // }\n
   LineWriter& field(const char* key, const char* value);  // a JSON string (escaped)
   LineWriter& field(const char* key, int64_t value);
   LineWriter& field(const char* key, uint64_t value);
@@ -28,7 +28,7 @@ class LineWriter {
   LineWriter& hex_field(const char* key, uint64_t value);  // "key":"5f3a..." (a string)
   LineWriter& begin_array(const char* key);                // "key":[
   LineWriter& element(int64_t value);
-  LineWriter& end_array();                                 // ]
+  LineWriter& end_array();  // ]
 
   bool failed() const { return failed_; }
   void flush();

@@ -34,9 +34,9 @@ struct Record {
   int32_t peer = kNoPeer;   // destination / source / root, as a world rank; wait: the first followed request's
   int32_t peer2 = kNoPeer;  // sendrecv: the source; wait: the first followed request's kind (OpKind)
   int32_t tag = 0;
-  uint64_t seq = 0;    // collectives: number on the communicator (1, 2, ...); sends/receives: per-peer ordinal
-  uint64_t seq2 = 0;   // sendrecv: the receive's per-peer ordinal
-  uint64_t bytes = 0;  // this rank's payload; wait: the number of requests
+  uint64_t seq = 0;      // collectives: number on the communicator (1, 2, ...); sends/receives: per-peer ordinal
+  uint64_t seq2 = 0;     // sendrecv: the receive's per-peer ordinal
+  uint64_t bytes = 0;    // this rank's payload; wait: the number of requests
   int64_t enq_ns = 0;    // the call entered Strata (non-blocking: the post)
   int64_t start_ns = 0;  // blocking: = enq_ns; non-blocking: the first blocking wait that included it (0: none)
   int64_t end_ns = 0;    // left, or completed (0 while active)

@@ -35,8 +35,8 @@ config::BoolParam g_enable{"STRATA_FAULT", false,
                            "slow ranks or links, act by STRATA_FAULT_ACTION (docs/fault.md)"};
 config::StringParam g_dir{"STRATA_FAULT_DIR", "strata-fault",
                           "Folder of the flight records (<job>.rank<R>.jsonl), diagnoses and exclude files"};
-config::IntParam g_ring{"STRATA_FAULT_RING", 4096, "Flight recorder: records kept per rank (rounded up to a power of two)", 16,
-                        int64_t{1} << 24};
+config::IntParam g_ring{"STRATA_FAULT_RING", 4096,
+                        "Flight recorder: records kept per rank (rounded up to a power of two)", 16, int64_t{1} << 24};
 config::IntParam g_tick{"STRATA_FAULT_TICK_MS", 100,
                         "Watchdog period: heartbeats to the coordinator, ring scans, detector runs", 5, 10000};
 config::IntParam g_hang_floor{"STRATA_FAULT_HANG_FLOOR_MS", 3000,
@@ -48,11 +48,11 @@ config::IntParam g_hang_factor{"STRATA_FAULT_HANG_FACTOR", 10,
                                "its kind and size class), at least the floor",
                                1, 1000000};
 config::IntParam g_heartbeat_timeout{"STRATA_FAULT_HEARTBEAT_TIMEOUT_MS", 5000,
-                                     "A rank whose watchdog says nothing for this long is reported unresponsive",
-                                     100, int64_t{1} << 31};
+                                     "A rank whose watchdog says nothing for this long is reported unresponsive", 100,
+                                     int64_t{1} << 31};
 config::IntParam g_probe{"STRATA_FAULT_PROBE_MS", 1000,
-                         "Period of the out-of-band probes of rank pairs the traffic does not cover; 0: no probes",
-                         0, int64_t{1} << 31};
+                         "Period of the out-of-band probes of rank pairs the traffic does not cover; 0: no probes", 0,
+                         int64_t{1} << 31};
 config::IntParam g_probe_bytes{"STRATA_FAULT_PROBE_BYTES", 1024, "Payload of a probe", 0, 1 << 20, true};
 config::IntParam g_final_timeout{"STRATA_FAULT_FINAL_TIMEOUT_MS", 5000,
                                  "At MPI_Finalize: how long the ranks wait for each other's last samples", 0,
@@ -60,8 +60,7 @@ config::IntParam g_final_timeout{"STRATA_FAULT_FINAL_TIMEOUT_MS", 5000,
 config::IntParam g_slow_min{"STRATA_FAULT_SLOW_MIN_US", 10000,
                             "Fail-slow: the largest lateness or extra link latency that is tolerated (microseconds); "
                             "twice this is reported after 4 samples",
-                            0,
-                            int64_t{1} << 40};
+                            0, int64_t{1} << 40};
 config::IntParam g_slow_rel{"STRATA_FAULT_SLOW_REL_PCT", 50,
                             "Fail-slow: the largest tolerated shift, in percent of the typical value (the peers' "
                             "compute time between collectives, the link's reference latency); the larger of this and "
@@ -71,12 +70,13 @@ config::IntParam g_cusum_h{"STRATA_FAULT_CUSUM_H", 7,
                            "Fail-slow change-point test: CUSUM alarm threshold (scores are clipped at 4 with an "
                            "allowance of 2, so h=7 needs 4 consecutive late samples)",
                            1, 1000};
-config::ChoiceParam<Action> g_action{"STRATA_FAULT_ACTION",
-                                     Action::report,
-                                     {{"report", Action::report}, {"abort", Action::abort}, {"exclude", Action::exclude}},
-                                     "On a diagnosed fault: report (log, diagnosis file, every rank dumps, the job "
-                                     "goes on); abort (the same, then every rank exits with STRATA_FAULT_EXIT_CODE); "
-                                     "exclude (write <job>.exclude with the hosts and GPUs at fault, then abort)"};
+config::ChoiceParam<Action> g_action{
+    "STRATA_FAULT_ACTION",
+    Action::report,
+    {{"report", Action::report}, {"abort", Action::abort}, {"exclude", Action::exclude}},
+    "On a diagnosed fault: report (log, diagnosis file, every rank dumps, the job "
+    "goes on); abort (the same, then every rank exits with STRATA_FAULT_EXIT_CODE); "
+    "exclude (write <job>.exclude with the hosts and GPUs at fault, then abort)"};
 config::IntParam g_exit_code{"STRATA_FAULT_EXIT_CODE", 75,
                              "Exit code of every rank when STRATA_FAULT_ACTION ends the job", 1, 255};
 config::StringParam g_inject{"STRATA_FAULT_INJECT", "",

@@ -7,7 +7,7 @@
 namespace strata::fault {
 namespace {
 
-constexpr size_t kMaxColls = 8192;   // samples per heartbeat; more are dropped (and counted)
+constexpr size_t kMaxColls = 8192;  // samples per heartbeat; more are dropped (and counted)
 constexpr size_t kMaxP2p = 16384;
 constexpr size_t kMaxPending = 4;
 // Above this many samples in a tick, only every S-th collective (by its

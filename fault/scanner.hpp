@@ -33,8 +33,8 @@ class Scanner {
   void resolve_device(ProcessState& p);
 
   Settings settings_;
-  uint64_t next_ = 0;                 // the next new index to look at
-  std::vector<uint64_t> active_;      // indices seen active
+  uint64_t next_ = 0;                           // the next new index to look at
+  std::vector<uint64_t> active_;                // indices seen active
   std::vector<std::pair<void*, void*>> marks_;  // device timer marks to resolve, of records marks_index_
   std::vector<uint64_t> marks_index_;
   stats::TypicalDurations typical_;

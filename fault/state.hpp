@@ -23,11 +23,11 @@ struct ProcessState {
   std::unique_ptr<Ring> ring;  // null unless recording
   CommTable comms;
   RequestTable requests;
-  std::unique_ptr<std::atomic<uint64_t>[]> sent_to;     // per world peer: messages sent
+  std::unique_ptr<std::atomic<uint64_t>[]> sent_to;  // per world peer: messages sent
   std::unique_ptr<std::atomic<uint64_t>[]> received_from;
   std::atomic<const DeviceTimer*> device_timer{nullptr};
   std::atomic<int64_t> clock_offset_ns{0};  // this rank's clock minus the coordinator's (oob ping)
-  std::atomic<int> dumping{0};               // a dump is being written (dumps do not overlap)
+  std::atomic<int> dumping{0};              // a dump is being written (dumps do not overlap)
   char host[64] = {0};
   char job[48] = {0};          // the same on every rank of a job (rank 0's start time and pid)
   char dump_path[1024] = {0};  // DIR/<job>.rank<R>.jsonl

@@ -49,7 +49,7 @@ double quantile(std::vector<double> v, double q) {
 
 struct Result {
   std::string name;
-  double off_us = 0, on_us = 0;        // median time per call
+  double off_us = 0, on_us = 0;           // median time per call
   double overhead = 0, q25 = 0, q75 = 0;  // over ABBA groups
 };
 
@@ -134,15 +134,14 @@ static int run(int argc, char** argv) {
     strata::interposer::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }));
-  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
-    strata::interposer::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  }));
+  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks,
+                            [&] { strata::interposer::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); }));
   const double coll_ns = scope_ns(true, 2000000), p2p_ns = scope_ns(false, 2000000);
   const bool diagnosed = !sf::diagnoses().empty();
   sf::stop();
   if (rank == 0) {
-    std::printf("%d ranks, %d calls per block, %d blocks per case (ABBA), the slowest rank's time per block\n\n",
-                size, ops, blocks);
+    std::printf("%d ranks, %d calls per block, %d blocks per case (ABBA), the slowest rank's time per block\n\n", size,
+                ops, blocks);
     std::printf("| call | off (us/call) | on (us/call) | overhead (median of ABBA groups) | 25%%-75%% |\n");
     std::printf("| --- | ---: | ---: | ---: | ---: |\n");
     for (const Result& r : results) {

@@ -279,7 +279,8 @@ std::optional<Diagnosis> diagnose_hang(const HangInput& in, int64_t now_ns) {
     std::sort(d.ranks.begin(), d.ranks.end());
     d.ranks.erase(std::unique(d.ranks.begin(), d.ranks.end()), d.ranks.end());
     detail += std::string("; ") + (pairs.size() == 1 ? "the link " : "the links ") + link_set(pairs) +
-              (pairs.size() == 1 ? " does" : " do") + " not deliver (the sender is stuck sending or the receiver waits for a message that never came)";
+              (pairs.size() == 1 ? " does" : " do") +
+              " not deliver (the sender is stuck sending or the receiver waits for a message that never came)";
   } else if (is_collective(kind) && d.missing.empty()) {
     d.fault_class = FaultClass::comm_hang;
     const size_t members = members_of(in, op.comm).size();

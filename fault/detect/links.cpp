@@ -43,8 +43,8 @@ LinkDetector::Link& LinkDetector::link_of(LinkMap& map,
   return link;
 }
 
-double LinkDetector::neighbour_level(
-    const std::vector<std::vector<std::pair<std::pair<int, int>, Link*>>>& adjacency, std::pair<int, int> key) const {
+double LinkDetector::neighbour_level(const std::vector<std::vector<std::pair<std::pair<int, int>, Link*>>>& adjacency,
+                                     std::pair<int, int> key) const {
   const auto pair = std::minmax(key.first, key.second);
   double level = 0;
   std::vector<double> levels;
@@ -156,13 +156,12 @@ void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double
   d.onset_ns = link.onset_ns;
   const std::string dir = probe ? std::to_string(key.first) + "<->" + std::to_string(key.second)
                                 : std::to_string(key.first) + "->" + std::to_string(key.second);
-  d.message = "link " + std::to_string(undirected.first) + "-" + std::to_string(undirected.second) + " slow: " +
-              what + " " + dir + (probe ? " round trip " : " take ") +
-              duration_text(static_cast<int64_t>(link.run_sum / link.run_count)) + " (mean of " +
-              std::to_string(link.run_count) + " since #" + std::to_string(d.onset_seq) + ") against " +
-              duration_text(static_cast<int64_t>(ref.median)) + " for its ends' other links and all " +
-              (probe ? "probed links" : "links") +
-              " (min shift " + duration_text(static_cast<int64_t>(min_shift)) + ")";
+  d.message =
+      "link " + std::to_string(undirected.first) + "-" + std::to_string(undirected.second) + " slow: " + what + " " +
+      dir + (probe ? " round trip " : " take ") + duration_text(static_cast<int64_t>(link.run_sum / link.run_count)) +
+      " (mean of " + std::to_string(link.run_count) + " since #" + std::to_string(d.onset_seq) + ") against " +
+      duration_text(static_cast<int64_t>(ref.median)) + " for its ends' other links and all " +
+      (probe ? "probed links" : "links") + " (min shift " + duration_text(static_cast<int64_t>(min_shift)) + ")";
   candidates_.push_back({std::move(d), key, link.run_sum / link.run_count, probe, 0});
 }
 

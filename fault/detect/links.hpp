@@ -57,8 +57,8 @@ class LinkDetector {
   std::vector<std::pair<int, int>> uncovered(int64_t now_ns, int64_t horizon_ns) const;
 
   struct LinkStat {
-    int src = 0, dst = 0;      // probes: src < dst, undirected
-    double median_ns = 0;      // recent latencies (probes: round trips)
+    int src = 0, dst = 0;  // probes: src < dst, undirected
+    double median_ns = 0;  // recent latencies (probes: round trips)
     size_t samples = 0;
     bool probe = false;
     bool flagged = false;
@@ -98,8 +98,8 @@ class LinkDetector {
     size_t since_refresh = 0;
     const stats::Robust& current();
   };
-  void score(Link& link, std::pair<int, int> key, bool probe, double value, Reference& reference,
-             uint64_t tag, int64_t t_ns, const char* what);
+  void score(Link& link, std::pair<int, int> key, bool probe, double value, Reference& reference, uint64_t tag,
+             int64_t t_ns, const char* what);
 
   int size_;
   SlowParams params_;

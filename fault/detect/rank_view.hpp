@@ -23,16 +23,16 @@ enum class Liveness {
 struct RankView {
   int rank = -1;
   Liveness liveness = Liveness::unknown;
-  int64_t silent_ns = 0;     // silent, dead: since the last word
+  int64_t silent_ns = 0;  // silent, dead: since the last word
   bool in_op = false;
   oob::OpBrief current;      // in_op: the oldest blocking operation in progress
   int64_t age_ns = 0;        // in_op: time in it
   int64_t threshold_ns = 0;  // in_op: its hang threshold
   bool suspect = false;      // in_op and age_ns > threshold_ns
   bool has_last = false;
-  oob::OpBrief last;         // the last operation finished
-  int64_t idle_ns = 0;       // !in_op: time since `last` ended (or since start)
-  std::vector<oob::OpBrief> pending;  // non-blocking operations not completed
+  oob::OpBrief last;                            // the last operation finished
+  int64_t idle_ns = 0;                          // !in_op: time since `last` ended (or since start)
+  std::vector<oob::OpBrief> pending;            // non-blocking operations not completed
   std::map<uint64_t, oob::CommProgress> comms;  // by communicator id
   uint64_t ops_done = 0;
   std::string host;

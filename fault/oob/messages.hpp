@@ -19,9 +19,9 @@ enum class Msg : uint16_t {
   probe_request,  // coordinator -> rank: probe these peers
   ping,           // rank <-> rank: probe / clock
   pong,
-  diagnosis,      // coordinator -> rank: a diagnosis (JSON), for diagnoses()
-  clock,          // coordinator -> rank: your clock's offset to mine
-  final_ack,      // coordinator -> rank: your final heartbeat is in; you may go
+  diagnosis,  // coordinator -> rank: a diagnosis (JSON), for diagnoses()
+  clock,      // coordinator -> rank: your clock's offset to mine
+  final_ack,  // coordinator -> rank: your final heartbeat is in; you may go
 };
 
 inline constexpr uint32_t kMagic = 0x46525453;  // "STRF"
@@ -100,10 +100,10 @@ struct Heartbeat {
   int32_t rank = -1;
   uint8_t flags = 0;
   int64_t now_ns = 0;
-  uint64_t ops_done = 0;      // records finished so far
-  OpBrief current;            // kInOp: the oldest blocking operation in progress
-  int64_t threshold_ns = 0;   // its hang threshold
-  OpBrief last;               // kHasLast: the last operation finished
+  uint64_t ops_done = 0;         // records finished so far
+  OpBrief current;               // kInOp: the oldest blocking operation in progress
+  int64_t threshold_ns = 0;      // its hang threshold
+  OpBrief last;                  // kHasLast: the last operation finished
   std::vector<OpBrief> pending;  // the oldest non-blocking operations not yet completed
   std::vector<CommProgress> comms;
   std::vector<CollSample> colls;
@@ -121,7 +121,7 @@ struct Ping {
   int64_t sent_ns = 0;     // the prober's clock
   int64_t replied_ns = 0;  // pong: the responder's clock
   int32_t from = -1;
-  uint32_t padding = 0;    // bytes of payload after the header (probes of bandwidth)
+  uint32_t padding = 0;  // bytes of payload after the header (probes of bandwidth)
 };
 
 std::string encode(const Hello& m);

@@ -12,7 +12,7 @@
 namespace strata::fault::oob {
 
 struct Endpoint {
-  uint32_t ip = 0;  // IPv4, network order
+  uint32_t ip = 0;    // IPv4, network order
   uint16_t port = 0;  // network order
 };
 std::string to_string(const Endpoint& e);

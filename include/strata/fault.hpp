@@ -33,19 +33,19 @@ STRATA_API const char* to_string(FaultClass c) noexcept;  // "comm hang", "non-c
 
 struct Diagnosis {
   FaultClass fault_class = FaultClass::comm_hang;
-  std::string detector;                  // hang, death, skew, link, probe
-  std::vector<int> ranks;                // culprit world ranks
+  std::string detector;                    // hang, death, skew, link, probe
+  std::vector<int> ranks;                  // culprit world ranks
   std::vector<std::pair<int, int>> links;  // culprit links (world ranks, smaller first)
-  std::vector<std::string> hosts;        // the culprits' hosts
-  std::string op;                        // the operation concerned ("allreduce"), if any
-  std::string comm;                      // its communicator id (hex; "0" is MPI_COMM_WORLD)
-  uint64_t seq = 0;                      // its number on the communicator (collectives) or message ordinal
-  std::vector<int> missing;              // hang: ranks that never entered the operation
-  int64_t detected_ns = 0;               // coordinator clock (CLOCK_MONOTONIC)
-  int64_t onset_ns = 0;                  // first evidence (hang: the op's start; slow: the first late sample)
-  uint64_t onset_seq = 0;                // slow: the op number / message ordinal of the first late sample
-  uint64_t detect_seq = 0;               // slow: the op number / message ordinal that raised the alarm
-  std::string message;                  // one line for people
+  std::vector<std::string> hosts;          // the culprits' hosts
+  std::string op;                          // the operation concerned ("allreduce"), if any
+  std::string comm;                        // its communicator id (hex; "0" is MPI_COMM_WORLD)
+  uint64_t seq = 0;                        // its number on the communicator (collectives) or message ordinal
+  std::vector<int> missing;                // hang: ranks that never entered the operation
+  int64_t detected_ns = 0;                 // coordinator clock (CLOCK_MONOTONIC)
+  int64_t onset_ns = 0;                    // first evidence (hang: the op's start; slow: the first late sample)
+  uint64_t onset_seq = 0;                  // slow: the op number / message ordinal of the first late sample
+  uint64_t detect_seq = 0;                 // slow: the op number / message ordinal that raised the alarm
+  std::string message;                     // one line for people
 };
 
 // Times work on a device stream, so that records of device collectives

@@ -82,9 +82,11 @@ int main(int argc, char** argv) {
         check(MPI_Waitall(4, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
       } else {
         check(MPI_Sendrecv(out, 2, MPI_LONG, right, 1, from_left, 2, MPI_LONG, left, 1, MPI_COMM_WORLD,
-                           MPI_STATUS_IGNORE), "MPI_Sendrecv");
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
         check(MPI_Sendrecv(out, 2, MPI_LONG, left, 2, from_right, 2, MPI_LONG, right, 2, MPI_COMM_WORLD,
-                           MPI_STATUS_IGNORE), "MPI_Sendrecv");
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
       }
       if (from_left[0] != left || from_left[1] != it || from_right[0] != right || from_right[1] != it) ++bad;
     }
@@ -99,8 +101,8 @@ int main(int argc, char** argv) {
   long all_bad = 0;
   MPI_Reduce(&bad, &all_bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    std::printf("fault_workload: %ld iterations on %d ranks in %.3f s (%.1f us each), %ld wrong results\n", done,
-                size, elapsed, 1e6 * elapsed / static_cast<double>(done > 0 ? done : 1), all_bad);
+    std::printf("fault_workload: %ld iterations on %d ranks in %.3f s (%.1f us each), %ld wrong results\n", done, size,
+                elapsed, 1e6 * elapsed / static_cast<double>(done > 0 ? done : 1), all_bad);
   }
   MPI_Finalize();
   return all_bad == 0 ? 0 : 1;

@@ -166,9 +166,10 @@ TEST(Inject, GrammarParses) {
 TEST(Inject, GrammarRejects) {
   std::vector<InjectRule> rules;
   std::string error;
-  for (const char* bad : {"explode:rank=1", "delay:rank=1", "delay:ms=5", "stall:rank=x", "slowlink:ranks=3,ms=1",
-                          "slowlink:ranks=2-2,ms=1", "cutlink:rank=1", "stall:rank=1,ms=5", "delay:rank=1,ms=5,op=frob",
-                          "kill:rank=1,signal=HUP", "stall:rank=1,after=-1", "delay:rank=1,ms=5,at=soon", "stall:rank"}) {
+  for (const char* bad :
+       {"explode:rank=1", "delay:rank=1", "delay:ms=5", "stall:rank=x", "slowlink:ranks=3,ms=1",
+        "slowlink:ranks=2-2,ms=1", "cutlink:rank=1", "stall:rank=1,ms=5", "delay:rank=1,ms=5,op=frob",
+        "kill:rank=1,signal=HUP", "stall:rank=1,after=-1", "delay:rank=1,ms=5,at=soon", "stall:rank"}) {
     EXPECT_EQ(parse_injection(bad, &rules, &error), strata::Status::invalid_argument) << bad;
     EXPECT_FALSE(error.empty()) << bad;
   }

@@ -69,7 +69,7 @@ TEST(Robust, MadIgnoresOutliers) {
 }
 
 TEST(Robust, ZScoreFloorAndClip) {
-  stats::Robust quiet{100, 0};  // no spread at all
+  stats::Robust quiet{100, 0};                                  // no spread at all
   EXPECT_DOUBLE_EQ(stats::robust_z(100 + 10, quiet, 10), 2.0);  // a shift of min_shift scores the allowance
   EXPECT_DOUBLE_EQ(stats::robust_z(100 + 15, quiet, 10), 3.0);
   EXPECT_DOUBLE_EQ(stats::robust_z(100 + 1e6, quiet, 10), 4.0);  // clipped
@@ -126,7 +126,8 @@ TEST(Window, SlidingMedianMatchesTheLastValues) {
     const double x = static_cast<double>(rng() % 1000);
     w.add(x);
     all.push_back(x);
-    std::vector<double> last(all.end() - std::min<std::ptrdiff_t>(16, static_cast<std::ptrdiff_t>(all.size())), all.end());
+    std::vector<double> last(all.end() - std::min<std::ptrdiff_t>(16, static_cast<std::ptrdiff_t>(all.size())),
+                             all.end());
     ASSERT_DOUBLE_EQ(w.median(), naive_median(last));
   }
   stats::TypicalDurations t;

@@ -173,8 +173,9 @@ Analysis analyze(const JobFiles& job, const Settings& settings) {
       }
     }
   }
-  std::sort(colls.begin(), colls.end(),
-            [](const Coll& x, const Coll& y) { return std::tie(x.comm, x.seq, x.rank) < std::tie(y.comm, y.seq, y.rank); });
+  std::sort(colls.begin(), colls.end(), [](const Coll& x, const Coll& y) {
+    return std::tie(x.comm, x.seq, x.rank) < std::tie(y.comm, y.seq, y.rank);
+  });
   for (const Coll& c : colls) skew.add(c.rank, c.s);
   std::sort(halves.begin(), halves.end(), [](const Half& x, const Half& y) { return x.t < y.t; });
   for (const Half& h : halves) links.add(h.rank, h.s, h.t);

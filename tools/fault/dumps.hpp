@@ -22,8 +22,8 @@ struct OpLine {
   bool has_comm = false;
   uint64_t seq = 0, seq2 = 0;
   int peer = -1, peer2 = -1;
-  uint64_t bytes = 0;          // waits: requests
-  std::string first_request;   // waits
+  uint64_t bytes = 0;         // waits: requests
+  std::string first_request;  // waits
   int64_t enq_ns = 0, start_ns = 0, end_ns = 0, compute_ns = 0, dev_ns = -1;
 };
 
@@ -48,8 +48,8 @@ struct JobFiles {
   std::string dir, job;
   int size = 0;
   std::map<int, RankDump> ranks;
-  std::vector<Diagnosis> online;  // <job>.diagnosis.jsonl
-  nlohmann::json links;           // <job>.links.json (null when absent)
+  std::vector<Diagnosis> online;      // <job>.diagnosis.jsonl
+  nlohmann::json links;               // <job>.links.json (null when absent)
   std::vector<std::string> problems;  // lines or files that could not be read
 };
 

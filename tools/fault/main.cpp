@@ -33,9 +33,11 @@ int run(int argc, char** argv) {
   app.add_flag("--list", list, "List the jobs in the folder, newest first");
   app.add_option("--timeline", options.timeline, "Merged operations in the timeline (the latest)");
   app.add_option("--per-rank", options.per_rank, "Each rank's last operations in the text report");
-  app.add_option("--hang-floor-ms", hang_floor_ms, "Post-mortem: operations older than this (and 10x their typical "
-                                                   "duration) at the dump are stuck (STRATA_FAULT_HANG_FLOOR_MS)");
-  app.add_option("--slow-min-us", slow_min_us, "Post-mortem fail-slow: largest tolerated shift (STRATA_FAULT_SLOW_MIN_US)");
+  app.add_option("--hang-floor-ms", hang_floor_ms,
+                 "Post-mortem: operations older than this (and 10x their typical "
+                 "duration) at the dump are stuck (STRATA_FAULT_HANG_FLOOR_MS)");
+  app.add_option("--slow-min-us", slow_min_us,
+                 "Post-mortem fail-slow: largest tolerated shift (STRATA_FAULT_SLOW_MIN_US)");
   CLI11_PARSE(app, argc, argv);
 
   const std::vector<std::string> jobs = strata::fault::tool::jobs_in(dir);
@@ -60,8 +62,8 @@ int run(int argc, char** argv) {
   settings.hang_floor_ns = hang_floor_ms * 1000000;
   settings.slow.min_shift_ns = static_cast<double>(slow_min_us) * 1000;
   const strata::fault::tool::Analysis a = strata::fault::tool::analyze(files, settings);
-  const std::string out = json ? strata::fault::tool::json_report(files, a, options)
-                               : strata::fault::tool::text_report(files, a, options);
+  const std::string out =
+      json ? strata::fault::tool::json_report(files, a, options) : strata::fault::tool::text_report(files, a, options);
   std::fputs(out.c_str(), stdout);
   if (json) std::fputc('\n', stdout);
   return 0;

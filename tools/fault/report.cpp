@@ -30,9 +30,8 @@ std::vector<Event> timeline(const JobFiles& job, size_t last) {
   for (const auto& [r, d] : job.ranks) {
     for (const OpLine& o : d.ops) all.push_back({o.enq_ns - d.offset_ns, r, &o});
   }
-  std::sort(all.begin(), all.end(), [](const Event& a, const Event& b) {
-    return a.t != b.t ? a.t < b.t : a.rank < b.rank;
-  });
+  std::sort(all.begin(), all.end(),
+            [](const Event& a, const Event& b) { return a.t != b.t ? a.t < b.t : a.rank < b.rank; });
   if (all.size() > last) all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(last));
   return all;
 }
@@ -90,8 +89,9 @@ std::string text_report(const JobFiles& job, const Analysis& a, const ReportOpti
       continue;
     }
     const RankDump& d = it->second;
-    std::snprintf(line, sizeof(line), "  rank %-4d %-12s pid %-8lld dump: %-10s %s, %llu records (%llu dropped): ",
-                  v.rank, d.host.c_str(), static_cast<long long>(d.pid), d.reason.c_str(), liveness_word(v.liveness),
+    std::snprintf(line, sizeof(line),
+                  "  rank %-4d %-12s pid %-8lld dump: %-10s %s, %llu records (%llu dropped): ", v.rank, d.host.c_str(),
+                  static_cast<long long>(d.pid), d.reason.c_str(), liveness_word(v.liveness),
                   static_cast<unsigned long long>(d.total), static_cast<unsigned long long>(d.dropped));
     out += line;
     if (v.in_op) {
