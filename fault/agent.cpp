@@ -292,7 +292,7 @@ void Agent::coordinate(int64_t now) {
     conn->send(type_of(Msg::ping), oob::encode(ping));
   }
   Coordinator::Actions acts = coordinator_->tick(now);
-  for (Diagnosis& d : acts.diagnoses) diagnosed(std::move(d));
+  for (const Diagnosis& d : acts.diagnoses) diagnosed(d);
   for (auto& [rank, peers] : acts.probes) {
     if (rank == rank_) {
       probe(peers);

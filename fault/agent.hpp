@@ -65,7 +65,7 @@ class Agent {
   oob::Connection* connection_to(int rank, bool connect);
   void send_heartbeat(oob::Heartbeat& hb, int64_t now);
   void probe(const std::vector<int>& peers);
-  void diagnosed(Diagnosis d);
+  void diagnosed(const Diagnosis& d);
   void enforce(const Diagnosis& d);
   void remember(const Diagnosis& d);
   [[noreturn]] void terminate_self(int code, const char* why);

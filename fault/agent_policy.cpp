@@ -24,7 +24,7 @@ uint16_t type_of(Msg m) { return static_cast<uint16_t>(m); }
 
 }  // namespace
 
-void Agent::diagnosed(Diagnosis d) {
+void Agent::diagnosed(const Diagnosis& d) {
   STRATA_LOG(warn, kFault, "FAULT %s", to_text(d).c_str());
   remember(d);
   const std::string json = to_json(d);

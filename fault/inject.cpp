@@ -128,11 +128,13 @@ Status parse_rule(const std::string& text, InjectRule* rule, std::string* error)
       rule->signal = parse_signal(value);
       ok = rule->signal != 0;
     } else {
-      *error = "'" + key + "' does not apply to " + action;
+      *error = "'";
+      error->append(key).append("' does not apply to ").append(action);
       return Status::invalid_argument;
     }
     if (!ok) {
-      *error = "bad value '" + value + "' for " + key + " in '" + rule->text + "'";
+      *error = "bad value '";
+      error->append(value).append("' for ").append(key).append(" in '").append(rule->text).append("'");
       return Status::invalid_argument;
     }
   }
@@ -203,7 +205,7 @@ void install(std::vector<InjectRule> rules, int my_rank, int64_t start_ns) {
   g_rank = my_rank;
   g_start_ns = start_ns;
   g_rules = std::move(rules);
-  g_active.reset(new Active[g_rules.size()]);
+  g_active = std::make_unique<Active[]>(g_rules.size());
   g_count = 0;
   for (const InjectRule& r : g_rules) {
     const bool mine = r.rank == my_rank || r.link_a == my_rank || r.link_b == my_rank;

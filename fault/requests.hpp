@@ -9,7 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
+#include <type_traits>
 #include <mutex>
 
 namespace strata::fault {
@@ -27,13 +27,19 @@ class RequestTable {
   // Up to `max` followed records (the agent reports the oldest pending).
   size_t snapshot(uint64_t* records, size_t max);
 
-  static uint64_t key_of(MPI_Request request) {
-    uint64_t k = 0;
-    std::memcpy(&k, &request, sizeof(request) < sizeof(k) ? sizeof(request) : sizeof(k));
-    return k;
-  }
+  // The handle as a number: a pointer in Open MPI, an int in MPICH.
+  static uint64_t key_of(MPI_Request request) { return bits_of(request); }
 
  private:
+  template <class Handle>
+  static uint64_t bits_of(Handle h) {
+    if constexpr (std::is_pointer<Handle>::value) {
+      return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
+    } else {
+      return static_cast<uint64_t>(static_cast<uint32_t>(h));
+    }
+  }
+
   struct Entry {
     uint64_t key;  // 0: empty
     uint64_t record;

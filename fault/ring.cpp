@@ -32,7 +32,7 @@ const char* to_string(OpState state) {
 Ring::Ring(size_t capacity) {
   size_t c = 16;
   while (c < capacity) c <<= 1;
-  slots_.reset(new Slot[c]);
+  slots_ = std::make_unique<Slot[]>(c);
   mask_ = c - 1;
 }
 

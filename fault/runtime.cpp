@@ -238,8 +238,8 @@ Status start(bool force) noexcept {
       p.recording = true;
       if (!p.ring) {
         p.ring = std::make_unique<Ring>(static_cast<size_t>(g_ring.get()));
-        p.sent_to.reset(new std::atomic<uint64_t>[static_cast<size_t>(p.size)]());
-        p.received_from.reset(new std::atomic<uint64_t>[static_cast<size_t>(p.size)]());
+        p.sent_to = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));
+        p.received_from = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));
       }
       make_dirs(settings.dir);
       g_agent = exchange_addresses(p, settings);

@@ -234,7 +234,7 @@ std::optional<Diagnosis> diagnose_hang(const HangInput& in, int64_t now_ns) {
     for (int b : da.to) {
       if (b < 0 || static_cast<size_t>(b) >= in.ranks.size() || !in_p2p(b)) continue;
       const Directions db = directions(in.ranks[static_cast<size_t>(b)]);
-      if (db.receives_from(a) || db.sends_to(a)) pairs.push_back(std::minmax(a, b));
+      if (db.receives_from(a) || db.sends_to(a)) pairs.emplace_back(std::min(a, b), std::max(a, b));
     }
   }
   if (pairs.empty()) {
@@ -245,7 +245,8 @@ std::optional<Diagnosis> diagnose_hang(const HangInput& in, int64_t now_ns) {
         const RankView& va = in.ranks[static_cast<size_t>(a)];
         if (gone(va) || !va.in_op || !is_collective(kind_of(va.current))) continue;
         const std::vector<int> waited = waits_for(in, va);
-        if (std::find(waited.begin(), waited.end(), b) != waited.end()) pairs.push_back(std::minmax(a, b));
+        if (std::find(waited.begin(), waited.end(), b) != waited.end())
+          pairs.emplace_back(std::min(a, b), std::max(a, b));
       }
     }
   }

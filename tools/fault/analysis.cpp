@@ -138,7 +138,9 @@ Analysis analyze(const JobFiles& job, const Settings& settings) {
     oob::P2pSample s;
   };
   std::vector<Half> halves;
-  for (const auto& [r, d] : job.ranks) {
+  for (const auto& entry : job.ranks) {
+    const int r = entry.first;  // not a structured binding: the lambda below captures it
+    const RankDump& d = entry.second;
     for (const OpLine& o : d.ops) {
       if (o.state != "done") continue;
       const OpKind k = kind_of(o.kind);

@@ -127,9 +127,11 @@ std::vector<std::string> jobs_in(const std::string& dir) {
     closedir(d);
   }
   std::vector<std::pair<int64_t, std::string>> order;
+  order.reserve(newest.size());
   for (const auto& [job, t] : newest) order.emplace_back(t, job);
   std::sort(order.rbegin(), order.rend());
   std::vector<std::string> out;
+  out.reserve(order.size());
   for (const auto& o : order) out.push_back(o.second);
   return out;
 }
@@ -170,10 +172,10 @@ bool load_job(const std::string& dir, const std::string& job, JobFiles* out, std
   std::ifstream links(dir + "/" + job + ".links.json");
   if (links) {
     std::string text((std::istreambuf_iterator<char>(links)), std::istreambuf_iterator<char>());
-    out->links = nlohmann::json::parse(text, nullptr, false);
-    if (out->links.is_discarded()) {
-      out->links = nullptr;
+    if (nlohmann::json::parse(text, nullptr, false).is_discarded()) {
       out->problems.push_back(job + ".links.json: not JSON");
+    } else {
+      out->links_json = text;
     }
   }
   return true;

@@ -49,7 +49,7 @@ struct JobFiles {
   int size = 0;
   std::map<int, RankDump> ranks;
   std::vector<Diagnosis> online;      // <job>.diagnosis.jsonl
-  nlohmann::json links;               // <job>.links.json (null when absent)
+  std::string links_json;             // <job>.links.json (empty when absent)
   std::vector<std::string> problems;  // lines or files that could not be read
 };
 

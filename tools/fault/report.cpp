@@ -118,12 +118,13 @@ std::string text_report(const JobFiles& job, const Analysis& a, const ReportOpti
          " messages recorded at both ends):\n";
   if (a.diagnoses.empty()) out += "  none\n";
   for (const Diagnosis& d : a.diagnoses) out += "  " + to_text(d) + "\n";
-  if (job.links.is_object() && job.links.contains("links")) {
+  const nlohmann::json links = nlohmann::json::parse(job.links_json, nullptr, false);
+  if (links.is_object() && links.contains("links") && links["links"].is_array()) {
     size_t flagged = 0;
-    for (const auto& l : job.links["links"]) flagged += l.value("flagged", false) ? 1 : 0;
-    out += "\nlink matrix at the end: " + std::to_string(job.links["links"].size()) + " links measured, " +
+    for (const auto& l : links["links"]) flagged += l.value("flagged", false) ? 1 : 0;
+    out += "\nlink matrix at the end: " + std::to_string(links["links"].size()) + " links measured, " +
            std::to_string(flagged) + " flagged\n";
-    for (const auto& l : job.links["links"]) {
+    for (const auto& l : links["links"]) {
       if (!l.value("flagged", false)) continue;
       out += "  " + std::to_string(l.value("src", -1)) + (l.value("probe", false) ? "<->" : "->") +
              std::to_string(l.value("dst", -1)) + ": median " + duration_text(l.value("median_ns", int64_t{0})) + "\n";
@@ -177,7 +178,7 @@ std::string json_report(const JobFiles& job, const Analysis& a, const ReportOpti
   for (const Diagnosis& d : a.diagnoses) j["post_mortem"].push_back(diagnosis_json(d));
   j["collectives_matched"] = a.collectives;
   j["messages_matched"] = a.messages;
-  if (!job.links.is_null()) j["links"] = job.links;
+  if (!job.links_json.empty()) j["links"] = nlohmann::json::parse(job.links_json, nullptr, false);
   const int64_t t0 = origin(job);
   nlohmann::json tl = nlohmann::json::array();
   for (const Event& e : timeline(job, o.timeline)) {
