@@ -58,8 +58,13 @@ void from_memory(void* dst, const void* src, size_t n) { cudaMemcpy(dst, src, n,
 bool memory_available() { return true; }
 void* raw_alloc(size_t n) { return std::malloc(n); }
 void raw_free(void* p) { std::free(p); }
-void to_memory(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
-void from_memory(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
+// memcpy needs valid pointers even for 0 bytes (an empty vector's data() is null).
+void to_memory(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
+void from_memory(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
 #endif
 
 #define REQUIRE_MEMORY()                                                        \

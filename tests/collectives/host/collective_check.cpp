@@ -127,6 +127,13 @@ std::string describe(const Case& c) {
   return s.str();
 }
 
+namespace {
+// memcpy that accepts the null data() of an empty vector when n is 0.
+void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
+}  // namespace
+
 ::testing::AssertionResult run_case(const Case& c, const host::Hierarchy& h) {
   MPI_Comm comm = h.comm;
   int p = 0, r = 0;
@@ -148,23 +155,23 @@ std::string describe(const Case& c) {
   Status s = Status::internal;
   switch (c.coll) {
     case Coll::allreduce:
-      if (c.in_place) std::memcpy(recv.data(), input.data(), n_in * es), send = MPI_IN_PLACE;
+      if (c.in_place) copy_bytes(recv.data(), input.data(), n_in * es), send = MPI_IN_PLACE;
       s = host::allreduce(send, recv.data(), c.count, c.type, c.op, c.algorithm, h);
       break;
     case Coll::reduce_scatter:
-      if (c.in_place) std::memcpy(recv.data(), input.data(), n_in * es), send = MPI_IN_PLACE;
+      if (c.in_place) copy_bytes(recv.data(), input.data(), n_in * es), send = MPI_IN_PLACE;
       s = host::reduce_scatter(send, recv.data(), c.count, c.type, c.op, c.algorithm, h);
       break;
     case Coll::allgather:
-      if (c.in_place) std::memcpy(recv.data() + static_cast<size_t>(r) * c.count * es, input.data(), n_in * es), send = MPI_IN_PLACE;
+      if (c.in_place) copy_bytes(recv.data() + static_cast<size_t>(r) * c.count * es, input.data(), n_in * es), send = MPI_IN_PLACE;
       s = host::allgather(send, recv.data(), c.count, c.type, c.algorithm, h);
       break;
     case Coll::broadcast:
-      if (root) std::memcpy(recv.data(), input.data(), n_in * es);
+      if (root) copy_bytes(recv.data(), input.data(), n_in * es);
       s = host::broadcast(recv.data(), c.count, c.type, c.root, c.algorithm, h);
       break;
     case Coll::reduce:
-      if (c.in_place && root) std::memcpy(recv.data(), input.data(), n_in * es), send = MPI_IN_PLACE;
+      if (c.in_place && root) copy_bytes(recv.data(), input.data(), n_in * es), send = MPI_IN_PLACE;
       s = host::reduce(send, recv.data(), c.count, c.type, c.op, c.root, c.algorithm, h);
       break;
   }
@@ -229,7 +236,7 @@ std::string describe(const Case& c) {
       }
     }
   }
-  if (replicated && std::memcmp(first.data(), recv.data(), n_out * es) != 0) {
+  if (replicated && n_out > 0 && std::memcmp(first.data(), recv.data(), n_out * es) != 0) {
     f.add("result differs from rank 0's");
   }
   if (!f.any()) return ::testing::AssertionSuccess();
