@@ -11,6 +11,7 @@
 
 #include "base/log.hpp"
 
+#include <cstdint>
 #include <exception>
 
 namespace strata::kokkos::detail {
@@ -58,7 +59,7 @@ Status rms_norm(const ExecSpace& space, Matrix<const T> x, Matrix<T> residual, M
                 double eps) noexcept {
   const bool fused = residual.data != nullptr;
   if (!valid(x) || !valid(y) || !valid(weight) || !same_shape(x, y) || weight.rows != 1 || weight.cols != x.cols ||
-      (fused && !same_shape(x, residual)) || !(eps >= 0)) {
+      (fused && !same_shape(x, residual)) || !(eps >= 0) || x.rows > INT32_MAX) {
     STRATA_LOG(error, kColl, "kokkos rms_norm: x %lldx%lld, y %lldx%lld, weight %lld, eps %g do not fit",
                static_cast<long long>(x.rows), static_cast<long long>(x.cols), static_cast<long long>(y.rows),
                static_cast<long long>(y.cols), static_cast<long long>(weight.cols), eps);
