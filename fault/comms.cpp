@@ -1,6 +1,7 @@
 #include "fault/comms.hpp"
 
 #include "base/log.hpp"
+#include "fault/hooks.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -32,7 +33,7 @@ struct ThreadCache {
   uint64_t epoch = ~uint64_t{0};
   uint32_t index = kNoComm;
 };
-thread_local ThreadCache t_cache;
+STRATA_FAULT_TLS thread_local ThreadCache t_cache;
 
 }  // namespace
 

@@ -12,11 +12,11 @@ namespace strata::fault {
 namespace {
 
 // Scopes do not nest within a thread (see hooks.hpp).
-thread_local int t_depth = 0;
+STRATA_FAULT_TLS thread_local int t_depth = 0;
 // When this thread's last recorded call returned, and the time it spent
 // outside recorded calls since its last collective (ticks, clock.hpp).
-thread_local int64_t t_last_end_ns = 0;
-thread_local int64_t t_compute_ns = 0;
+STRATA_FAULT_TLS thread_local int64_t t_last_end_ns = 0;
+STRATA_FAULT_TLS thread_local int64_t t_compute_ns = 0;
 
 // The gap before a call that starts at `enq_ns`; collectives take (and
 // reset) the whole time since the previous collective.
@@ -36,7 +36,7 @@ struct Followed {
   int position;
   MPI_Request handle;
 };
-thread_local std::vector<Followed> t_followed;
+STRATA_FAULT_TLS thread_local std::vector<Followed> t_followed;
 
 uint64_t next_ordinal(std::atomic<uint64_t>* counters, int32_t peer, int size) {
   if (counters == nullptr || peer < 0 || peer >= size) return 0;
