@@ -153,7 +153,7 @@ Diagnosis Coordinator::death(int rank, int64_t now_ns) const {
   } else if (v.has_last) {
     d.message += "; last seen" + when + ", outside communication after " + describe_op(v.last);
   } else if (!ranks_[static_cast<size_t>(rank)].heard) {
-    d.message += "; it never sent a heartbeat";
+    d.message += "; it sent this coordinator no heartbeat (it was the coordinator before, or died at start-up)";
   }
   return d;
 }

@@ -16,7 +16,7 @@
 # (e.g. --oversubscribe), FAULT_ENV_STYLE (x: Open MPI's -x, genv: MPICH).
 #
 # Cases: noncomm_hang comm_hang comm_hang_nonblocking noncomm_slow comm_slow
-# comm_slow_probe death signal_dump exclude clean
+# comm_slow_probe death death_coordinator signal_dump exclude clean
 set -u
 case_name=$1
 seed=$2
@@ -66,6 +66,10 @@ case $case_name in
     inject="kill:rank=$rank,op=allreduce,after=$after"
     args=(--iters 100000 --compute-us 100)
     expect_rc=137 expect_class="non-comm hang" expect_ranks="[$rank]" max_lag="" ;;
+  death_coordinator)  # rank 0, the coordinator, is killed: rank 1 takes over and names it
+    inject="kill:rank=0,op=allreduce,after=$after"
+    args=(--iters 100000 --compute-us 100)
+    expect_rc=137 expect_class="non-comm hang" expect_ranks="[0]" max_lag="" ;;
   signal_dump)  # a rank crashes (SIGSEGV): it writes its flight record on the way out
     # The exit code is 139 (the signal), or 1 when a sanitizer's SEGV handler,
     # which Strata's handler passes the signal to, reports it and exits.
