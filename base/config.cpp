@@ -73,7 +73,10 @@ void load_locked() {
     size_t best_distance = 4;  // only suggest close matches
     for (Parameter* p : registry()) {
       size_t d = edit_distance(name, p->name());
-      if (d < best_distance) { best_distance = d; best = p->name(); }
+      if (d < best_distance) {
+        best_distance = d;
+        best = p->name();
+      }
     }
     w.push_back("unknown variable " + name + (best.empty() ? std::string() : "; did you mean " + best + "?"));
   }
@@ -107,10 +110,16 @@ bool BoolParam::parse(const char* text) {
   static const char* const kTrue[] = {"1", "true", "yes", "on", "y"};
   static const char* const kFalse[] = {"0", "false", "no", "off", "n", ""};
   for (const char* t : kTrue) {
-    if (equals_ignore_case(t, text)) { value_ = true; return true; }
+    if (equals_ignore_case(t, text)) {
+      value_ = true;
+      return true;
+    }
   }
   for (const char* f : kFalse) {
-    if (equals_ignore_case(f, text)) { value_ = false; return true; }
+    if (equals_ignore_case(f, text)) {
+      value_ = false;
+      return true;
+    }
   }
   return false;
 }

@@ -52,7 +52,10 @@ class STRATA_API Parameter {
 class STRATA_API BoolParam final : public Parameter {
  public:
   BoolParam(const char* name, bool def, const char* help) : Parameter(name, help), def_(def), value_(def) {}
-  bool get() const { ensure_loaded(); return value_; }
+  bool get() const {
+    ensure_loaded();
+    return value_;
+  }
   std::string type_name() const override { return "bool"; }
   std::string default_text() const override { return def_ ? "1" : "0"; }
   std::string value_text() const override { return value_ ? "1" : "0"; }
@@ -70,7 +73,10 @@ class STRATA_API IntParam final : public Parameter {
   IntParam(const char* name, int64_t def, const char* help, int64_t min = INT64_MIN, int64_t max = INT64_MAX,
            bool is_size = false)
       : Parameter(name, help), def_(def), value_(def), min_(min), max_(max), is_size_(is_size) {}
-  int64_t get() const { ensure_loaded(); return value_; }
+  int64_t get() const {
+    ensure_loaded();
+    return value_;
+  }
   std::string type_name() const override { return is_size_ ? "size" : "int"; }
   std::string default_text() const override { return std::to_string(def_); }
   std::string value_text() const override { return std::to_string(value_); }
@@ -88,11 +94,17 @@ class STRATA_API IntParam final : public Parameter {
 class STRATA_API StringParam final : public Parameter {
  public:
   StringParam(const char* name, const char* def, const char* help) : Parameter(name, help), def_(def), value_(def) {}
-  const std::string& get() const { ensure_loaded(); return value_; }
+  const std::string& get() const {
+    ensure_loaded();
+    return value_;
+  }
   std::string type_name() const override { return "string"; }
   std::string default_text() const override { return def_; }
   std::string value_text() const override { return value_; }
-  bool parse(const char* text) override { value_ = text; return true; }
+  bool parse(const char* text) override {
+    value_ = text;
+    return true;
+  }
   void reset() override { value_ = def_; }
 
  private:
@@ -106,7 +118,10 @@ class ChoiceParam final : public Parameter {
  public:
   ChoiceParam(const char* name, Enum def, std::initializer_list<std::pair<const char*, Enum>> choices, const char* help)
       : Parameter(name, help), def_(def), value_(def), choices_(choices) {}
-  Enum get() const { ensure_loaded(); return value_; }
+  Enum get() const {
+    ensure_loaded();
+    return value_;
+  }
   std::string type_name() const override {
     std::string out;
     for (const auto& c : choices_) out += (out.empty() ? "" : "|") + std::string(c.first);
@@ -116,7 +131,10 @@ class ChoiceParam final : public Parameter {
   std::string value_text() const override { return word(value_); }
   bool parse(const char* text) override {
     for (const auto& c : choices_) {
-      if (equals_ignore_case(c.first, text)) { value_ = c.second; return true; }
+      if (equals_ignore_case(c.first, text)) {
+        value_ = c.second;
+        return true;
+      }
     }
     return false;
   }
@@ -133,7 +151,6 @@ class ChoiceParam final : public Parameter {
   Enum value_;
   std::vector<std::pair<const char*, Enum>> choices_;
 };
-
 
 // Variables with this prefix belong to test harnesses, not to the library,
 // and are not reported as unknown.

@@ -16,24 +16,24 @@ std::atomic<uint32_t> g_mask{kAll};
 namespace {
 
 config::ChoiceParam<Level> g_level_param{"STRATA_LOG",
-                                 Level::warn,
-                                 {{"off", Level::off},
-                                  {"error", Level::error},
-                                  {"warn", Level::warn},
-                                  {"info", Level::info},
-                                  {"debug", Level::debug},
-                                  {"trace", Level::trace}},
-                                 "Log level. info: one line per decision; debug: the path every MPI call took"};
+                                         Level::warn,
+                                         {{"off", Level::off},
+                                          {"error", Level::error},
+                                          {"warn", Level::warn},
+                                          {"info", Level::info},
+                                          {"debug", Level::debug},
+                                          {"trace", Level::trace}},
+                                         "Log level. info: one line per decision; debug: the path every MPI call took"};
 config::StringParam g_subsys_param{"STRATA_LOG_SUBSYS", "all",
-                           "Comma-separated subsystems to log (base,layout,types,model,p2p,shim,coll,topo,"
-                           "fault,device,app), or all; a leading ^ excludes the listed ones"};
+                                   "Comma-separated subsystems to log (base,layout,types,model,p2p,shim,coll,topo,"
+                                   "fault,device,app), or all; a leading ^ excludes the listed ones"};
 
 struct SubsysName {
   uint32_t bit;
   const char* name;
 };
-constexpr SubsysName kNames[] = {{kBase, "base"}, {kLayout, "layout"}, {kTypes, "types"}, {kModel, "model"},
-                                 {kP2p, "p2p"},   {kShim, "shim"},     {kColl, "coll"},   {kTopo, "topo"},
+constexpr SubsysName kNames[] = {{kBase, "base"},   {kLayout, "layout"}, {kTypes, "types"}, {kModel, "model"},
+                                 {kP2p, "p2p"},     {kShim, "shim"},     {kColl, "coll"},   {kTopo, "topo"},
                                  {kFault, "fault"}, {kDevice, "device"}, {kApp, "app"}};
 
 char g_prefix[128] = "strata";

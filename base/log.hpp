@@ -50,19 +50,19 @@ const char* subsys_name(uint32_t subsys);
 
 }  // namespace strata::log
 
-#define STRATA_LOG(level, subsys, ...)                                                       \
-  do {                                                                                       \
-    if (::strata::log::enabled(::strata::log::Level::level, ::strata::log::subsys)) {        \
-      ::strata::log::emit(::strata::log::Level::level, ::strata::log::subsys, __VA_ARGS__);  \
-    }                                                                                        \
+#define STRATA_LOG(level, subsys, ...)                                                      \
+  do {                                                                                      \
+    if (::strata::log::enabled(::strata::log::Level::level, ::strata::log::subsys)) {       \
+      ::strata::log::emit(::strata::log::Level::level, ::strata::log::subsys, __VA_ARGS__); \
+    }                                                                                       \
   } while (0)
 
 // Logs the first time this line is reached, then never again.
-#define STRATA_LOG_ONCE(level, subsys, ...)                                          \
-  do {                                                                               \
-    static std::atomic<bool> strata_log_once_done_{false};                           \
-    if (::strata::log::enabled(::strata::log::Level::level, ::strata::log::subsys) && \
-        !strata_log_once_done_.exchange(true)) {                                     \
+#define STRATA_LOG_ONCE(level, subsys, ...)                                                 \
+  do {                                                                                      \
+    static std::atomic<bool> strata_log_once_done_{false};                                  \
+    if (::strata::log::enabled(::strata::log::Level::level, ::strata::log::subsys) &&       \
+        !strata_log_once_done_.exchange(true)) {                                            \
       ::strata::log::emit(::strata::log::Level::level, ::strata::log::subsys, __VA_ARGS__); \
-    }                                                                                \
+    }                                                                                       \
   } while (0)

@@ -133,8 +133,8 @@ Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType 
   }
   int size = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
-  Result<Plan> p = plan(Collective::reduce_scatter, {send, recv}, recv_count * size_of(type) * static_cast<size_t>(size),
-                        comm, options);
+  Result<Plan> p = plan(Collective::reduce_scatter, {send, recv},
+                        recv_count * size_of(type) * static_cast<size_t>(size), comm, options);
   if (!p) return p.status();
   OnDevice on(p.value().device);
   Context& c = *p.value().context;
@@ -180,7 +180,8 @@ Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceO
   if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return Status::invalid_argument;
   if (rank == root && recv == nullptr && count > 0) return Status::invalid_argument;
   if (send == MPI_IN_PLACE && rank != root) return Status::invalid_argument;  // as MPI: in place at the root only
-  Result<Plan> p = plan(Collective::reduce, {send, rank == root ? recv : nullptr}, count * size_of(type), comm, options);
+  Result<Plan> p =
+      plan(Collective::reduce, {send, rank == root ? recv : nullptr}, count * size_of(type), comm, options);
   if (!p) return p.status();
   OnDevice on(p.value().device);
   Context& c = *p.value().context;
@@ -192,7 +193,8 @@ Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceO
 Status build_secondary_partition(const void* primary, size_t shard_count, void* secondary, DataType type, int level,
                                  MPI_Comm comm, const Options& options) noexcept {
   fault::CollScope rec(fault::OpKind::secondary_partition, comm, shard_count * size_of(type), -1, options.stream);
-  if (!valid(type) || ((primary == nullptr || secondary == nullptr) && shard_count > 0)) return Status::invalid_argument;
+  if (!valid(type) || ((primary == nullptr || secondary == nullptr) && shard_count > 0))
+    return Status::invalid_argument;
   Result<Context*> c = Context::of(comm);
   if (!c) return c.status();
   OnDevice on(where(primary).device);

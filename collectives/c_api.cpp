@@ -35,8 +35,8 @@ Options on(void* stream) {
 
 extern "C" {
 
-int strata_allreduce(const void* send, void* recv, size_t count, strata_datatype_t type, strata_op_t op,
-                     MPI_Comm comm, void* stream) {
+int strata_allreduce(const void* send, void* recv, size_t count, strata_datatype_t type, strata_op_t op, MPI_Comm comm,
+                     void* stream) {
   return mpi_class(allreduce(send, recv, count, type_of(type), op_of(op), comm, on(stream)));
 }
 

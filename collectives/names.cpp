@@ -41,7 +41,7 @@ const char* to_string(ReduceOp op) noexcept {
 
 namespace {
 constexpr std::pair<const char*, Algorithm> kAlgorithms[] = {
-    {"auto", Algorithm::automatic}, {"library", Algorithm::library},           {"ring", Algorithm::ring},
+    {"auto", Algorithm::automatic},      {"library", Algorithm::library},           {"ring", Algorithm::ring},
     {"recursive", Algorithm::recursive}, {"hierarchical", Algorithm::hierarchical}, {"two_level", Algorithm::two_level},
 };
 }  // namespace

@@ -76,8 +76,8 @@ Status reduce(Context& c, const void* send, void* recv, size_t count, DataType t
   gpu::HostMirror in, out;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   if (root_rank) STRATA_TRY(out.open(recv, bytes, in_place, stream));
-  STRATA_TRY(host::reduce(in_place ? MPI_IN_PLACE : in.data(), root_rank ? out.data() : nullptr, count, type, op,
-                          root, host_algorithm(c, algorithm, type, true), c.hierarchy(algorithm)));
+  STRATA_TRY(host::reduce(in_place ? MPI_IN_PLACE : in.data(), root_rank ? out.data() : nullptr, count, type, op, root,
+                          host_algorithm(c, algorithm, type, true), c.hierarchy(algorithm)));
   return root_rank ? out.flush(stream) : Status::ok;
 }
 

@@ -81,16 +81,11 @@ const Level kNoLevel{};
 
 const char* to_string(LinkClass link) noexcept {
   switch (link) {
-    case LinkClass::die:
-      return "die";
-    case LinkClass::gpu:
-      return "gpu";
-    case LinkClass::pcie:
-      return "pcie";
-    case LinkClass::shm:
-      return "shm";
-    case LinkClass::network:
-      return "network";
+    case LinkClass::die: return "die";
+    case LinkClass::gpu: return "gpu";
+    case LinkClass::pcie: return "pcie";
+    case LinkClass::shm: return "shm";
+    case LinkClass::network: return "network";
   }
   return "?";
 }

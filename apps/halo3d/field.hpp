@@ -27,12 +27,11 @@ std::int64_t global_coordinate(const LocalGrid& grid, const Placement& place, in
 // (a bijection on each block of 2^24 indices, so all values differ while the
 // global grid has fewer than 2^24 values) plus a second odd multiplier on the
 // bits above 2^24, so a wrong neighbour, offset or quantity changes the value.
-std::uint32_t reference_value(const LocalGrid& grid, const Placement& place, std::int64_t gx,
-                              std::int64_t gy, std::int64_t gz, int q);
+std::uint32_t reference_value(const LocalGrid& grid, const Placement& place, std::int64_t gx, std::int64_t gy,
+                              std::int64_t gz, int q);
 
 // The reference value of quantity q at padded local cell (x, y, z).
-std::uint32_t expected_value(const LocalGrid& grid, const Placement& place, int x, int y, int z,
-                             int q);
+std::uint32_t expected_value(const LocalGrid& grid, const Placement& place, int x, int y, int z, int q);
 
 // Writes the reference values into the owned cells of `field` (a host array of
 // grid.element_count() elements of `type`) and NaN into every ghost cell.

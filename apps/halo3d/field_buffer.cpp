@@ -20,9 +20,7 @@ namespace halo3d {
 
 namespace {
 
-std::string describe(cudaError_t rc) {
-  return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
-}
+std::string describe(cudaError_t rc) { return std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc); }
 
 // True when `rc` is cudaSuccess; otherwise writes
 // "strata-halo3d: rank R: <call> failed: <name>: <text>" to stderr.
@@ -32,8 +30,7 @@ bool cuda_ok(cudaError_t rc, const char* call) {
   }
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);  // best effort: only labels the message
-  std::fprintf(stderr, "strata-halo3d: rank %d: %s failed: %s\n", rank, call,
-               describe(rc).c_str());
+  std::fprintf(stderr, "strata-halo3d: rank %d: %s failed: %s\n", rank, call, describe(rc).c_str());
   return false;
 }
 
@@ -60,8 +57,7 @@ DeviceSelection select_device(int local_rank, DeviceInfo& info, std::string& err
   }
   if (rc != cudaSuccess) {
     error = "--memory device: cannot use CUDA device " + std::to_string(chosen) + " of " +
-            std::to_string(device_count) + " (local rank " + std::to_string(local_rank) +
-            "): " + describe(rc);
+            std::to_string(device_count) + " (local rank " + std::to_string(local_rank) + "): " + describe(rc);
     return DeviceSelection::Error;
   }
   info.device = chosen;
@@ -74,16 +70,14 @@ bool FieldBuffer::allocate_device(std::size_t bytes, std::string& error) {
   cudaError_t rc = cudaMalloc(&device_, bytes);
   if (rc != cudaSuccess) {
     device_ = nullptr;
-    error = "cudaMalloc of " + std::to_string(bytes) + " bytes for the field failed: " +
-            describe(rc);
+    error = "cudaMalloc of " + std::to_string(bytes) + " bytes for the field failed: " + describe(rc);
     return false;
   }
   rc = cudaMallocHost(&pinned_, bytes);
   if (rc != cudaSuccess) {
     pinned_ = nullptr;
     release();
-    error = "cudaMallocHost of " + std::to_string(bytes) +
-            " bytes for the field's host mirror failed: " + describe(rc);
+    error = "cudaMallocHost of " + std::to_string(bytes) + " bytes for the field's host mirror failed: " + describe(rc);
     return false;
   }
   bytes_ = bytes;
@@ -95,16 +89,14 @@ bool FieldBuffer::to_device() {
   if (device_ == nullptr) {
     return true;
   }
-  return cuda_ok(cudaMemcpy(device_, pinned_, bytes_, cudaMemcpyHostToDevice),
-                 "cudaMemcpy (host to device)");
+  return cuda_ok(cudaMemcpy(device_, pinned_, bytes_, cudaMemcpyHostToDevice), "cudaMemcpy (host to device)");
 }
 
 bool FieldBuffer::to_host() {
   if (device_ == nullptr) {
     return true;
   }
-  return cuda_ok(cudaMemcpy(pinned_, device_, bytes_, cudaMemcpyDeviceToHost),
-                 "cudaMemcpy (device to host)");
+  return cuda_ok(cudaMemcpy(pinned_, device_, bytes_, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
 }
 
 void FieldBuffer::release() {
@@ -142,13 +134,9 @@ bool FieldBuffer::allocate_device(std::size_t /*bytes*/, std::string& error) {
   return false;
 }
 
-bool FieldBuffer::to_device() {
-  return true;
-}
+bool FieldBuffer::to_device() { return true; }
 
-bool FieldBuffer::to_host() {
-  return true;
-}
+bool FieldBuffer::to_host() { return true; }
 
 void FieldBuffer::release() {
   host_.clear();
@@ -157,9 +145,7 @@ void FieldBuffer::release() {
 
 #endif
 
-FieldBuffer::~FieldBuffer() {
-  release();
-}
+FieldBuffer::~FieldBuffer() { release(); }
 
 bool FieldBuffer::allocate(MemoryKind memory, std::size_t bytes, std::string& error) {
   release();

@@ -22,9 +22,7 @@
 namespace halo3d {
 
 // True when this build can place the field in device memory.
-constexpr bool device_memory_supported() {
-  return STRATA_HALO_HAVE_DEVICE != 0;
-}
+constexpr bool device_memory_supported() { return STRATA_HALO_HAVE_DEVICE != 0; }
 
 enum class DeviceSelection {
   Selected,  // the device is current for this process
@@ -34,9 +32,9 @@ enum class DeviceSelection {
 
 // The device a rank uses (rank 0's goes into the report).
 struct DeviceInfo {
-  int device = -1;        // -1: none (host memory)
-  int device_count = 0;   // devices visible to the process
-  std::string name;       // e.g. "NVIDIA H200"
+  int device = -1;       // -1: none (host memory)
+  int device_count = 0;  // devices visible to the process
+  std::string name;      // e.g. "NVIDIA H200"
 };
 
 // Makes device `local_rank % device_count` current for this process, so that

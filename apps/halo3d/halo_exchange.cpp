@@ -9,8 +9,7 @@ namespace {
 // A committed subarray type for `box` of the padded array. The quantity axis
 // is innermost (AoS) or outermost (SoA); with one quantity it is left out, so
 // that the type is the 3D subarray an ordinary code would write.
-bool make_box_type(const LocalGrid& grid, const Box& box, MPI_Datatype element,
-                   MPI_Datatype& type) {
+bool make_box_type(const LocalGrid& grid, const Box& box, MPI_Datatype element, MPI_Datatype& type) {
   int sizes[4];
   int subsizes[4];
   int starts[4];
@@ -43,8 +42,7 @@ bool make_box_type(const LocalGrid& grid, const Box& box, MPI_Datatype element,
 
 }  // namespace
 
-bool HaloExchange::setup(const ProcessGrid& processes, const LocalGrid& grid,
-                         MPI_Datatype element) {
+bool HaloExchange::setup(const ProcessGrid& processes, const LocalGrid& grid, MPI_Datatype element) {
   comm_ = processes.comm;
   send_types_.fill(MPI_DATATYPE_NULL);
   ghost_types_.fill(MPI_DATATYPE_NULL);
@@ -70,15 +68,14 @@ bool HaloExchange::exchange(void* field) {
   // The ghost box in direction d is filled by the neighbour there, which sent
   // towards opposite(d).
   for (int i = 0; i < kNeighbourCount; ++i) {
-    HALO_MPI_CHECK(MPI_Irecv(field, 1, ghost_types_[i], neighbours_[i],
-                             tag_of(opposite(directions[i])), comm_, &requests_[i]));
+    HALO_MPI_CHECK(
+        MPI_Irecv(field, 1, ghost_types_[i], neighbours_[i], tag_of(opposite(directions[i])), comm_, &requests_[i]));
   }
   for (int i = 0; i < kNeighbourCount; ++i) {
-    HALO_MPI_CHECK(MPI_Isend(field, 1, send_types_[i], neighbours_[i], tag_of(directions[i]),
-                             comm_, &requests_[kNeighbourCount + i]));
+    HALO_MPI_CHECK(MPI_Isend(field, 1, send_types_[i], neighbours_[i], tag_of(directions[i]), comm_,
+                             &requests_[kNeighbourCount + i]));
   }
-  HALO_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(),
-                             MPI_STATUSES_IGNORE));
+  HALO_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
   return true;
 }
 

@@ -20,13 +20,9 @@ const std::array<Direction, kNeighbourCount>& neighbour_directions() {
   return directions;
 }
 
-Direction opposite(Direction d) {
-  return Direction{-d.dx, -d.dy, -d.dz};
-}
+Direction opposite(Direction d) { return Direction{-d.dx, -d.dy, -d.dz}; }
 
-int tag_of(Direction d) {
-  return (d.dz + 1) * 9 + (d.dy + 1) * 3 + (d.dx + 1);
-}
+int tag_of(Direction d) { return (d.dz + 1) * 9 + (d.dy + 1) * 3 + (d.dx + 1); }
 
 std::size_t LocalGrid::element_count() const {
   return static_cast<std::size_t>(padded(0)) * static_cast<std::size_t>(padded(1)) *
@@ -37,8 +33,8 @@ std::size_t LocalGrid::offset(int x, int y, int z, int q) const {
   const std::size_t nx = static_cast<std::size_t>(padded(0));
   const std::size_t ny = static_cast<std::size_t>(padded(1));
   const std::size_t nz = static_cast<std::size_t>(padded(2));
-  const std::size_t cell = (static_cast<std::size_t>(z) * ny + static_cast<std::size_t>(y)) * nx +
-                           static_cast<std::size_t>(x);
+  const std::size_t cell =
+      (static_cast<std::size_t>(z) * ny + static_cast<std::size_t>(y)) * nx + static_cast<std::size_t>(x);
   if (layout == Layout::AoS) {
     return cell * static_cast<std::size_t>(quantities) + static_cast<std::size_t>(q);
   }
@@ -49,9 +45,18 @@ Box LocalGrid::send_box(Direction d) const {
   Box box;
   for (int a = 0; a < 3; ++a) {
     switch (d[a]) {
-      case -1: box.start[a] = radius; box.size[a] = radius; break;
-      case 0: box.start[a] = radius; box.size[a] = owned[a]; break;
-      default: box.start[a] = owned[a]; box.size[a] = radius; break;
+      case -1:
+        box.start[a] = radius;
+        box.size[a] = radius;
+        break;
+      case 0:
+        box.start[a] = radius;
+        box.size[a] = owned[a];
+        break;
+      default:
+        box.start[a] = owned[a];
+        box.size[a] = radius;
+        break;
     }
   }
   return box;
@@ -61,9 +66,18 @@ Box LocalGrid::ghost_box(Direction d) const {
   Box box;
   for (int a = 0; a < 3; ++a) {
     switch (d[a]) {
-      case -1: box.start[a] = 0; box.size[a] = radius; break;
-      case 0: box.start[a] = radius; box.size[a] = owned[a]; break;
-      default: box.start[a] = radius + owned[a]; box.size[a] = radius; break;
+      case -1:
+        box.start[a] = 0;
+        box.size[a] = radius;
+        break;
+      case 0:
+        box.start[a] = radius;
+        box.size[a] = owned[a];
+        break;
+      default:
+        box.start[a] = radius + owned[a];
+        box.size[a] = radius;
+        break;
     }
   }
   return box;

@@ -67,11 +67,9 @@ enum class DeviceSetup { Ready, NoDevice, Failed };
 DeviceSetup setup_device(int rank, DeviceInfo& info) {
   MPI_Comm node = MPI_COMM_NULL;
   int local_rank = 0;
-  if (!mpi_ok(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-                                  &node),
+  if (!mpi_ok(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
               "MPI_Comm_split_type") ||
-      !mpi_ok(MPI_Comm_rank(node, &local_rank), "MPI_Comm_rank") ||
-      !mpi_ok(MPI_Comm_free(&node), "MPI_Comm_free")) {
+      !mpi_ok(MPI_Comm_rank(node, &local_rank), "MPI_Comm_rank") || !mpi_ok(MPI_Comm_free(&node), "MPI_Comm_free")) {
     return DeviceSetup::Failed;
   }
   std::string error;
@@ -86,8 +84,7 @@ DeviceSetup setup_device(int rank, DeviceInfo& info) {
   int first_missing = INT_MAX;
   const int me = missing != 0 ? rank : INT_MAX;
   if (!mpi_ok(MPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce") ||
-      !mpi_ok(MPI_Allreduce(&me, &first_missing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD),
-              "MPI_Allreduce")) {
+      !mpi_ok(MPI_Allreduce(&me, &first_missing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce")) {
     return DeviceSetup::Failed;
   }
   if (sums[1] != 0) {
@@ -97,8 +94,8 @@ DeviceSetup setup_device(int rank, DeviceInfo& info) {
     if (rank == first_missing) {
       int ranks = 0;
       MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-      std::fprintf(stderr, "strata-halo3d: rank %d: %s [%d of %d ranks have no device]\n", rank,
-                   error.c_str(), sums[0], ranks);
+      std::fprintf(stderr, "strata-halo3d: rank %d: %s [%d of %d ranks have no device]\n", rank, error.c_str(), sums[0],
+                   ranks);
     }
     return DeviceSetup::NoDevice;
   }
@@ -111,8 +108,7 @@ int no_device_exit_code(int rank) {
   const char* skip = std::getenv("STRATA_TEST_SKIP_WITHOUT_GPU");
   if (skip != nullptr && std::strcmp(skip, "1") == 0) {
     if (rank == 0) {
-      std::fprintf(stderr, "strata-halo3d: STRATA_TEST_SKIP_WITHOUT_GPU=1: skipped (exit %d)\n",
-                   kExitSkipped);
+      std::fprintf(stderr, "strata-halo3d: STRATA_TEST_SKIP_WITHOUT_GPU=1: skipped (exit %d)\n", kExitSkipped);
     }
     return kExitSkipped;
   }
@@ -121,8 +117,8 @@ int no_device_exit_code(int rank) {
 
 // Sets up, times, verifies and reports one run; `exit_code` says whether it
 // verified. False on an MPI or allocation error.
-bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks,
-              const DeviceInfo& device, double start_time, int& exit_code) {
+bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks, const DeviceInfo& device,
+              double start_time, int& exit_code) {
   ProcessGrid processes;
   if (!create_process_grid(procs, processes)) {
     return false;
@@ -155,8 +151,7 @@ bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks
                  "libstrata_preload.so.\n");
   }
   if (!field.to_device() || !halo.setup(processes, grid, element) ||
-      !time_exchanges(halo, field, options, processes.comm, progress, timing) ||
-      !field.to_host()) {
+      !time_exchanges(halo, field, options, processes.comm, progress, timing) || !field.to_host()) {
     return false;
   }
 
@@ -166,8 +161,7 @@ bool run_halo(const Options& options, const std::array<int, 3>& procs, int ranks
   const VerifyResult verified = verify_field(field.host_view(), options.type, grid, place);
   print_mismatches(stderr, processes.rank, verified);
 
-  const long long mine[3] = {verified.ghost_mismatches, verified.owned_mismatches,
-                             halo.bytes_sent()};
+  const long long mine[3] = {verified.ghost_mismatches, verified.owned_mismatches, halo.bytes_sent()};
   long long all[3] = {0, 0, 0};
   HALO_MPI_CHECK(MPI_Allreduce(mine, all, 3, MPI_LONG_LONG, MPI_SUM, processes.comm));
   if (!halo.release() || !free_process_grid(processes)) {
@@ -202,8 +196,7 @@ int run(int argc, char** argv) {
   const double start_time = MPI_Wtime();
   int rank = 0;
   int ranks = 0;
-  if (!mpi_ok(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
-              "MPI_Comm_set_errhandler") ||
+  if (!mpi_ok(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler") ||
       !mpi_ok(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank") ||
       !mpi_ok(MPI_Comm_size(MPI_COMM_WORLD, &ranks), "MPI_Comm_size")) {
     return abort_job();
@@ -211,12 +204,9 @@ int run(int argc, char** argv) {
 
   Options options;
   switch (parse_options(argc, argv, rank == 0, options)) {
-    case ParseOutcome::Exit:
-      return finalize(kExitSuccess);
-    case ParseOutcome::UsageError:
-      return finalize(kExitUsage);
-    case ParseOutcome::Run:
-      break;
+    case ParseOutcome::Exit: return finalize(kExitSuccess);
+    case ParseOutcome::UsageError: return finalize(kExitUsage);
+    case ParseOutcome::Run: break;
   }
   if (options.memory == MemoryKind::Device && !device_memory_supported()) {
     if (rank == 0) {
@@ -238,12 +228,9 @@ int run(int argc, char** argv) {
   DeviceInfo device;
   if (options.memory == MemoryKind::Device) {
     switch (setup_device(rank, device)) {
-      case DeviceSetup::Ready:
-        break;
-      case DeviceSetup::NoDevice:
-        return finalize(no_device_exit_code(rank));
-      case DeviceSetup::Failed:
-        return abort_job();
+      case DeviceSetup::Ready: break;
+      case DeviceSetup::NoDevice: return finalize(no_device_exit_code(rank));
+      case DeviceSetup::Failed: return abort_job();
     }
   }
 

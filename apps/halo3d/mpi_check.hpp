@@ -11,9 +11,9 @@ bool mpi_ok(int rc, const char* call);
 }  // namespace halo3d
 
 // Inside a function returning bool: return false when an MPI call fails.
-#define HALO_MPI_CHECK(call)                      \
-  do {                                            \
-    if (!::halo3d::mpi_ok((call), #call)) {       \
-      return false;                               \
-    }                                             \
+#define HALO_MPI_CHECK(call)                \
+  do {                                      \
+    if (!::halo3d::mpi_ok((call), #call)) { \
+      return false;                         \
+    }                                       \
   } while (0)

@@ -10,21 +10,13 @@
 
 namespace halo3d {
 
-const char* to_string(ElementType type) {
-  return type == ElementType::Float ? "float" : "double";
-}
+const char* to_string(ElementType type) { return type == ElementType::Float ? "float" : "double"; }
 
-const char* to_string(Layout layout) {
-  return layout == Layout::AoS ? "aos" : "soa";
-}
+const char* to_string(Layout layout) { return layout == Layout::AoS ? "aos" : "soa"; }
 
-const char* to_string(MemoryKind memory) {
-  return memory == MemoryKind::Host ? "host" : "device";
-}
+const char* to_string(MemoryKind memory) { return memory == MemoryKind::Host ? "host" : "device"; }
 
-const char* to_string(Staging staging) {
-  return staging == Staging::None ? "none" : "app";
-}
+const char* to_string(Staging staging) { return staging == Staging::None ? "none" : "app"; }
 
 namespace {
 
@@ -83,10 +75,8 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
     app.add_option("--grid", grid, "owned cells per rank NX NY NZ (default 64 64 64)")
         ->expected(3)
         ->check(CLI::PositiveNumber);
-    app.add_option("--radius", options.radius, "ghost shell width (default 3)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--quantities", options.quantities, "values per cell (default 1)")
-        ->check(CLI::PositiveNumber);
+    app.add_option("--radius", options.radius, "ghost shell width (default 3)")->check(CLI::PositiveNumber);
+    app.add_option("--quantities", options.quantities, "values per cell (default 1)")->check(CLI::PositiveNumber);
     Choice<ElementType> type{{{"float", ElementType::Float}, {"double", ElementType::Double}}, {}};
     Choice<Layout> layout{{{"aos", Layout::AoS}, {"soa", Layout::SoA}}, {}};
     Choice<MemoryKind> memory{{{"host", MemoryKind::Host}, {"device", MemoryKind::Device}}, {}};
@@ -98,17 +88,13 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
                 "with --memory device: none = device pointers to MPI (GPU-aware MPI or the\n"
                 "Strata interposer), app = copy the field to pinned host memory, exchange\n"
                 "there, copy back, each exchange (default none)");
-    app.add_option("--warmup", options.warmup, "untimed exchanges first (default 5)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--reps", options.reps, "timed repetitions (default 11)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--iters", options.iters, "exchanges per repetition (default 20)")
-        ->check(CLI::PositiveNumber);
+    app.add_option("--warmup", options.warmup, "untimed exchanges first (default 5)")->check(CLI::NonNegativeNumber);
+    app.add_option("--reps", options.reps, "timed repetitions (default 11)")->check(CLI::PositiveNumber);
+    app.add_option("--iters", options.iters, "exchanges per repetition (default 20)")->check(CLI::PositiveNumber);
     app.add_flag("--json", options.json, "print one JSON line on stdout (the summary goes to stderr)");
     app.add_flag("--verbose,-v", options.verbose, "print a line per repetition");
     // Hidden (empty group): proves that verification can fail.
-    app.add_flag("--inject-error", options.inject_error, "corrupt one ghost cell before verifying")
-        ->group("");
+    app.add_flag("--inject-error", options.inject_error, "corrupt one ghost cell before verifying")->group("");
 
     try {
       app.parse(argc, argv);
@@ -116,9 +102,8 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
       if (print) {
         app.exit(e);
       }
-      return e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)
-                 ? ParseOutcome::Exit
-                 : ParseOutcome::UsageError;
+      return e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success) ? ParseOutcome::Exit
+                                                                            : ParseOutcome::UsageError;
     }
     type.store(options.type);
     layout.store(options.layout);
@@ -133,8 +118,7 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
     const std::string problem = check_consistency(options);
     if (!problem.empty()) {
       if (print) {
-        std::fprintf(stderr, "strata-halo3d: %s\nRun with --help for more information.\n",
-                     problem.c_str());
+        std::fprintf(stderr, "strata-halo3d: %s\nRun with --help for more information.\n", problem.c_str());
       }
       return ParseOutcome::UsageError;
     }

@@ -23,20 +23,20 @@ const char* to_string(Staging staging);
 
 // Axis order everywhere: 0 = x, 1 = y, 2 = z.
 struct Options {
-  std::array<int, 3> procs{0, 0, 0};     // 0: chosen by MPI_Dims_create
-  std::array<int, 3> grid{64, 64, 64};   // owned cells per rank
-  int radius = 3;                        // ghost shell width
+  std::array<int, 3> procs{0, 0, 0};    // 0: chosen by MPI_Dims_create
+  std::array<int, 3> grid{64, 64, 64};  // owned cells per rank
+  int radius = 3;                       // ghost shell width
   int quantities = 1;
   ElementType type = ElementType::Double;
   Layout layout = Layout::AoS;
   MemoryKind memory = MemoryKind::Host;
-  Staging staging = Staging::None;       // App only with device memory
+  Staging staging = Staging::None;  // App only with device memory
   int warmup = 5;
   int reps = 11;
-  int iters = 20;                        // exchanges per rep
+  int iters = 20;  // exchanges per rep
   bool json = false;
   bool verbose = false;
-  bool inject_error = false;             // hidden: corrupt one ghost cell after the exchanges
+  bool inject_error = false;  // hidden: corrupt one ghost cell after the exchanges
 };
 
 enum class ParseOutcome {

@@ -14,20 +14,17 @@ std::string choose_process_grid(int ranks, std::array<int, 3>& procs) {
       fixed *= p;
     }
   }
-  const std::string asked = "--procs " + std::to_string(procs[0]) + " " +
-                            std::to_string(procs[1]) + " " + std::to_string(procs[2]);
+  const std::string asked =
+      "--procs " + std::to_string(procs[0]) + " " + std::to_string(procs[1]) + " " + std::to_string(procs[2]);
   if (!any_free && fixed != ranks) {
-    return asked + " needs " + std::to_string(fixed) + " ranks, but the job has " +
-           std::to_string(ranks);
+    return asked + " needs " + std::to_string(fixed) + " ranks, but the job has " + std::to_string(ranks);
   }
   if (any_free && ranks % fixed != 0) {
-    return asked + ": " + std::to_string(ranks) + " ranks are not a multiple of " +
-           std::to_string(fixed);
+    return asked + ": " + std::to_string(ranks) + " ranks are not a multiple of " + std::to_string(fixed);
   }
   std::array<int, 3> chosen = procs;
   if (any_free && MPI_Dims_create(ranks, 3, chosen.data()) != MPI_SUCCESS) {
-    return asked + ": MPI_Dims_create cannot complete this process grid for " +
-           std::to_string(ranks) + " ranks";
+    return asked + ": MPI_Dims_create cannot complete this process grid for " + std::to_string(ranks) + " ranks";
   }
   procs = chosen;
   return {};

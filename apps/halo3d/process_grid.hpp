@@ -16,8 +16,8 @@ std::string choose_process_grid(int ranks, std::array<int, 3>& procs);
 struct ProcessGrid {
   MPI_Comm comm = MPI_COMM_NULL;  // periodic in x, y and z; not reordered
   std::array<int, 3> procs{};
-  std::array<int, 3> coords{};    // of this rank
-  int rank = 0;                   // in comm
+  std::array<int, 3> coords{};  // of this rank
+  int rank = 0;                 // in comm
 };
 
 // Creates the Cartesian communicator over MPI_COMM_WORLD. False on an MPI error.

@@ -7,9 +7,7 @@
 
 namespace halo3d {
 
-bool strata_interposer_preloaded() {
-  return dlsym(RTLD_DEFAULT, "strata_preload_counters") != nullptr;
-}
+bool strata_interposer_preloaded() { return dlsym(RTLD_DEFAULT, "strata_preload_counters") != nullptr; }
 
 GpuAwareness mpi_gpu_awareness() {
   using Query = int (*)();
@@ -25,22 +23,20 @@ GpuAwareness mpi_gpu_awareness() {
 
 void print_summary(std::FILE* out, const RunReport& r) {
   const Options& o = *r.options;
-  std::fprintf(out, "strata-halo3d: %d ranks as %dx%dx%d (periodic), local grid %dx%dx%d, radius %d\n",
-               r.ranks, r.procs[0], r.procs[1], r.procs[2], o.grid[0], o.grid[1], o.grid[2],
-               o.radius);
-  std::fprintf(out, "  %d %s of %s per cell, %s layout, %s memory, 26 neighbours per rank\n",
-               o.quantities, o.quantities == 1 ? "quantity" : "quantities", to_string(o.type),
-               to_string(o.layout), to_string(o.memory));
+  std::fprintf(out, "strata-halo3d: %d ranks as %dx%dx%d (periodic), local grid %dx%dx%d, radius %d\n", r.ranks,
+               r.procs[0], r.procs[1], r.procs[2], o.grid[0], o.grid[1], o.grid[2], o.radius);
+  std::fprintf(out, "  %d %s of %s per cell, %s layout, %s memory, 26 neighbours per rank\n", o.quantities,
+               o.quantities == 1 ? "quantity" : "quantities", to_string(o.type), to_string(o.layout),
+               to_string(o.memory));
   if (o.memory == MemoryKind::Device) {
-    std::fprintf(out, "  device:              CUDA device %d of %d on rank 0 (%s); each rank uses "
-                      "local rank %% %d\n",
-                 r.device.device, r.device.device_count, r.device.name.c_str(),
-                 r.device.device_count);
+    std::fprintf(out,
+                 "  device:              CUDA device %d of %d on rank 0 (%s); each rank uses "
+                 "local rank %% %d\n",
+                 r.device.device, r.device.device_count, r.device.name.c_str(), r.device.device_count);
     std::fprintf(out, "  staging:             %s\n",
-                 o.staging == Staging::App
-                     ? "app (each exchange: whole field to pinned host memory, MPI on the host "
-                       "copy, back to the device; copies timed)"
-                     : "none (device pointers to MPI)");
+                 o.staging == Staging::App ? "app (each exchange: whole field to pinned host memory, MPI on the host "
+                                             "copy, back to the device; copies timed)"
+                                           : "none (device pointers to MPI)");
   }
   std::fprintf(out, "  bytes per exchange:  %lld (sent, all ranks)\n", r.bytes_per_exchange);
   std::fprintf(out,
@@ -69,10 +65,9 @@ void print_json(std::FILE* out, const RunReport& r) {
                "\"time_per_exchange_us\":%.3f,\"min_us\":%.3f,\"max_us\":%.3f,"
                "\"bytes_per_exchange\":%lld,\"warmup\":%d,\"reps\":%d,\"iters\":%d,"
                "\"mismatches\":%lld,\"verified\":%s,\"preloaded\":%s}\n",
-               r.ranks, r.procs[0], r.procs[1], r.procs[2], o.grid[0], o.grid[1], o.grid[2],
-               o.radius, o.quantities, to_string(o.type), to_string(o.layout),
-               to_string(o.memory), to_string(o.staging), r.timing.median_us, r.timing.min_us, r.timing.max_us,
-               r.bytes_per_exchange, o.warmup, o.reps, o.iters,
+               r.ranks, r.procs[0], r.procs[1], r.procs[2], o.grid[0], o.grid[1], o.grid[2], o.radius, o.quantities,
+               to_string(o.type), to_string(o.layout), to_string(o.memory), to_string(o.staging), r.timing.median_us,
+               r.timing.min_us, r.timing.max_us, r.bytes_per_exchange, o.warmup, o.reps, o.iters,
                r.ghost_mismatches + r.owned_mismatches, r.verified() ? "true" : "false",
                r.preloaded ? "true" : "false");
   std::fflush(out);

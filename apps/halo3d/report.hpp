@@ -15,7 +15,7 @@ struct RunReport {
   int ranks = 0;
   std::array<int, 3> procs{};
   const Options* options = nullptr;
-  DeviceInfo device;                 // rank 0's device (--memory device)
+  DeviceInfo device;  // rank 0's device (--memory device)
   TimingResult timing;
   long long bytes_per_exchange = 0;  // sum over ranks of the bytes sent
   long long ghost_mismatches = 0;    // over all ranks

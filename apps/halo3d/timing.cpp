@@ -49,10 +49,8 @@ bool time_exchanges(HaloExchange& halo, FieldBuffer& field, const Options& optio
     double slowest = 0;
     HALO_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm));
     per_exchange_us.push_back(slowest);
-    if (progress.stream != nullptr &&
-        (progress.always || MPI_Wtime() - progress.start_time > kQuietSeconds)) {
-      std::fprintf(progress.stream, "rep %d/%d: %.3f us per exchange (slowest rank)\n", rep + 1,
-                   options.reps, slowest);
+    if (progress.stream != nullptr && (progress.always || MPI_Wtime() - progress.start_time > kQuietSeconds)) {
+      std::fprintf(progress.stream, "rep %d/%d: %.3f us per exchange (slowest rank)\n", rep + 1, options.reps, slowest);
       std::fflush(progress.stream);
     }
   }

@@ -6,9 +6,7 @@ namespace {
 
 constexpr std::size_t kReportedMismatches = 3;
 
-const char* signed_unit(int v) {
-  return v < 0 ? "-1" : v > 0 ? "+1" : "0";
-}
+const char* signed_unit(int v) { return v < 0 ? "-1" : v > 0 ? "+1" : "0"; }
 
 template <typename T>
 VerifyResult verify_typed(const T* field, const LocalGrid& grid, const Placement& place) {
@@ -19,8 +17,7 @@ VerifyResult verify_typed(const T* field, const LocalGrid& grid, const Placement
     if (found == expected) return;  // false for the NaN poison
     ++(owned ? result.owned_mismatches : result.ghost_mismatches);
     if (result.first.size() < kReportedMismatches) {
-      result.first.push_back(
-          Mismatch{region, x, y, z, q, static_cast<double>(expected), static_cast<double>(found)});
+      result.first.push_back(Mismatch{region, x, y, z, q, static_cast<double>(expected), static_cast<double>(found)});
     }
   });
   return result;
@@ -28,8 +25,7 @@ VerifyResult verify_typed(const T* field, const LocalGrid& grid, const Placement
 
 }  // namespace
 
-VerifyResult verify_field(const void* field, ElementType type, const LocalGrid& grid,
-                          const Placement& place) {
+VerifyResult verify_field(const void* field, ElementType type, const LocalGrid& grid, const Placement& place) {
   if (type == ElementType::Float) {
     return verify_typed(static_cast<const float*>(field), grid, place);
   }
@@ -43,21 +39,19 @@ void print_mismatches(std::FILE* out, int rank, const VerifyResult& result) {
     if (owned) {
       std::snprintf(where, sizeof where, "owned cell");
     } else {
-      std::snprintf(where, sizeof where, "ghost cell in direction (%s,%s,%s)",
-                    signed_unit(m.region.dx), signed_unit(m.region.dy), signed_unit(m.region.dz));
+      std::snprintf(where, sizeof where, "ghost cell in direction (%s,%s,%s)", signed_unit(m.region.dx),
+                    signed_unit(m.region.dy), signed_unit(m.region.dz));
     }
-    std::fprintf(out, "strata-halo3d: rank %d: %s, x=%d y=%d z=%d q=%d: expected %.17g, found %.17g\n",
-                 rank, where, m.x, m.y, m.z, m.q, m.expected, m.found);
+    std::fprintf(out, "strata-halo3d: rank %d: %s, x=%d y=%d z=%d q=%d: expected %.17g, found %.17g\n", rank, where,
+                 m.x, m.y, m.z, m.q, m.expected, m.found);
   }
   const long long total = result.ghost_mismatches + result.owned_mismatches;
   if (total > static_cast<long long>(result.first.size())) {
-    std::fprintf(out, "strata-halo3d: rank %d: ... %lld mismatches on this rank in all\n", rank,
-                 total);
+    std::fprintf(out, "strata-halo3d: rank %d: ... %lld mismatches on this rank in all\n", rank, total);
   }
 }
 
-void corrupt_one_ghost_cell(void* field, ElementType type, const LocalGrid& grid,
-                            const Placement& place) {
+void corrupt_one_ghost_cell(void* field, ElementType type, const LocalGrid& grid, const Placement& place) {
   const Box box = grid.ghost_box(Direction{1, 0, 0});
   const int x = box.start[0];
   const int y = box.start[1];

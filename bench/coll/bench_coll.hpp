@@ -18,15 +18,16 @@ struct Case {
   strata::coll::Collective collective;
   strata::coll::DataType type;
   strata::coll::ReduceOp op;
-  size_t bytes;  // nccl-tests' size: allreduce/broadcast/reduce the buffer, reduce_scatter the input, allgather the output
+  size_t
+      bytes;  // nccl-tests' size: allreduce/broadcast/reduce the buffer, reduce_scatter the input, allgather the output
   size_t count;  // elements per rank's call (allgather/reduce_scatter: the per-rank block)
 };
 
 struct Timing {
-  double us = 0;       // median time per call
+  double us = 0;  // median time per call
   bool verified = false;
   bool ran = false;
-  std::string note;    // why it did not run
+  std::string note;  // why it did not run
 };
 
 struct Options {

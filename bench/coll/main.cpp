@@ -36,8 +36,8 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 bool parse_collective(const std::string& s, Collective* c) {
-  for (Collective x : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
-                       Collective::broadcast, Collective::reduce}) {
+  for (Collective x : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather, Collective::broadcast,
+                       Collective::reduce}) {
     if (s == strata::coll::to_string(x)) {
       *c = x;
       return true;
@@ -89,9 +89,10 @@ struct Row {
 
 void print_row(const Row& r, int ranks) {
   if (!r.timing.ran) {
-    std::printf("| %s | %s | %zu | %s | %s | %s | - | - | - | - | - | - | %s |\n", strata::coll::to_string(r.c.collective),
-                human(static_cast<double>(r.c.bytes)).c_str(), r.c.count, strata::coll::to_string(r.c.type),
-                strata::coll::to_string(r.c.op), r.algorithm.c_str(), r.timing.note.c_str());
+    std::printf("| %s | %s | %zu | %s | %s | %s | - | - | - | - | - | - | %s |\n",
+                strata::coll::to_string(r.c.collective), human(static_cast<double>(r.c.bytes)).c_str(), r.c.count,
+                strata::coll::to_string(r.c.type), strata::coll::to_string(r.c.op), r.algorithm.c_str(),
+                r.timing.note.c_str());
     return;
   }
   const double algbw = static_cast<double>(r.c.bytes) / (r.timing.us * 1e3);
@@ -147,7 +148,8 @@ int run(int argc, char** argv) {
     ok = ok && parse_collective(s, &c);
     which.push_back(c);
   }
-  if (algorithms.empty()) algorithms = options.device ? "library,hierarchical,two_level" : "library,ring,recursive,hierarchical,two_level";
+  if (algorithms.empty())
+    algorithms = options.device ? "library,hierarchical,two_level" : "library,ring,recursive,hierarchical,two_level";
   std::vector<Algorithm> algos;
   for (const std::string& s : split(algorithms)) {
     strata::Result<Algorithm> a = strata::coll::parse_algorithm(s.c_str());
@@ -169,8 +171,9 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     std::printf("strata-bench-coll: %d ranks, %s\n\n", ranks, runner->describe().c_str());
     if (context) std::printf("```\n%s```\n\n", context.value()->topology().to_text().c_str());
-    std::printf("| collective | size | count | type | redop | algorithm | time µs | algbw GB/s | busbw GB/s | "
-                "model µs | model / measured | peer / this | verified |\n");
+    std::printf(
+        "| collective | size | count | type | redop | algorithm | time µs | algbw GB/s | busbw GB/s | "
+        "model µs | model / measured | peer / this | verified |\n");
     std::printf("| --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
   }
   const size_t element = strata::coll::size_of(type);
@@ -206,4 +209,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace strata_bench
 
-int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-coll", argc, argv, strata_bench::run); }
+int main(int argc, char** argv) {
+  return strata::tools::guarded_main("strata-bench-coll", argc, argv, strata_bench::run);
+}

@@ -30,7 +30,8 @@ Timing measure(const Options& options, Sample sample, Verify verify) {
     t.note = "call failed";
     return t;
   }
-  const int iters = std::max(1, std::min(10000, static_cast<int>(std::ceil(options.sample_us * 1e-6 / std::max(one, 1e-9)))));
+  const int iters =
+      std::max(1, std::min(10000, static_cast<int>(std::ceil(options.sample_us * 1e-6 / std::max(one, 1e-9)))));
   std::vector<double> per_call;
   for (int s = 0; s < options.samples; ++s) {
     const double v = sample(iters);

@@ -126,10 +126,10 @@ struct DeviceOptions {
   std::vector<Kind> kinds;
   std::vector<int64_t> blocks;
   std::vector<int64_t> sizes;
-  std::vector<int64_t> strides;        // 0: tight (2 * block)
+  std::vector<int64_t> strides;  // 0: tight (2 * block)
   int64_t subarray_rows = 64;
-  int64_t max_source = int64_t{9} << 30;  // skip points whose source spans more
-  int64_t copy_bytes = int64_t{1} << 30;  // the device-to-device copy that sets the rate
+  int64_t max_source = int64_t{9} << 30;       // skip points whose source spans more
+  int64_t copy_bytes = int64_t{1} << 30;       // the device-to-device copy that sets the rate
   int64_t host_path_max = int64_t{256} << 20;  // user path only for spans up to this
   int64_t check_max = int64_t{256} << 20;      // byte check only for spans up to this
   int64_t rotate_bytes = int64_t{256} << 20;   // sources rotate over at least this much memory
@@ -138,7 +138,7 @@ struct DeviceOptions {
   bool quick = false;
   std::string json;
   uint64_t seed = 12345;
-  double min_total_ms = 30;   // per point and side
+  double min_total_ms = 30;    // per point and side
   double max_point_ms = 2000;  // per point and side
   int min_samples = 7;
   int max_samples = 201;

@@ -88,24 +88,12 @@ strata::StridedBlock random_block(std::mt19937_64& rng) {
     if (packed * count > (int64_t{1} << 17)) count = 2;
     int64_t stride;
     switch (pick(0, 7)) {
-      case 0:
-        stride = 0;
-        break;  // repeated bytes
-      case 1:
-        stride = -child_span - pick(0, 200);
-        break;  // backwards
-      case 2:
-        stride = child_span;
-        break;  // dense
-      case 3:
-        stride = pick(-3 * child_span - 64, 3 * child_span + 64);
-        break;  // overlapping, any sign
-      case 4:
-        stride = -pick(64, 1200);
-        break;
-      default:
-        stride = child_span + pick(0, 1100);
-        break;  // ordinary gaps
+      case 0: stride = 0; break;                                                // repeated bytes
+      case 1: stride = -child_span - pick(0, 200); break;                       // backwards
+      case 2: stride = child_span; break;                                       // dense
+      case 3: stride = pick(-3 * child_span - 64, 3 * child_span + 64); break;  // overlapping, any sign
+      case 4: stride = -pick(64, 1200); break;
+      default: stride = child_span + pick(0, 1100); break;  // ordinary gaps
     }
     b.dims.push_back({count, stride});
     packed *= count;

@@ -25,7 +25,7 @@ namespace {
 namespace gpu = strata::gpu;
 using strata::Status;
 
-constexpr int64_t kSector = 32;      // DRAM sector: the least a block read costs
+constexpr int64_t kSector = 32;       // DRAM sector: the least a block read costs
 constexpr int64_t kSlotAlign = 4096;  // rotation slots keep every alignment
 constexpr int kMaxMessages = 20;
 
@@ -295,10 +295,9 @@ class Bench {
       std::vector<double> ns;
       for (int i = 0; i < 520; ++i) {
         const double t0 = now_ns();
-        const Status s = pack ? gpu::pack_async(b, base, out_pool_, stream_)
-                              : gpu::unpack_async(b, out_pool_, base, stream_);
-        if (!ok(s, pack ? "pack_async" : "unpack_async") || !ok(gpu::stream_synchronize(stream_), "sync"))
-          return false;
+        const Status s =
+            pack ? gpu::pack_async(b, base, out_pool_, stream_) : gpu::unpack_async(b, out_pool_, base, stream_);
+        if (!ok(s, pack ? "pack_async" : "unpack_async") || !ok(gpu::stream_synchronize(stream_), "sync")) return false;
         if (i >= 20) ns.push_back(now_ns() - t0);  // 20 warm-up
       }
       *median = quantile(ns, 0.5);
@@ -413,8 +412,8 @@ bool write_device_json(const std::string& path, const std::string& command, cons
                  ", \"pack_ns\": %.1f, \"pack_p90_ns\": %.1f, \"unpack_ns\": %.1f, \"unpack_p90_ns\": %.1f"
                  ", \"samples\": %d}%s\n",
                  to_string(p.kind), p.block, p.stride, p.packed, l.block.offset, dims_json(l.block).c_str(),
-                 l.block.lowest_byte(), l.pack_median_ns, l.pack_p90_ns, l.unpack_median_ns, l.unpack_p90_ns,
-                 l.samples, i + 1 < latency.size() ? "," : "");
+                 l.block.lowest_byte(), l.pack_median_ns, l.pack_p90_ns, l.unpack_median_ns, l.unpack_p90_ns, l.samples,
+                 i + 1 < latency.size() ? "," : "");
   }
   std::fprintf(f, "  ],\n  \"skipped\": [");
   for (size_t i = 0; i < skipped.size(); ++i) std::fprintf(f, "%s\"%s\"", i ? ", " : "", skipped[i].c_str());
@@ -502,8 +501,8 @@ int run_device(const DeviceOptions& o, const std::string& command) {
     // Rotate over at least rotate_bytes, so that repeated packs of a source
     // that fits in L2 come from memory, as the first one would.
     const int64_t want_slots = (o.rotate_bytes + r.slot_src + r.slot_out - 1) / (r.slot_src + r.slot_out);
-    r.slots = std::max<int64_t>(
-        1, std::min({want_slots, bench.src_bytes() / r.slot_src, bench.out_bytes() / r.slot_out}));
+    r.slots =
+        std::max<int64_t>(1, std::min({want_slots, bench.src_bytes() / r.slot_src, bench.out_bytes() / r.slot_out}));
     if (r.span <= o.check_max) {
       r.checked = true;
       if (!bench.check(layout, r, &messages)) ++failures;
@@ -529,7 +528,8 @@ int run_device(const DeviceOptions& o, const std::string& command) {
       r.have_host = true;
     }
     free_layout(&layout);
-    std::fprintf(stderr, "[%d/%zu] %-8s %4" PRId64 " B s %5" PRId64 " x %-8s pack %9.1f us %8.1f GB/s  unpack %8.1f GB/s%s\n",
+    std::fprintf(stderr,
+                 "[%d/%zu] %-8s %4" PRId64 " B s %5" PRId64 " x %-8s pack %9.1f us %8.1f GB/s  unpack %8.1f GB/s%s\n",
                  done, points.size(), to_string(p.kind), p.block, p.stride, format_bytes(p.packed).c_str(),
                  r.pack.median_ns * 1e-3, gbps(p.packed, r.pack.median_ns), gbps(p.packed, r.unpack.median_ns),
                  r.have_host ? fmt("  host path %.2f GB/s", gbps(p.packed, r.host.median_ns)).c_str() : "");
@@ -578,12 +578,14 @@ int run_device(const DeviceOptions& o, const std::string& command) {
   std::printf("%scommand: %s\n", item, command.c_str());
   std::printf("%sdevice-to-device copy: %.1f GB/s of copied data (cudaMemcpy of %s)\n", item, copy_gbps,
               format_bytes(copy_bytes).c_str());
-  std::printf("%ssector bound = copy * b / min(32 * ceil(b / 32), max(b, stride)) GB/s of packed data "
-              "(= copy * b / (32 * ceil(b/32)) at stride >= 32 * ceil(b/32))\n",
-              item);
-  std::printf("%sGB/s: 1e9 bytes of packed data per second; device events around back-to-back launches after "
-              "warm-up, median of samples; sources rotate over >= %s\n\n",
-              item, format_bytes(o.rotate_bytes).c_str());
+  std::printf(
+      "%ssector bound = copy * b / min(32 * ceil(b / 32), max(b, stride)) GB/s of packed data "
+      "(= copy * b / (32 * ceil(b/32)) at stride >= 32 * ceil(b/32))\n",
+      item);
+  std::printf(
+      "%sGB/s: 1e9 bytes of packed data per second; device events around back-to-back launches after "
+      "warm-up, median of samples; sources rotate over >= %s\n\n",
+      item, format_bytes(o.rotate_bytes).c_str());
   std::vector<std::vector<std::string>> rows;
   for (const DeviceResult& r : results) {
     const Point& p = r.point;
@@ -595,8 +597,8 @@ int run_device(const DeviceOptions& o, const std::string& command) {
                     r.have_host ? fmt("%.2f", gbps(p.packed, r.host.median_ns)) : "-",
                     r.have_host ? ratio_text(r.host.median_ns / r.pack.median_ns) : "-"});
   }
-  print_table({"type", "block B", "stride B", "packed", "pack µs", "pack GB/s", "unpack GB/s", "bound GB/s",
-               "% bound", "% copy", "host path GB/s", "ours/host path"},
+  print_table({"type", "block B", "stride B", "packed", "pack µs", "pack GB/s", "unpack GB/s", "bound GB/s", "% bound",
+               "% copy", "host path GB/s", "ours/host path"},
               rows, o.markdown);
 
   // Summary against the copy-rate target.
@@ -616,9 +618,10 @@ int run_device(const DeviceOptions& o, const std::string& command) {
     }
   }
   if (n > 0)
-    std::printf("%sblocks >= 128 B at >= 16 MiB (%d points): pack at >= %.0f%% of the copy rate (worst %s; target "
-                ">= 80%%: %s)\n",
-                o.markdown ? "- " : "  ", n, 100 * lo, worst.c_str(), lo >= 0.8 ? "met" : "NOT met");
+    std::printf(
+        "%sblocks >= 128 B at >= 16 MiB (%d points): pack at >= %.0f%% of the copy rate (worst %s; target "
+        ">= 80%%: %s)\n",
+        o.markdown ? "- " : "  ", n, 100 * lo, worst.c_str(), lo >= 0.8 ? "met" : "NOT met");
   int checked = 0;
   for (const DeviceResult& r : results) checked += r.checked ? 1 : 0;
   std::printf("%scheck: %d of %zu points packed and unpacked byte for byte like MPI_Pack/MPI_Unpack; %d mismatches\n",
@@ -643,8 +646,7 @@ int run_device(const DeviceOptions& o, const std::string& command) {
                 worst_us <= 8 ? "met" : "NOT met");
   }
 
-  if (!o.json.empty() &&
-      !write_device_json(o.json, command, props, copy_gbps, copy_bytes, results, latency, skipped)) {
+  if (!o.json.empty() && !write_device_json(o.json, command, props, copy_gbps, copy_bytes, results, latency, skipped)) {
     std::fprintf(stderr, "cannot write %s\n", o.json.c_str());
     return 2;
   }

@@ -64,12 +64,9 @@ bool mpi_ok(int rc, const char* call, std::string* error) {
 
 const char* to_string(Kind kind) {
   switch (kind) {
-    case Kind::vector:
-      return "vector";
-    case Kind::hvector:
-      return "hvector";
-    case Kind::subarray:
-      return "subarray";
+    case Kind::vector: return "vector";
+    case Kind::hvector: return "hvector";
+    case Kind::subarray: return "subarray";
   }
   return "?";
 }

@@ -225,8 +225,9 @@ int run(int argc, char** argv) {
     if (!parse_size(o.max_source, &d.max_source) || !parse_size(copy, &d.copy_bytes) ||
         !parse_size(host_path_max, &d.host_path_max) || !parse_size(check_max, &d.check_max) ||
         !parse_size(rotate, &d.rotate_bytes) || d.copy_bytes <= 0) {
-      std::fprintf(stderr, "bad --max-source-bytes, --memcpy-bytes, --host-path-max-bytes, --check-max-bytes or "
-                           "--rotate-bytes\n");
+      std::fprintf(stderr,
+                   "bad --max-source-bytes, --memcpy-bytes, --host-path-max-bytes, --check-max-bytes or "
+                   "--rotate-bytes\n");
       return 2;
     }
     return run_device(d, command);

@@ -145,10 +145,11 @@ static int run_tool(int argc, char** argv) {
       }
       if (rank == 0) {
         failures += wrong != 0;
-        std::printf("{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
-                    "\"verified\":%s}\n",
-                    block, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
-                    wrong == 0 ? "true" : "false");
+        std::printf(
+            "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
+            "\"verified\":%s}\n",
+            block, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
+            wrong == 0 ? "true" : "false");
         std::fflush(stdout);
       }
       cudaFree(dev);

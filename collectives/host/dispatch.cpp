@@ -30,7 +30,8 @@ Status route(Algorithm algorithm, const Hierarchy& h, DataType type, bool reduce
   switch (algorithm) {
     case Algorithm::library:
       if (reduces && !library_reduces(type)) {
-        STRATA_LOG(error, kColl, "the MPI library has no %s reductions", type == DataType::float16 ? "float16" : "bfloat16");
+        STRATA_LOG(error, kColl, "the MPI library has no %s reductions",
+                   type == DataType::float16 ? "float16" : "bfloat16");
         return Status::not_supported;
       }
       r->flat = &detail::kLibrary;
@@ -99,8 +100,8 @@ Status allreduce(const void* send, void* recv, size_t count, DataType type, Redu
   return detail::hier_allreduce(in, recv, count, type, op, h, *r.inner);
 }
 
-Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op,
-                      Algorithm algorithm, const Hierarchy& h) noexcept {
+Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op, Algorithm algorithm,
+                      const Hierarchy& h) noexcept {
   Ctx c;
   STRATA_TRY(check(type, op, h, recv_count, &c));
   Route r;
@@ -142,8 +143,8 @@ Status broadcast(void* buffer, size_t count, DataType type, int root, Algorithm 
   return detail::hier_broadcast(buffer, count, type, root, h, *r.inner);
 }
 
-Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root,
-              Algorithm algorithm, const Hierarchy& h) noexcept {
+Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root, Algorithm algorithm,
+              const Hierarchy& h) noexcept {
   Ctx c;
   STRATA_TRY(check(type, op, h, count, &c));
   STRATA_TRY(check_root(root, c));

@@ -48,8 +48,7 @@ Status allreduce(const void* in, void* out, size_t n, const Ctx& c) noexcept {
 // Equal blocks of more than one call's worth: range [off, off+len) of every
 // block packed into scratch, reduced and scattered. Writes to out only touch
 // ranges of blocks already packed, so out may alias in.
-Status reduce_scatter_split(const void* in, void* out, size_t block, MPI_Datatype t, MPI_Op op,
-                            const Ctx& c) noexcept {
+Status reduce_scatter_split(const void* in, void* out, size_t block, MPI_Datatype t, MPI_Op op, const Ctx& c) noexcept {
   const size_t step = max_block_elements(c);
   Scratch packed;
   STRATA_TRY(packed.allocate(c.bytes(step) * static_cast<size_t>(c.size)));
@@ -59,8 +58,8 @@ Status reduce_scatter_split(const void* in, void* out, size_t block, MPI_Datatyp
       std::memcpy(packed.data() + c.bytes(len) * static_cast<size_t>(i),
                   at(in, c.bytes(static_cast<size_t>(i) * block + off)), c.bytes(len));
     }
-    STRATA_MPI_TRY(PMPI_Reduce_scatter_block(packed.data(), at(out, c.bytes(off)), static_cast<int>(len), t, op,
-                                             c.comm));
+    STRATA_MPI_TRY(
+        PMPI_Reduce_scatter_block(packed.data(), at(out, c.bytes(off)), static_cast<int>(len), t, op, c.comm));
   }
   return Status::ok;
 }

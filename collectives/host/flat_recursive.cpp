@@ -86,8 +86,8 @@ Status halving(const void* in, char* work, char* tmp, const Blocks& b, const Ctx
     const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
     const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
     const size_t keep = b.span(keep_lo, keep_hi);
-    STRATA_TRY(sendrecv(src + c.bytes(b.displ(give_lo)), c.bytes(b.span(give_lo, give_hi)), f.rank_of(partner_v),
-                        tmp, c.bytes(keep), f.rank_of(partner_v), c));
+    STRATA_TRY(sendrecv(src + c.bytes(b.displ(give_lo)), c.bytes(b.span(give_lo, give_hi)), f.rank_of(partner_v), tmp,
+                        c.bytes(keep), f.rank_of(partner_v), c));
     const char* mine = src + c.bytes(b.displ(keep_lo));
     char* dst = work + c.bytes(b.displ(keep_lo));
     if (lower) {
@@ -113,8 +113,8 @@ Status doubling(char* buf, const Blocks& b, const Ctx& c) noexcept {
     const int partner_v = f.v ^ mask;
     const int mine = f.v & ~(mask - 1), theirs = partner_v & ~(mask - 1);
     STRATA_TRY(sendrecv(buf + c.bytes(b.displ(mine)), c.bytes(b.span(mine, mine + mask)), f.rank_of(partner_v),
-                        buf + c.bytes(b.displ(theirs)), c.bytes(b.span(theirs, theirs + mask)),
-                        f.rank_of(partner_v), c));
+                        buf + c.bytes(b.displ(theirs)), c.bytes(b.span(theirs, theirs + mask)), f.rank_of(partner_v),
+                        c));
   }
   if (c.rank < 2 * f.rem) return send(buf, c.bytes(n), c.rank - 1, c);
   return Status::ok;

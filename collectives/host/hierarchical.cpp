@@ -175,8 +175,8 @@ Status hier_allreduce(const void* in, void* out, size_t n, DataType type, Reduce
   return shard_allreduce(in, out, n, chain, reducing(inner, type), inner);
 }
 
-Status hier_reduce_scatter(const void* in, void* out, size_t recv_count, DataType type, ReduceOp op,
-                           const Hierarchy& h, const Flat& inner) noexcept {
+Status hier_reduce_scatter(const void* in, void* out, size_t recv_count, DataType type, ReduceOp op, const Hierarchy& h,
+                           const Flat& inner) noexcept {
   if (!h.uniform) return leaders_reduce_scatter(in, out, recv_count, type, op, h, inner);
   Chain chain;
   STRATA_TRY(shard_chain(h, type, op, &chain));

@@ -50,8 +50,8 @@ Status leader_chain(const Hierarchy& h, DataType type, ReduceOp op, LeaderChain*
     const bool leader_below = k == 0 || (chain->member[k - 1] && chain->ctx[k - 1].rank == 0);
     chain->member[k] = comm != MPI_COMM_NULL;
     if (chain->member[k] != leader_below) {
-      STRATA_LOG(error, kColl, "hierarchy level %zu: leaders communicator %s, but this rank %s first in its group",
-                 k, chain->member[k] ? "present" : "missing", leader_below ? "is" : "is not");
+      STRATA_LOG(error, kColl, "hierarchy level %zu: leaders communicator %s, but this rank %s first in its group", k,
+                 chain->member[k] ? "present" : "missing", leader_below ? "is" : "is not");
       return Status::invalid_argument;
     }
     if (chain->member[k]) STRATA_TRY(make_ctx(comm, type, op, &chain->ctx[k]));

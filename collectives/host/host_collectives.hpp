@@ -26,7 +26,7 @@ struct LevelComms {
 };
 
 struct Hierarchy {
-  MPI_Comm comm = MPI_COMM_NULL;  // all ranks
+  MPI_Comm comm = MPI_COMM_NULL;   // all ranks
   std::vector<LevelComms> levels;  // fastest first; may be empty (then flat)
   bool uniform = true;             // every group of every level has the same size
 };
@@ -43,18 +43,17 @@ bool mpi_op_of(ReduceOp op, MPI_Op* out) noexcept;
 // Flat algorithms on one communicator: library, ring, recursive.
 Status allreduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, Algorithm algorithm,
                  const Hierarchy& h) noexcept;
-Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op,
-                      Algorithm algorithm, const Hierarchy& h) noexcept;
+Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op, Algorithm algorithm,
+                      const Hierarchy& h) noexcept;
 Status allgather(const void* send, void* recv, size_t send_count, DataType type, Algorithm algorithm,
                  const Hierarchy& h) noexcept;
-Status broadcast(void* buffer, size_t count, DataType type, int root, Algorithm algorithm,
-                 const Hierarchy& h) noexcept;
-Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root,
-              Algorithm algorithm, const Hierarchy& h) noexcept;
+Status broadcast(void* buffer, size_t count, DataType type, int root, Algorithm algorithm, const Hierarchy& h) noexcept;
+Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root, Algorithm algorithm,
+              const Hierarchy& h) noexcept;
 
 // hpZ secondary partition (strata/collectives.hpp), within h.levels[level].
-Status build_secondary_partition(const void* primary, size_t shard_count, void* secondary, DataType type,
-                                 int level, const Hierarchy& h) noexcept;
+Status build_secondary_partition(const void* primary, size_t shard_count, void* secondary, DataType type, int level,
+                                 const Hierarchy& h) noexcept;
 Status gather_from_secondary(const void* secondary, size_t shard_count, void* full, DataType type, int level,
                              const Hierarchy& h) noexcept;
 

@@ -120,8 +120,8 @@ const Flat* flat_of(Algorithm algorithm) noexcept;
 // ring instead.
 Status hier_allreduce(const void* in, void* out, size_t n, DataType type, ReduceOp op, const Hierarchy& h,
                       const Flat& inner) noexcept;
-Status hier_reduce_scatter(const void* in, void* out, size_t recv_count, DataType type, ReduceOp op,
-                           const Hierarchy& h, const Flat& inner) noexcept;
+Status hier_reduce_scatter(const void* in, void* out, size_t recv_count, DataType type, ReduceOp op, const Hierarchy& h,
+                           const Flat& inner) noexcept;
 Status hier_allgather(const void* mine, void* out, size_t send_count, DataType type, const Hierarchy& h,
                       const Flat& inner) noexcept;
 Status hier_broadcast(void* buf, size_t n, DataType type, int root, const Hierarchy& h, const Flat& inner) noexcept;

@@ -40,11 +40,15 @@ struct Prod {
 };
 struct Min {
   template <class T>
-  static T apply(T a, T b) noexcept { return b < a ? b : a; }
+  static T apply(T a, T b) noexcept {
+    return b < a ? b : a;
+  }
 };
 struct Max {
   template <class T>
-  static T apply(T a, T b) noexcept { return a < b ? b : a; }
+  static T apply(T a, T b) noexcept {
+    return a < b ? b : a;
+  }
 };
 
 // How a type is stored and in which type it is combined.
@@ -111,8 +115,8 @@ constexpr std::array<Kernels, 4> row() {  // in ReduceOp order
 
 // In DataType order: int32, int64, float32, float64, float16, bfloat16.
 constexpr std::array<std::array<Kernels, 4>, 6> kTable = {
-    row<Native<int32_t>>(), row<Native<int64_t>>(), row<Native<float>>(),
-    row<Native<double>>(),  row<Half>(),            row<BFloat>()};
+    row<Native<int32_t>>(), row<Native<int64_t>>(), row<Native<float>>(), row<Native<double>>(), row<Half>(),
+    row<BFloat>()};
 
 }  // namespace
 

@@ -78,7 +78,7 @@ Status placement(const Level& l, detail::Scratch* mem, int** who, int* my_group)
   const int p = l.all.size, g = l.group.size;
   STRATA_TRY(mem->allocate(sizeof(int) * static_cast<size_t>(4 * p)));
   int* table = reinterpret_cast<int*>(mem->data());  // (position, group id) per rank
-  int* ids = table + 2 * static_cast<ptrdiff_t>(p);                            // sorted distinct group ids
+  int* ids = table + 2 * static_cast<ptrdiff_t>(p);  // sorted distinct group ids
   int* w = ids + p;
   int mine[2] = {l.group.rank, 0};
   STRATA_TRY(group_id(l, &mine[1]));

@@ -32,7 +32,8 @@ Algorithm choose(Collective collective, double bytes, bool device, const Machine
     for (Algorithm a : {Algorithm::ring, Algorithm::recursive}) flat.consider(collective, a, bytes, m);
   }
   // Without any flat prediction (an invalid machine) take the safest flat one.
-  if (flat.us == std::numeric_limits<double>::infinity()) return library_ok || device ? Algorithm::library : Algorithm::ring;
+  if (flat.us == std::numeric_limits<double>::infinity())
+    return library_ok || device ? Algorithm::library : Algorithm::ring;
   Best hier;
   for (Algorithm a : {Algorithm::hierarchical, Algorithm::two_level}) hier.consider(collective, a, bytes, m);
   return hier.us <= (1.0 - kHierarchyMargin) * flat.us ? hier.algorithm : flat.algorithm;

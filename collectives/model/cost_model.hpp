@@ -18,8 +18,8 @@
 namespace strata::coll::model {
 
 struct LinkFigures {
-  double alpha_us = 0;   // per message step
-  double gbps = 0;       // per direction, per rank (1e9 bytes/s); per node when per_node
+  double alpha_us = 0;  // per message step
+  double gbps = 0;      // per direction, per rank (1e9 bytes/s); per node when per_node
   // Fixed cost of one collective call whose steps run on this level (kernel
   // launch and completion, proxy wake-up): a flat call pays the largest of
   // its levels once, a hierarchical call pays it for every step it runs.
@@ -31,8 +31,8 @@ struct LinkFigures {
 };
 
 struct LevelShape {
-  std::string name;      // "gcd", "package", "node"
-  int fanout = 1;        // members of one group at this level (the largest group)
+  std::string name;  // "gcd", "package", "node"
+  int fanout = 1;    // members of one group at this level (the largest group)
   LinkFigures link;
 };
 
@@ -83,9 +83,9 @@ LinkFigures default_link_figures(const std::string& link_class, bool device);
 
 // One entry of STRATA_COLL_LINKS: [host.|device.]key:GBps:alpha_us[:call_us].
 struct LinkEntry {
-  std::string scope;  // "", "host" or "device" ("": both)
-  std::string key;    // level name or link class name
-  LinkFigures link;   // per_node is not decided here (it depends on the class)
+  std::string scope;      // "", "host" or "device" ("": both)
+  std::string key;        // level name or link class name
+  LinkFigures link;       // per_node is not decided here (it depends on the class)
   bool has_call = false;  // call_us given (else the class default's)
 };
 // invalid_argument for anything malformed (an empty spec is valid: no entries).

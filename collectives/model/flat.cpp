@@ -111,8 +111,7 @@ double nccl_us(Collective c, double bytes, const Machine& m) {
       const LinkFigures inner = ring_link(node_part(m));
       const LevelShape& top = m.levels[static_cast<size_t>(net)];
       const double gbps = ppn > 1 ? std::min(inner.gbps, top.link.gbps) : top.link.gbps;
-      const double tree = r.link.call_us +
-                          2 * (ceil_log2(nodes) * top.link.alpha_us + (ppn - 1) * inner.alpha_us) +
+      const double tree = r.link.call_us + 2 * (ceil_log2(nodes) * top.link.alpha_us + (ppn - 1) * inner.alpha_us) +
                           transfer_us(2 * bytes, gbps);
       return std::min(ring, tree);
     }

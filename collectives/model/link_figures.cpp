@@ -38,8 +38,10 @@ std::vector<LinkEntry> env_entries() {
   const std::string& spec = g_links.get();
   Result<std::vector<LinkEntry>> entries = parse_link_spec(spec);
   if (!entries) {
-    STRATA_LOG(warn, kColl, "STRATA_COLL_LINKS='%s' is malformed (expected [host.|device.]key:GBps:alpha_us[:call_us],...); "
-               "ignored", spec.c_str());
+    STRATA_LOG(warn, kColl,
+               "STRATA_COLL_LINKS='%s' is malformed (expected [host.|device.]key:GBps:alpha_us[:call_us],...); "
+               "ignored",
+               spec.c_str());
     return {};
   }
   return std::move(entries).value();

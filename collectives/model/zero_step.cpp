@@ -16,7 +16,7 @@ struct Plan {
   Algorithm forward;   // gather over all ranks
   Algorithm backward;  // gather from the secondary partition within the node (or, zero3, over all ranks)
   Algorithm gradients;
-  bool secondary;      // the backward gather runs within the node
+  bool secondary;  // the backward gather runs within the node
 };
 
 Plan plan_of(ZeroScheme scheme) {
@@ -25,8 +25,7 @@ Plan plan_of(ZeroScheme scheme) {
     case ZeroScheme::zeropp: return {Algorithm::library, Algorithm::library, Algorithm::library, true};
     case ZeroScheme::two_level: return {Algorithm::two_level, Algorithm::library, Algorithm::two_level, true};
     case ZeroScheme::three_level:
-    case ZeroScheme::chosen:
-      return {Algorithm::hierarchical, Algorithm::hierarchical, Algorithm::hierarchical, true};
+    case ZeroScheme::chosen: return {Algorithm::hierarchical, Algorithm::hierarchical, Algorithm::hierarchical, true};
   }
   return {Algorithm::library, Algorithm::library, Algorithm::library, false};
 }

@@ -84,9 +84,9 @@ Status flat_allreduce(Context& c, const void* send, void* recv, size_t count, Da
                       const Call& call) {
   Result<ncclComm_t> comm = comm_for(c, c.comm());
   if (!comm) return comm.status();
-  return nccl::check(call.lib->AllReduce(input_of(send, recv), recv, count, nccl_type(type), nccl_op(op),
-                                         comm.value(), call.stream),
-                     "ncclAllReduce");
+  return nccl::check(
+      call.lib->AllReduce(input_of(send, recv), recv, count, nccl_type(type), nccl_op(op), comm.value(), call.stream),
+      "ncclAllReduce");
 }
 
 // Creates every NCCL communicator a hierarchical call needs before any work
@@ -140,24 +140,23 @@ Status allreduce(Context& c, const void* send, void* recv, size_t count, DataTyp
       const void* in = k == 0 ? input_of(send, recv) : static_cast<const void*>(at(recv, offset, type));
       offsets.push_back(offset);
       STRATA_TRY(nccl::check(k_call.lib->ReduceScatter(in, at(recv, offset + static_cast<size_t>(pos) * part, type),
-                                                       part, nccl_type(type), nccl_op(op), comm.value(),
-                                                       k_call.stream),
+                                                       part, nccl_type(type), nccl_op(op), comm.value(), k_call.stream),
                              "ncclReduceScatter"));
       offset += static_cast<size_t>(pos) * part;
       shard = part;
     }
     Result<ncclComm_t> top = comm_for(c, l.steps[steps - 1]);
     if (!top) return top.status();
-    STRATA_TRY(nccl::check(k_call.lib->AllReduce(at(recv, offset, type), at(recv, offset, type), shard,
-                                                 nccl_type(type), nccl_op(op), top.value(), k_call.stream),
+    STRATA_TRY(nccl::check(k_call.lib->AllReduce(at(recv, offset, type), at(recv, offset, type), shard, nccl_type(type),
+                                                 nccl_op(op), top.value(), k_call.stream),
                            "ncclAllReduce"));
     // All-gather back up, in place.
     for (size_t k = steps - 1; k-- > 0;) {
       Result<ncclComm_t> comm = comm_for(c, l.steps[k]);
       if (!comm) return comm.status();
       const size_t base = offsets[k];
-      STRATA_TRY(nccl::check(k_call.lib->AllGather(at(recv, offset, type), at(recv, base, type), shard,
-                                                   nccl_type(type), comm.value(), k_call.stream),
+      STRATA_TRY(nccl::check(k_call.lib->AllGather(at(recv, offset, type), at(recv, base, type), shard, nccl_type(type),
+                                                   comm.value(), k_call.stream),
                              "ncclAllGather"));
       offset = base;
       shard *= static_cast<size_t>(l.fanout[k]);
@@ -184,17 +183,17 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
     if (!comm) return comm.status();
     if (send == MPI_IN_PLACE) {
       // NCCL's in-place form leaves the block at recv + rank*count; MPI's at recv.
-      STRATA_TRY(nccl::check(k_call.lib->ReduceScatter(recv, at(recv, static_cast<size_t>(c.rank()) * recv_count, type),
-                                                       recv_count, nccl_type(type), nccl_op(op), comm.value(),
-                                                       k_call.stream),
-                             "ncclReduceScatter"));
+      STRATA_TRY(
+          nccl::check(k_call.lib->ReduceScatter(recv, at(recv, static_cast<size_t>(c.rank()) * recv_count, type),
+                                                recv_count, nccl_type(type), nccl_op(op), comm.value(), k_call.stream),
+                      "ncclReduceScatter"));
       if (c.rank() == 0) return Status::ok;
       return gpu::memcpy_async(recv, at(recv, static_cast<size_t>(c.rank()) * recv_count, type),
                                recv_count * size_of(type), stream);
     }
-    return nccl::check(k_call.lib->ReduceScatter(input, recv, recv_count, nccl_type(type), nccl_op(op), comm.value(),
-                                                 k_call.stream),
-                       "ncclReduceScatter");
+    return nccl::check(
+        k_call.lib->ReduceScatter(input, recv, recv_count, nccl_type(type), nccl_op(op), comm.value(), k_call.stream),
+        "ncclReduceScatter");
   }
   Result<const StepLayout*> layout = layout_for(c, algorithm);
   if (!layout) return layout.status();
@@ -212,10 +211,10 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
     int pos = 0;
     PMPI_Comm_rank(l.steps[k], &pos);
     const size_t part = shard / static_cast<size_t>(l.fanout[k]);
-    STRATA_TRY(nccl::check(k_call.lib->ReduceScatter(at(work, offset, type),
-                                                     at(work, offset + static_cast<size_t>(pos) * part, type), part,
-                                                     nccl_type(type), nccl_op(op), comm.value(), k_call.stream),
-                           "ncclReduceScatter"));
+    STRATA_TRY(nccl::check(
+        k_call.lib->ReduceScatter(at(work, offset, type), at(work, offset + static_cast<size_t>(pos) * part, type),
+                                  part, nccl_type(type), nccl_op(op), comm.value(), k_call.stream),
+        "ncclReduceScatter"));
     offset += static_cast<size_t>(pos) * part;
     shard = part;
   }
@@ -231,8 +230,9 @@ Status allgather(Context& c, const void* send, void* recv, size_t send_count, Da
   const size_t n = static_cast<size_t>(c.size());
   const size_t chunk = send_count * size_of(type);
   // MPI_IN_PLACE: my block is already at recv + rank*count (NCCL's in-place form too).
-  const void* mine = send == MPI_IN_PLACE ? static_cast<const void*>(at(recv, static_cast<size_t>(c.rank()) * send_count, type))
-                                          : send;
+  const void* mine = send == MPI_IN_PLACE
+                         ? static_cast<const void*>(at(recv, static_cast<size_t>(c.rank()) * send_count, type))
+                         : send;
   if (usable(algorithm, c) == Algorithm::library) {
     Result<ncclComm_t> comm = comm_for(c, c.comm());
     if (!comm) return comm.status();
@@ -272,13 +272,13 @@ Status broadcast(Context& c, void* buffer, size_t count, DataType type, int root
   if (count == 0) return Status::ok;
   Result<ncclComm_t> comm = comm_for(c, c.comm());
   if (!comm) return comm.status();
-  return nccl::check(call.value().lib->Broadcast(buffer, buffer, count, nccl_type(type), root, comm.value(),
-                                                 call.value().stream),
-                     "ncclBroadcast");
+  return nccl::check(
+      call.value().lib->Broadcast(buffer, buffer, count, nccl_type(type), root, comm.value(), call.value().stream),
+      "ncclBroadcast");
 }
 
-Status reduce(Context& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root,
-              Algorithm, void* stream) noexcept {
+Status reduce(Context& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root, Algorithm,
+              void* stream) noexcept {
   Result<Call> call = call_for(stream);
   if (!call) return call.status();
   if (count == 0) return Status::ok;

@@ -15,10 +15,10 @@ namespace strata::coll::device {
 // Where each rank sits in a hierarchy's steps: step 0 runs on
 // levels[0].group, step k on levels[k-1].cross (host_collectives.hpp).
 struct StepLayout {
-  std::vector<MPI_Comm> steps;     // the communicator of each step
-  std::vector<int> fanout;         // its size (the same on every rank: uniform)
-  std::vector<int> order;          // order[d] = the rank whose position vector has mixed-radix index d
-  int my_index = 0;                // my position vector's index
+  std::vector<MPI_Comm> steps;  // the communicator of each step
+  std::vector<int> fanout;      // its size (the same on every rank: uniform)
+  std::vector<int> order;       // order[d] = the rank whose position vector has mixed-radix index d
+  int my_index = 0;             // my position vector's index
 };
 
 struct State {

@@ -40,20 +40,19 @@ Library* load() {
     tried += std::string(tried.empty() ? "" : ", ") + name;
   }
   if (handle == nullptr) {
-    STRATA_LOG(info, kColl, "no NCCL library (%s): device collectives are staged through host memory",
-               tried.c_str());
+    STRATA_LOG(info, kColl, "no NCCL library (%s): device collectives are staged through host memory", tried.c_str());
     return nullptr;
   }
   static Library lib;
-  bool ok = resolve(handle, "ncclGetVersion", &lib.GetVersion) && resolve(handle, "ncclGetUniqueId", &lib.GetUniqueId) &&
-            resolve(handle, "ncclCommInitRank", &lib.CommInitRank) &&
-            resolve(handle, "ncclCommDestroy", &lib.CommDestroy) && resolve(handle, "ncclCommAbort", &lib.CommAbort) &&
-            resolve(handle, "ncclCommGetAsyncError", &lib.CommGetAsyncError) &&
-            resolve(handle, "ncclGetErrorString", &lib.GetErrorString) &&
-            resolve(handle, "ncclAllReduce", &lib.AllReduce) && resolve(handle, "ncclReduceScatter", &lib.ReduceScatter) &&
-            resolve(handle, "ncclAllGather", &lib.AllGather) && resolve(handle, "ncclBroadcast", &lib.Broadcast) &&
-            resolve(handle, "ncclReduce", &lib.Reduce) && resolve(handle, "ncclGroupStart", &lib.GroupStart) &&
-            resolve(handle, "ncclGroupEnd", &lib.GroupEnd);
+  bool ok =
+      resolve(handle, "ncclGetVersion", &lib.GetVersion) && resolve(handle, "ncclGetUniqueId", &lib.GetUniqueId) &&
+      resolve(handle, "ncclCommInitRank", &lib.CommInitRank) && resolve(handle, "ncclCommDestroy", &lib.CommDestroy) &&
+      resolve(handle, "ncclCommAbort", &lib.CommAbort) &&
+      resolve(handle, "ncclCommGetAsyncError", &lib.CommGetAsyncError) &&
+      resolve(handle, "ncclGetErrorString", &lib.GetErrorString) && resolve(handle, "ncclAllReduce", &lib.AllReduce) &&
+      resolve(handle, "ncclReduceScatter", &lib.ReduceScatter) && resolve(handle, "ncclAllGather", &lib.AllGather) &&
+      resolve(handle, "ncclBroadcast", &lib.Broadcast) && resolve(handle, "ncclReduce", &lib.Reduce) &&
+      resolve(handle, "ncclGroupStart", &lib.GroupStart) && resolve(handle, "ncclGroupEnd", &lib.GroupEnd);
   if (!ok || lib.GetVersion(&lib.version) != ncclSuccess) {
     STRATA_LOG(warn, kColl, "unusable NCCL library (%s): device collectives are staged through host memory",
                tried.c_str());

@@ -41,8 +41,8 @@ STRATA_API int strata_allreduce(const void* send, void* recv, size_t count, stra
                                 MPI_Comm comm, void* stream);
 STRATA_API int strata_reduce_scatter(const void* send, void* recv, size_t recv_count, strata_datatype_t type,
                                      strata_op_t op, MPI_Comm comm, void* stream);
-STRATA_API int strata_allgather(const void* send, void* recv, size_t send_count, strata_datatype_t type,
-                                MPI_Comm comm, void* stream);
+STRATA_API int strata_allgather(const void* send, void* recv, size_t send_count, strata_datatype_t type, MPI_Comm comm,
+                                void* stream);
 STRATA_API int strata_broadcast(void* buffer, size_t count, strata_datatype_t type, int root, MPI_Comm comm,
                                 void* stream);
 STRATA_API int strata_reduce(const void* send, void* recv, size_t count, strata_datatype_t type, strata_op_t op,

@@ -81,20 +81,18 @@ STRATA_API Status reduce(const void* send, void* recv, size_t count, DataType ty
 // build_secondary_partition: from my primary shard, writes my secondary
 // shard (shard_count * size / group size elements: the part of the full
 // vector my position in my level group owns).
-STRATA_API Status build_secondary_partition(const void* primary, size_t shard_count, void* secondary,
-                                            DataType type, int level, MPI_Comm comm,
-                                            const Options& options = {}) noexcept;
+STRATA_API Status build_secondary_partition(const void* primary, size_t shard_count, void* secondary, DataType type,
+                                            int level, MPI_Comm comm, const Options& options = {}) noexcept;
 // gather_from_secondary: every rank of the level group contributes its
 // secondary shard; `full` receives the whole vector (shard_count * size
 // elements, the same as an allgather of the primary shards).
-STRATA_API Status gather_from_secondary(const void* secondary, size_t shard_count, void* full, DataType type,
-                                        int level, MPI_Comm comm, const Options& options = {}) noexcept;
+STRATA_API Status gather_from_secondary(const void* secondary, size_t shard_count, void* full, DataType type, int level,
+                                        MPI_Comm comm, const Options& options = {}) noexcept;
 
 // The algorithm `automatic` resolves to for this call shape (for tools,
 // benchmarks and logs; no communication after the first call on `comm`).
 enum class Collective { allreduce, reduce_scatter, allgather, broadcast, reduce };
 STRATA_API const char* to_string(Collective collective) noexcept;
-STRATA_API Result<Algorithm> chosen_algorithm(Collective collective, size_t bytes, bool device,
-                                              MPI_Comm comm) noexcept;
+STRATA_API Result<Algorithm> chosen_algorithm(Collective collective, size_t bytes, bool device, MPI_Comm comm) noexcept;
 
 }  // namespace strata::coll

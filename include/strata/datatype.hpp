@@ -38,7 +38,7 @@ struct TypeLayout {
   int64_t size = 0;      // MPI_Type_size_x
   int64_t lb = 0;        // MPI_Type_get_extent
   int64_t extent = 0;
-  int64_t true_lb = 0;   // MPI_Type_get_true_extent: the bytes one element touches
+  int64_t true_lb = 0;  // MPI_Type_get_true_extent: the bytes one element touches
   int64_t true_extent = 0;
 };
 

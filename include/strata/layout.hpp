@@ -32,8 +32,8 @@ struct Stream {
 };
 
 struct LayoutIR {
-  int64_t offset = 0;        // bytes from the buffer pointer to the first byte
-  int64_t dense_bytes = 0;   // length of the innermost contiguous run
+  int64_t offset = 0;           // bytes from the buffer pointer to the first byte
+  int64_t dense_bytes = 0;      // length of the innermost contiguous run
   std::vector<Stream> streams;  // innermost first
 
   static LayoutIR dense(int64_t bytes) { return LayoutIR{0, bytes, {}}; }
@@ -77,10 +77,10 @@ STRATA_API void simplify(LayoutIR& ir);
 // The canonical strided block: a simplified IR plus the extent of one element
 // (what the next element of a count > 1 starts after).
 struct STRATA_API StridedBlock {
-  int64_t offset = 0;  // bytes from the buffer pointer to the first byte
-  int64_t block = 0;   // contiguous bytes per block (the innermost dimension)
+  int64_t offset = 0;        // bytes from the buffer pointer to the first byte
+  int64_t block = 0;         // contiguous bytes per block (the innermost dimension)
   std::vector<Stream> dims;  // outer dimensions, innermost first
-  int64_t extent = 0;  // the extent of the described element (0 when unknown)
+  int64_t extent = 0;        // the extent of the described element (0 when unknown)
 
   int64_t block_count() const;   // number of blocks
   int64_t packed_bytes() const;  // block * block_count()

@@ -13,8 +13,8 @@ enum class Status : int {
   not_supported,     // valid, but this build or this input is not handled here
   irreducible,       // a datatype with no canonical strided form
   out_of_memory,
-  mpi_error,         // the underlying MPI returned an error code
-  device_error,      // CUDA/HIP returned an error code
+  mpi_error,     // the underlying MPI returned an error code
+  device_error,  // CUDA/HIP returned an error code
   timeout,
   internal,
 };
@@ -47,10 +47,10 @@ class Result {
 
 // Propagate a failing Status up the call chain (NCCL's CHECK, without the
 // exceptions). The first detector logs; callers only propagate.
-#define STRATA_TRY(expr)                                  \
-  do {                                                    \
-    ::strata::Status strata_try_status_ = (expr);         \
-    if (strata_try_status_ != ::strata::Status::ok) {     \
-      return strata_try_status_;                          \
-    }                                                     \
+#define STRATA_TRY(expr)                              \
+  do {                                                \
+    ::strata::Status strata_try_status_ = (expr);     \
+    if (strata_try_status_ != ::strata::Status::ok) { \
+      return strata_try_status_;                      \
+    }                                                 \
   } while (0)

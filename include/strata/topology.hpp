@@ -61,15 +61,15 @@ namespace strata::topo {
 
 // Where one rank runs.
 struct Place {
-  int rank = 0;          // in the topology's communicator
-  std::string host;      // host name
-  int node = 0;          // 0..nodes-1, numbered by the lowest rank on each node
-  int package = 0;       // 0..packages-1 within the node
-  int gcd = 0;           // 0..dies-1 within the package
-  int device = -1;       // GPU runtime ordinal; -1: none
-  std::string pci_bus;   // the GPU's PCI address, "" when none
-  int numa = -1;         // NUMA node of the rank's cores; -1: unknown
-  std::string nic;       // the nearest network interface, "" when unknown
+  int rank = 0;         // in the topology's communicator
+  std::string host;     // host name
+  int node = 0;         // 0..nodes-1, numbered by the lowest rank on each node
+  int package = 0;      // 0..packages-1 within the node
+  int gcd = 0;          // 0..dies-1 within the package
+  int device = -1;      // GPU runtime ordinal; -1: none
+  std::string pci_bus;  // the GPU's PCI address, "" when none
+  int numa = -1;        // NUMA node of the rank's cores; -1: unknown
+  std::string nic;      // the nearest network interface, "" when unknown
 };
 
 // What connects the members of one group of a level.
@@ -84,11 +84,11 @@ STRATA_API const char* to_string(LinkClass link) noexcept;
 
 // One level of the hierarchy, as seen from the calling rank.
 struct Level {
-  std::string name;          // "gcd", "package" or "node"
+  std::string name;  // "gcd", "package" or "node"
   LinkClass link = LinkClass::network;
-  int groups = 0;            // groups at this level within the whole communicator
-  int max_group_size = 0;    // largest group
-  int min_group_size = 0;    // smallest group (== max when the level is even)
+  int groups = 0;          // groups at this level within the whole communicator
+  int max_group_size = 0;  // largest group
+  int min_group_size = 0;  // smallest group (== max when the level is even)
 };
 
 class STRATA_API Topology {

@@ -17,17 +17,18 @@ namespace strata::interposer {
 namespace {
 
 enum class Forced { automatic, device, oneshot, staged, span };
-config::ChoiceParam<Forced> g_method{"STRATA_METHOD",
-                                     Forced::automatic,
-                                     {{"auto", Forced::automatic},
-                                      {"device", Forced::device},
-                                      {"oneshot", Forced::oneshot},
-                                      {"staged", Forced::staged},
-                                      {"span", Forced::span}},
-                                     "Method for device buffers: auto (the measured model), device (a GPU-aware MPI "
-                                     "moves the device buffer), oneshot (kernels through mapped pinned memory), "
-                                     "staged (device pack, pipelined copies through pinned memory), span (copy the datatype's span to the "
-                                     "host, the library packs there)"};
+config::ChoiceParam<Forced> g_method{
+    "STRATA_METHOD",
+    Forced::automatic,
+    {{"auto", Forced::automatic},
+     {"device", Forced::device},
+     {"oneshot", Forced::oneshot},
+     {"staged", Forced::staged},
+     {"span", Forced::span}},
+    "Method for device buffers: auto (the measured model), device (a GPU-aware MPI "
+    "moves the device buffer), oneshot (kernels through mapped pinned memory), "
+    "staged (device pack, pipelined copies through pinned memory), span (copy the datatype's span to the "
+    "host, the library packs there)"};
 
 std::atomic<int> g_override{-1};
 
@@ -209,7 +210,8 @@ Method choose_method(int64_t packed_bytes, int64_t block) {
     }
   }
   if (m == Method::device && !aware) {
-    STRATA_LOG_ONCE(warn, kDevice, "STRATA_METHOD=device, but the MPI library does not accept GPU buffers: using staged");
+    STRATA_LOG_ONCE(warn, kDevice,
+                    "STRATA_METHOD=device, but the MPI library does not accept GPU buffers: using staged");
     return Method::staged;
   }
   return m;

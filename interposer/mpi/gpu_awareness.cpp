@@ -26,7 +26,8 @@ config::ChoiceParam<Aware> g_aware{
 bool ask_library() {
   const bool hip = std::strcmp(gpu::backend_name(), "hip") == 0;
   using Query = int (*)();
-  if (auto q = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, hip ? "MPIX_Query_rocm_support" : "MPIX_Query_cuda_support"))) {
+  if (auto q =
+          reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, hip ? "MPIX_Query_rocm_support" : "MPIX_Query_cuda_support"))) {
     return q() != 0;
   }
   using GpuQuery = int (*)(int, int*);

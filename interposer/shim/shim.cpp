@@ -52,7 +52,9 @@ void initialize() noexcept {
 namespace si = strata::interposer;
 
 // Each wrapper: STRATA_SHIM(name, impl call, library call).
-#define STRATA_SHIM(name, impl, library) return intercept(#name, [&] { return impl; }, [&] { return library; })
+#define STRATA_SHIM(name, impl, library) \
+  return intercept(                      \
+      #name, [&] { return impl; }, [&] { return library; })
 
 extern "C" {
 
@@ -88,8 +90,8 @@ STRATA_API int MPI_Pack(const void* inbuf, int incount, MPI_Datatype type, void*
               real().Pack(inbuf, incount, type, outbuf, outsize, position, comm));
 }
 
-STRATA_API int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
-                          MPI_Datatype type, MPI_Comm comm) {
+STRATA_API int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type,
+                          MPI_Comm comm) {
   STRATA_SHIM(MPI_Unpack, si::unpack(inbuf, insize, position, outbuf, outcount, type, comm),
               real().Unpack(inbuf, insize, position, outbuf, outcount, type, comm));
 }
@@ -121,8 +123,8 @@ STRATA_API int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
 }
 
 STRATA_API int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                            MPI_Comm comm, MPI_Status* status) {
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status* status) {
   STRATA_SHIM(MPI_Sendrecv,
               si::sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                            comm, status),
@@ -156,14 +158,12 @@ STRATA_API int MPI_Testany(int count, MPI_Request requests[], int* index, int* f
               real().Testany(count, requests, index, flag, status));
 }
 
-STRATA_API int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                            MPI_Status statuses[]) {
+STRATA_API int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   STRATA_SHIM(MPI_Waitsome, si::waitsome(incount, requests, outcount, indices, statuses),
               real().Waitsome(incount, requests, outcount, indices, statuses));
 }
 
-STRATA_API int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
-                            MPI_Status statuses[]) {
+STRATA_API int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   STRATA_SHIM(MPI_Testsome, si::testsome(incount, requests, outcount, indices, statuses),
               real().Testsome(incount, requests, outcount, indices, statuses));
 }
@@ -176,32 +176,31 @@ STRATA_API int MPI_Cancel(MPI_Request* request) {
   STRATA_SHIM(MPI_Cancel, si::cancel(request), real().Cancel(request));
 }
 
-STRATA_API int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                             MPI_Datatype recvtype, MPI_Comm comm) {
+STRATA_API int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                             MPI_Comm comm) {
   STRATA_SHIM(MPI_Alltoallv,
               si::alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm),
               real().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
 }
 
 STRATA_API int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  STRATA_SHIM(MPI_Neighbor_alltoallv,
-              si::neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                     comm),
-              real().Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                                        recvtype, comm));
+                                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                      MPI_Datatype recvtype, MPI_Comm comm) {
+  STRATA_SHIM(
+      MPI_Neighbor_alltoallv,
+      si::neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm),
+      real().Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
 }
 
 STRATA_API int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  STRATA_SHIM(MPI_Neighbor_alltoallw,
-              si::neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                     comm),
-              real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                        recvtypes, comm));
+  STRATA_SHIM(
+      MPI_Neighbor_alltoallw,
+      si::neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm),
+      real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                comm));
 }
 
 STRATA_API int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -210,14 +209,14 @@ STRATA_API int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
               real().Allreduce(sendbuf, recvbuf, count, type, op, comm));
 }
 
-STRATA_API int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
-                                        MPI_Op op, MPI_Comm comm) {
+STRATA_API int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                                        MPI_Comm comm) {
   STRATA_SHIM(MPI_Reduce_scatter_block, si::reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm),
               real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm));
 }
 
-STRATA_API int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+STRATA_API int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm) {
   STRATA_SHIM(MPI_Allgather, si::allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
               real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }

@@ -20,10 +20,10 @@ typedef struct strata_preload_counters_t {
   uint64_t requests_completed;   /* Strata requests finished by a completion call */
   uint64_t types_reducible;      /* committed types with a canonical strided form */
   uint64_t types_irreducible;
-  uint64_t requests_started;     /* (version 2) Strata requests started by Isend/Irecv */
-  uint64_t spans_copied;         /* (version 2) device data moved through a host copy of its span */
+  uint64_t requests_started;      /* (version 2) Strata requests started by Isend/Irecv */
+  uint64_t spans_copied;          /* (version 2) device data moved through a host copy of its span */
   uint64_t collectives_by_strata; /* (version 3) collectives run by Strata's algorithms (NCCL or host) */
-  uint64_t collectives_staged;   /* (version 3) collectives on GPU buffers run by the library on host copies */
+  uint64_t collectives_staged;    /* (version 3) collectives on GPU buffers run by the library on host copies */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

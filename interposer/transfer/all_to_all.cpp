@@ -57,13 +57,13 @@ MPI_Datatype byte_type(int64_t bytes) {
 struct VSide {
   Path path = Path::library;
   std::shared_ptr<const TypeInfo> type;
-  std::vector<int> dense;          // packed: dense displacements, in elements
+  std::vector<int> dense;  // packed: dense displacements, in elements
   MPI_Datatype byte_type = MPI_DATATYPE_NULL;
-  Staging host;                    // host_pack: the packed bytes; device_span: the span's copy
-  DeviceMessage device;            // device_pack
+  Staging host;          // host_pack: the packed bytes; device_span: the span's copy
+  DeviceMessage device;  // device_pack
   std::vector<StridedBlock> layouts;
-  std::vector<DevicePart> parts;   // device_pack: one per peer with elements
-  Span span;                       // device_span
+  std::vector<DevicePart> parts;  // device_pack: one per peer with elements
+  Span span;                      // device_span
 
   const void* buffer(const void* user) const {
     switch (path) {
@@ -228,9 +228,9 @@ int alltoallv_like(const char* call, VCall library, int send_peers, int recv_pee
   if (send.path == Path::host_pack || send.path == Path::device_pack) {
     counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
   }
-  int rc = library(send.buffer(sendbuf), sendcounts, send.displs(sdispls), send.datatype(sendtype),
-                   const_cast<void*>(recv.buffer(recvbuf)), recvcounts, recv.displs(rdispls), recv.datatype(recvtype),
-                   comm);
+  int rc =
+      library(send.buffer(sendbuf), sendcounts, send.displs(sdispls), send.datatype(sendtype),
+              const_cast<void*>(recv.buffer(recvbuf)), recvcounts, recv.displs(rdispls), recv.datatype(recvtype), comm);
   if (rc == MPI_SUCCESS && recv.path != Path::library) {
     int64_t bytes = 0;
     for (int i = 0; i < recv_peers; ++i) bytes += recvcounts[i];
@@ -350,8 +350,8 @@ bool w_span(int peers, const int counts[], const MPI_Aint displs[], const MPI_Da
   return true;
 }
 
-int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint displs[],
-                  const MPI_Datatype types[], WSpan* w) {
+int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint displs[], const MPI_Datatype types[],
+                  WSpan* w) {
   Span all;
   int device = -1;
   if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
@@ -419,8 +419,8 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
 // as they are.
 int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, int in,
-                              int out, bool* handled) {
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, int in, int out,
+                              bool* handled) {
   WSpan send;
   WDevice recv;
   if (int rc = prepare_wspan(sendbuf, out, sendcounts, sdispls, sendtypes, &send); rc != MPI_SUCCESS) {
@@ -452,8 +452,8 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::neighbor_alltoall, comm, uint64_t{0}, -1, nullptr);
   auto library = [&] {
-    return real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                     recvtypes, comm);
+    return real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                     comm);
   };
   int in = 0, out = 0;
   if (comm == MPI_COMM_NULL || sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM || !neighbor_counts(comm, &in, &out)) {
@@ -466,8 +466,8 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
     if (recvcounts[i] < 0) return library();
   }
   bool on_device = false;
-  const int device_rc = neighbor_alltoallw_device(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
-                                                  rdispls, recvtypes, comm, in, out, &on_device);
+  const int device_rc = neighbor_alltoallw_device(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                                  recvtypes, comm, in, out, &on_device);
   if (on_device || device_rc != MPI_SUCCESS) return device_rc;
   WSide send, recv;
   prepare_w("send", sendbuf, out, sendcounts, sdispls, sendtypes, send);
@@ -476,7 +476,8 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
   for (int i = 0; i < out; ++i) {
     const size_t k = static_cast<size_t>(i);
     if (send.offsets[k] >= 0) {
-      pack_host(send.layouts[k].block(), static_cast<const char*>(sendbuf) + sdispls[i], send.staging.data() + send.offsets[k]);
+      pack_host(send.layouts[k].block(), static_cast<const char*>(sendbuf) + sdispls[i],
+                send.staging.data() + send.offsets[k]);
     }
   }
   if (send.any) counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
@@ -486,7 +487,8 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
     for (int i = 0; i < in; ++i) {
       const size_t k = static_cast<size_t>(i);
       if (recv.offsets[k] >= 0) {
-        unpack_host(recv.layouts[k].block(), recv.staging.data() + recv.offsets[k], static_cast<char*>(recvbuf) + rdispls[i]);
+        unpack_host(recv.layouts[k].block(), recv.staging.data() + recv.offsets[k],
+                    static_cast<char*>(recvbuf) + rdispls[i]);
       }
     }
     if (recv.any) counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);

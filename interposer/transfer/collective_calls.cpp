@@ -278,9 +278,9 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
         Status s = in.open(sendbuf, count, type, true);
         if (s == Status::ok && is_root) s = out.open(recvbuf, count, type, true);
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Reduce");
-        return staged_call(comm, "MPI_Reduce", out, is_root,
-                           [&] { return real().Reduce(in.host(), is_root ? out.host() : recvbuf, count, type, op, root,
-                                                      comm); });
+        return staged_call(comm, "MPI_Reduce", out, is_root, [&] {
+          return real().Reduce(in.host(), is_root ? out.host() : recvbuf, count, type, op, root, comm);
+        });
       });
 }
 

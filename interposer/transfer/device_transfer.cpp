@@ -13,9 +13,12 @@
 namespace strata::interposer {
 namespace {
 
-config::IntParam g_chunk{"STRATA_PIPELINE_CHUNK", int64_t{2} << 20,
+config::IntParam g_chunk{"STRATA_PIPELINE_CHUNK",
+                         int64_t{2} << 20,
                          "staged method: bytes per pipelined chunk (pack of one chunk overlaps the copy of the last)",
-                         int64_t{4} << 10, int64_t{1} << 40, true};
+                         int64_t{4} << 10,
+                         int64_t{1} << 40,
+                         true};
 
 // Per thread and device: a stream for kernels, one for the copy engine, and
 // an event between them. Threads get their own so that one thread's wait
@@ -172,15 +175,14 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
       STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s->kernels, b, e));
       STRATA_TRY(gpu::event_record(s->ready, s->kernels));
       STRATA_TRY(gpu::stream_wait_event(s->copies, s->ready));
-      STRATA_TRY(gpu::memcpy_async(host + off, staging + off, static_cast<size_t>((e - b) * part.layout->block),
-                                   s->copies));
+      STRATA_TRY(
+          gpu::memcpy_async(host + off, staging + off, static_cast<size_t>((e - b) * part.layout->block), s->copies));
     }
   }
   return gpu::stream_synchronize(s->copies);
 }
 
-Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received,
-                     bool wait) {
+Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
   OnDevice on(message.device());
   STRATA_TRY(on.status());
   Streams* s = nullptr;
@@ -192,12 +194,10 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     s->queued = true;
     return Status::ok;
   };
-  auto arrived = [&](const DevicePart& p) {
-    return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p));
-  };
+  auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
   if (message.method() != Method::staged) {
-    char* packed = message.method() == Method::oneshot ? message.host_staging.device_view()
-                                                       : message.device_staging.data();
+    char* packed =
+        message.method() == Method::oneshot ? message.host_staging.device_view() : message.device_staging.data();
     for (size_t i = 0; i < count; ++i) {
       STRATA_TRY(move_part(parts[i], packed + parts[i].packed_offset, arrived(parts[i]), false, s->kernels));
     }

@@ -71,7 +71,8 @@ int pack_with_gpu(const Plan& p, const void* inbuf, int incount, MPI_Datatype ty
   int written = 0;
   const int rc = real().Pack(o.buffer, o.count, o.type, target, static_cast<int>(room), &written, comm);
   if (rc != MPI_SUCCESS) return rc;
-  if (target != out && copy_bytes(out, target, written) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
+  if (target != out && copy_bytes(out, target, written) != Status::ok)
+    return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
   *position += written;
   return MPI_SUCCESS;
 }
@@ -82,7 +83,8 @@ int pack_with_gpu(const Plan& p, const void* inbuf, int incount, MPI_Datatype ty
 int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* position, void* outbuf, int outcount,
                     MPI_Datatype type, MPI_Comm comm) {
   Incoming rx;
-  if (int rc = prepare_recv(p, outbuf, outcount, type, &rx); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Unpack");
+  if (int rc = prepare_recv(p, outbuf, outcount, type, &rx); rc != MPI_SUCCESS)
+    return raise_error(comm, rc, "MPI_Unpack");
   int64_t bytes = 0;
   if (rx.type == MPI_PACKED) {  // Strata unpacks rx.count bytes from rx.buffer
     bytes = rx.count;
@@ -136,8 +138,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int ou
   return MPI_SUCCESS;
 }
 
-int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type,
-           MPI_Comm comm) {
+int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type, MPI_Comm comm) {
   auto library = [&] { return real().Unpack(inbuf, insize, position, outbuf, outcount, type, comm); };
   if (comm == MPI_COMM_NULL || position == nullptr || inbuf == nullptr || *position < 0 || insize < 0) {
     return library();
@@ -196,7 +197,7 @@ void on_init() {
   gpu::device_count(&devices);
   STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
              devices, mpi::library_is_gpu_aware() ? "accepts" : "does not accept");
-  (void)host_model();  // load (and report) the model once, outside any timed region
+  (void)host_model();    // load (and report) the model once, outside any timed region
   (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
 

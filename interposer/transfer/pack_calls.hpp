@@ -6,8 +6,7 @@
 namespace strata::interposer {
 
 int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position, MPI_Comm comm);
-int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type,
-           MPI_Comm comm);
+int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type, MPI_Comm comm);
 int pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int* size);
 
 int type_commit(MPI_Datatype* type);

@@ -8,8 +8,9 @@
 
 namespace strata::interposer {
 namespace {
-config::BoolParam g_disable{"STRATA_DISABLE", false,
-                            "Turn the interposer into a pure pass-through: every MPI call goes to the library untouched"};
+config::BoolParam g_disable{
+    "STRATA_DISABLE", false,
+    "Turn the interposer into a pure pass-through: every MPI call goes to the library untouched"};
 
 Plan library(const char* reason) {
   Plan p;

@@ -38,7 +38,9 @@ class BufferLayout {
  public:
   BufferLayout() = default;
   BufferLayout(std::shared_ptr<const TypeInfo> type, int64_t count)
-      : type_(std::move(type)), count_(count), repeated_(count_ == 1 ? StridedBlock{} : repeat(type_->layout.element, count_)) {}
+      : type_(std::move(type)),
+        count_(count),
+        repeated_(count_ == 1 ? StridedBlock{} : repeat(type_->layout.element, count_)) {}
   const StridedBlock& block() const { return count_ == 1 ? type_->layout.element : repeated_; }
 
  private:
@@ -49,12 +51,12 @@ class BufferLayout {
 
 struct Plan {
   Path path = Path::library;
-  BufferLayout layout;  // host_pack, device_pack: of (count, datatype)
-  int64_t bytes = 0;    // packed bytes
-  int device = -1;      // device_pack, device_span: the GPU that owns the buffer
+  BufferLayout layout;             // host_pack, device_pack: of (count, datatype)
+  int64_t bytes = 0;               // packed bytes
+  int device = -1;                 // device_pack, device_span: the GPU that owns the buffer
   Method method = Method::staged;  // device_pack
-  Span span;            // device_span: the bytes (count, datatype) can touch
-  const char* reason = "";  // why the library, for debug logs
+  Span span;                       // device_span: the bytes (count, datatype) can touch
+  const char* reason = "";         // why the library, for debug logs
 };
 
 // Whether a call reads the buffer (send, pack) or writes it (receive, unpack).

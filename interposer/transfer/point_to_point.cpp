@@ -48,7 +48,8 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
   if (p.path == Path::library) return real().Isend(buf, count, type, dest, tag, comm, request);
   PendingOp op;
   op.kind = PendingOp::Kind::send;
-  if (int rc = prepare_send(p, buf, count, type, &op.send); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Isend");
+  if (int rc = prepare_send(p, buf, count, type, &op.send); rc != MPI_SUCCESS)
+    return raise_error(comm, rc, "MPI_Isend");
   const int rc = real().Isend(op.send.buffer, op.send.count, op.send.type, dest, tag, comm, request);
   if (rc == MPI_SUCCESS) track(*request, std::move(op));
   return rc;
@@ -75,7 +76,8 @@ int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm
   if (p.path == Path::library) return real().Irecv(buf, count, type, source, tag, comm, request);
   PendingOp op;
   op.kind = PendingOp::Kind::recv;
-  if (int rc = prepare_recv(p, buf, count, type, &op.recv); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Irecv");
+  if (int rc = prepare_recv(p, buf, count, type, &op.recv); rc != MPI_SUCCESS)
+    return raise_error(comm, rc, "MPI_Irecv");
   const int rc = real().Irecv(op.recv.buffer, op.recv.count, op.recv.type, source, tag, comm, request);
   if (rc == MPI_SUCCESS && op.recv.plan.path != Path::library) track(*request, std::move(op));
   return rc;
@@ -87,8 +89,8 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   Plan sp = plan_peer("MPI_Sendrecv", "send", dest, sendbuf, sendcount, sendtype);
   Plan rp = plan_peer("MPI_Sendrecv", "recv", source, recvbuf, recvcount, recvtype);
   if (sp.path == Path::library && rp.path == Path::library) {
-    return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                           recvtag, comm, status);
+    return real().Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                           comm, status);
   }
   Outgoing out;
   Incoming in;

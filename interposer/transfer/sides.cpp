@@ -16,7 +16,8 @@ DevicePart whole(const Plan& plan, const void* buf) {
 }  // namespace
 
 int raise_error(MPI_Comm comm, int code, const char* what) {
-  STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what, code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
+  STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what,
+             code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
   if (comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, code);
   return code;
 }
@@ -69,8 +70,7 @@ int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Inco
   in->plan = plan;
   in->user = buf;
   switch (plan.path) {
-    case Path::library:
-      return MPI_SUCCESS;
+    case Path::library: return MPI_SUCCESS;
     case Path::host_pack:
       in->host = Staging::host(plan.bytes);
       if (!in->host) {
@@ -86,11 +86,12 @@ int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Inco
       in->buffer = in->device.mpi_buffer();
       break;
     }
-    case Path::device_span:    // never planned for data written (plan.hpp)
+    case Path::device_span:  // never planned for data written (plan.hpp)
     case Path::device_refused:
-      STRATA_LOG(error, kDevice, "a receive or unpack into GPU memory with a datatype Strata cannot reduce, on an MPI "
-                                 "that takes no GPU buffers: refused (MPI_ERR_TYPE) rather than rewriting the bytes "
-                                 "the datatype skips");
+      STRATA_LOG(error, kDevice,
+                 "a receive or unpack into GPU memory with a datatype Strata cannot reduce, on an MPI "
+                 "that takes no GPU buffers: refused (MPI_ERR_TYPE) rather than rewriting the bytes "
+                 "the datatype skips");
       return MPI_ERR_TYPE;
   }
   in->count = static_cast<int>(plan.bytes);

@@ -16,8 +16,8 @@ struct Outgoing {
   const void* buffer = nullptr;  // what the library sends
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  Staging host;           // host_pack: the packed bytes; device_span: the span's copy
-  DeviceMessage device;   // device_pack
+  Staging host;          // host_pack: the packed bytes; device_span: the span's copy
+  DeviceMessage device;  // device_pack
   void leak() {
     host.leak();
     device.leak();

@@ -12,13 +12,23 @@
 namespace strata::interposer {
 namespace {
 
-config::IntParam g_host_pool_bytes{"STRATA_HOST_POOL_BYTES", int64_t{256} << 20,
-                                   "Most bytes of host staging buffers kept for reuse", 0, INT64_MAX, true};
-config::IntParam g_pinned_pool_bytes{"STRATA_PINNED_POOL_BYTES", int64_t{512} << 20,
-                                     "Most bytes of pinned (page-locked, mapped) staging buffers kept for reuse", 0,
-                                     INT64_MAX, true};
-config::IntParam g_device_pool_bytes{"STRATA_DEVICE_POOL_BYTES", int64_t{1} << 30,
-                                     "Most bytes of device staging buffers kept for reuse, per device", 0, INT64_MAX,
+config::IntParam g_host_pool_bytes{"STRATA_HOST_POOL_BYTES",
+                                   int64_t{256} << 20,
+                                   "Most bytes of host staging buffers kept for reuse",
+                                   0,
+                                   INT64_MAX,
+                                   true};
+config::IntParam g_pinned_pool_bytes{"STRATA_PINNED_POOL_BYTES",
+                                     int64_t{512} << 20,
+                                     "Most bytes of pinned (page-locked, mapped) staging buffers kept for reuse",
+                                     0,
+                                     INT64_MAX,
+                                     true};
+config::IntParam g_device_pool_bytes{"STRATA_DEVICE_POOL_BYTES",
+                                     int64_t{1} << 30,
+                                     "Most bytes of device staging buffers kept for reuse, per device",
+                                     0,
+                                     INT64_MAX,
                                      true};
 
 constexpr int kMinClass = 12;  // 4 KiB

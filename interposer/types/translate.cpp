@@ -252,8 +252,7 @@ Result<LayoutIR> translate(MPI_Datatype type, int depth) {
   Contents c;
   STRATA_TRY(read_contents(type, c));
   switch (c.combiner) {
-    case MPI_COMBINER_NAMED:
-      return translate_named(type);
+    case MPI_COMBINER_NAMED: return translate_named(type);
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED:  // the bytes are the child's; only the extent changes
       return translate(c.types[0], depth + 1);
@@ -316,14 +315,11 @@ Result<LayoutIR> translate(MPI_Datatype type, int depth) {
       }
       return translate_block_list(std::move(entries), c.types[0], depth);
     }
-    case MPI_COMBINER_STRUCT:
-      return translate_struct(c, depth);
-    case MPI_COMBINER_SUBARRAY:
-      return translate_subarray(c, depth);
+    case MPI_COMBINER_STRUCT: return translate_struct(c, depth);
+    case MPI_COMBINER_SUBARRAY: return translate_subarray(c, depth);
     case MPI_COMBINER_F90_REAL:
     case MPI_COMBINER_F90_COMPLEX:
-    case MPI_COMBINER_F90_INTEGER:
-      return translate_named(type);
+    case MPI_COMBINER_F90_INTEGER: return translate_named(type);
     default:  // darray and anything newer: the library handles it
       return Status::irreducible;
   }
@@ -352,7 +348,8 @@ Result<TypeLayout> measure_datatype(MPI_Datatype type) {
 Span span_of(const TypeLayout& type, int64_t count) {
   if (type.size == 0 || count <= 0) return Span{};
   const int64_t reach = (count - 1) * type.extent;
-  return Span{type.true_lb + std::min<int64_t>(0, reach), type.true_lb + type.true_extent + std::max<int64_t>(0, reach)};
+  return Span{type.true_lb + std::min<int64_t>(0, reach),
+              type.true_lb + type.true_extent + std::max<int64_t>(0, reach)};
 }
 
 Result<TypeLayout> describe_datatype(MPI_Datatype type) {
@@ -367,7 +364,8 @@ Result<TypeLayout> describe_datatype(MPI_Datatype type) {
   const StridedBlock& e = out.element;
   const int64_t true_hi = out.true_lb + out.true_extent;
   if (e.packed_bytes() != out.size || (out.size > 0 && (e.lowest_byte() < out.true_lb || e.highest_byte() > true_hi))) {
-    STRATA_LOG(warn, kTypes, "datatype translation disagrees with the library (size %lld vs %lld, bytes [%lld,%lld) vs "
+    STRATA_LOG(warn, kTypes,
+               "datatype translation disagrees with the library (size %lld vs %lld, bytes [%lld,%lld) vs "
                "true extent [%lld,%lld)); handing it to the library",
                static_cast<long long>(e.packed_bytes()), static_cast<long long>(out.size),
                static_cast<long long>(e.lowest_byte()), static_cast<long long>(e.highest_byte()),

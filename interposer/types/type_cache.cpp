@@ -42,7 +42,7 @@ void TypeCache::on_free(MPI_Datatype type) {
 void TypeCache::on_dup(MPI_Datatype original, MPI_Datatype copy) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
   auto it = map_.find(original);
-  if (it == map_.end()) return;  // not committed through us: the copy stays unknown
+  if (it == map_.end()) return;                       // not committed through us: the copy stays unknown
   std::shared_ptr<const TypeInfo> info = it->second;  // a dup has the same layout
   map_[copy] = std::move(info);
   size_.store(map_.size(), std::memory_order_release);

@@ -30,8 +30,8 @@ struct DeviceProperties {
   int pci_domain = 0;
   int pci_bus = 0;
   int pci_device = 0;
-  int multi_gpu_board = 0;          // 1 when the device is one of several on one board (MI250X GCDs)
-  int multi_gpu_board_group = -1;   // devices of one board share this id
+  int multi_gpu_board = 0;         // 1 when the device is one of several on one board (MI250X GCDs)
+  int multi_gpu_board_group = -1;  // devices of one board share this id
 };
 
 // --- devices ----------------------------------------------------------------

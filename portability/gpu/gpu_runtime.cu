@@ -50,11 +50,11 @@ Status check(gpuError_t err, const char* call) noexcept {
 #define STRATA_GPU_CHECK(call) check((call), #call)
 
 // Calls below need a device; without one they answer like the stub build.
-#define STRATA_GPU_REQUIRE_DEVICE()   \
-  do {                                \
-    if (!available()) {               \
-      return Status::not_supported;   \
-    }                                 \
+#define STRATA_GPU_REQUIRE_DEVICE() \
+  do {                              \
+    if (!available()) {             \
+      return Status::not_supported; \
+    }                               \
   } while (0)
 
 }  // namespace
@@ -151,7 +151,8 @@ Status stream_create(Stream* stream, bool ordered_after_default) noexcept {
   }
   STRATA_GPU_REQUIRE_DEVICE();
   gpuStream_t s = nullptr;
-  STRATA_TRY(STRATA_GPU_CHECK(gpuStreamCreateWithFlags(&s, ordered_after_default ? gpuStreamDefault : gpuStreamNonBlocking)));
+  STRATA_TRY(
+      STRATA_GPU_CHECK(gpuStreamCreateWithFlags(&s, ordered_after_default ? gpuStreamDefault : gpuStreamNonBlocking)));
   *stream = static_cast<Stream>(s);
   return Status::ok;
 }
@@ -225,8 +226,7 @@ Status event_elapsed_ms(Event start, Event stop, float* ms) noexcept {
   }
   STRATA_GPU_REQUIRE_DEVICE();
   float t = 0.0f;
-  STRATA_TRY(STRATA_GPU_CHECK(
-      gpuEventElapsedTime(&t, static_cast<gpuEvent_t>(start), static_cast<gpuEvent_t>(stop))));
+  STRATA_TRY(STRATA_GPU_CHECK(gpuEventElapsedTime(&t, static_cast<gpuEvent_t>(start), static_cast<gpuEvent_t>(stop))));
   *ms = t;
   return Status::ok;
 }
@@ -516,8 +516,8 @@ bool host_readable(uintptr_t a) noexcept {
 // What the runtime says about one address.
 struct Answer {
   device::Pointer what;
-  bool known = false;        // the runtime answered (an unregistered answer included)
-  uintptr_t base = 0;        // the allocation's range, when size > 0
+  bool known = false;  // the runtime answered (an unregistered answer included)
+  uintptr_t base = 0;  // the allocation's range, when size > 0
   size_t size = 0;
 };
 
@@ -616,15 +616,9 @@ Answer query_runtime(const void* ptr) noexcept {
   }
   r.known = true;
   switch (attr.type) {
-    case cudaMemoryTypeHost:
-      r.what = device::Pointer{device::MemoryKind::pinned_host, -1};
-      break;
-    case cudaMemoryTypeDevice:
-      r.what = device::Pointer{device::MemoryKind::device, attr.device};
-      break;
-    case cudaMemoryTypeManaged:
-      r.what = device::Pointer{device::MemoryKind::managed, attr.device};
-      break;
+    case cudaMemoryTypeHost: r.what = device::Pointer{device::MemoryKind::pinned_host, -1}; break;
+    case cudaMemoryTypeDevice: r.what = device::Pointer{device::MemoryKind::device, attr.device}; break;
+    case cudaMemoryTypeManaged: r.what = device::Pointer{device::MemoryKind::managed, attr.device}; break;
     default:  // unregistered
       break;
   }
@@ -647,8 +641,7 @@ Answer query(const void* ptr) noexcept {
   void* data[] = {&type, &ordinal, &managed, &start, &size};
   const CUresult res = fn(5, attrs, data, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(ptr)));
   if (res != CUDA_SUCCESS) {
-    STRATA_LOG(debug, kDevice, "cuda: cuPointerGetAttributes(%p) = %d, asking the runtime", ptr,
-               static_cast<int>(res));
+    STRATA_LOG(debug, kDevice, "cuda: cuPointerGetAttributes(%p) = %d, asking the runtime", ptr, static_cast<int>(res));
     return query_runtime(ptr);
   }
   Answer r;

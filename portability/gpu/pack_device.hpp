@@ -15,11 +15,11 @@ namespace strata::gpu {
 
 // How a (layout, pointers) pair is launched.
 struct LaunchPlan {
-  int word = 1;             // bytes moved per thread step: 1, 2, 4, 8 or 16
+  int word = 1;  // bytes moved per thread step: 1, 2, 4, 8 or 16
   int64_t words_per_block = 0;
-  int threads[3] = {1, 1, 1};  // block shape (x: words of a block, y: blocks)
-  int64_t grid[3] = {1, 1, 1}; // grid shape, within the device's limits
-  int launches = 1;            // > 1 when the outer dimensions are split on the host
+  int threads[3] = {1, 1, 1};   // block shape (x: words of a block, y: blocks)
+  int64_t grid[3] = {1, 1, 1};  // grid shape, within the device's limits
+  int launches = 1;             // > 1 when the outer dimensions are split on the host
 };
 
 // The largest word that divides the block length, every block's start in
@@ -31,9 +31,9 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
 
 // Packs blocks [block_begin, block_end) (end -1: all) asynchronously on
 // `stream`; see strata::device::pack.
-Status pack_async(const StridedBlock& layout, const void* base, void* packed, Stream stream,
-                  int64_t block_begin = 0, int64_t block_end = -1) noexcept;
-Status unpack_async(const StridedBlock& layout, const void* packed, void* base, Stream stream,
-                    int64_t block_begin = 0, int64_t block_end = -1) noexcept;
+Status pack_async(const StridedBlock& layout, const void* base, void* packed, Stream stream, int64_t block_begin = 0,
+                  int64_t block_end = -1) noexcept;
+Status unpack_async(const StridedBlock& layout, const void* packed, void* base, Stream stream, int64_t block_begin = 0,
+                    int64_t block_end = -1) noexcept;
 
 }  // namespace strata::gpu

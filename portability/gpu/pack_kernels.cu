@@ -61,12 +61,12 @@ constexpr int kMaxUnroll = 4;
 // fixed-size StridedIndex, and this launch's range.
 struct Args {
   detail::StridedIndex index;
-  char* user = nullptr;      // the user's buffer (the layout's base)
-  char* packed = nullptr;    // packed bytes of block `first` on
-  uint64_t first = 0;        // first block of `index` moved by this launch
-  uint64_t items = 0;        // blocks * segments
-  uint64_t segments = 1;     // items per block
-  uint64_t words = 0;        // words per block
+  char* user = nullptr;    // the user's buffer (the layout's base)
+  char* packed = nullptr;  // packed bytes of block `first` on
+  uint64_t first = 0;      // first block of `index` moved by this launch
+  uint64_t items = 0;      // blocks * segments
+  uint64_t segments = 1;   // items per block
+  uint64_t words = 0;      // words per block
   // 32-bit path: the dimension counts and `segments` as divisors.
   detail::FastDivisor count_div[detail::StridedIndex::kMaxDims];
   detail::FastDivisor segment_div;
@@ -204,27 +204,16 @@ Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks,
   a.items = static_cast<uint64_t>(items);
   const int64_t y = plan.threads[1];
   const int64_t grid = std::min(plan.grid[0], ceil_div(items, y));
-  const bool narrow = counts32 && static_cast<uint64_t>(first + blocks) <= UINT32_MAX &&
-                      a.words + 1024 <= UINT32_MAX &&
+  const bool narrow = counts32 && static_cast<uint64_t>(first + blocks) <= UINT32_MAX && a.words + 1024 <= UINT32_MAX &&
                       static_cast<uint64_t>(items) + static_cast<uint64_t>(kMaxUnroll + 1) * grid * y <= UINT32_MAX;
   const dim3 g(static_cast<unsigned>(grid), 1, 1);
   const dim3 t(static_cast<unsigned>(plan.threads[0]), static_cast<unsigned>(plan.threads[1]), 1);
   switch (plan.word) {
-    case 16:
-      launch_word<D, uint4>(a, g, t, stream, narrow);
-      break;
-    case 8:
-      launch_word<D, uint64_t>(a, g, t, stream, narrow);
-      break;
-    case 4:
-      launch_word<D, uint32_t>(a, g, t, stream, narrow);
-      break;
-    case 2:
-      launch_word<D, uint16_t>(a, g, t, stream, narrow);
-      break;
-    default:
-      launch_word<D, uint8_t>(a, g, t, stream, narrow);
-      break;
+    case 16: launch_word<D, uint4>(a, g, t, stream, narrow); break;
+    case 8: launch_word<D, uint64_t>(a, g, t, stream, narrow); break;
+    case 4: launch_word<D, uint32_t>(a, g, t, stream, narrow); break;
+    case 2: launch_word<D, uint16_t>(a, g, t, stream, narrow); break;
+    default: launch_word<D, uint8_t>(a, g, t, stream, narrow); break;
   }
   const gpuError_t err = gpuGetLastError();
   if (err != gpuSuccess) {
@@ -291,8 +280,7 @@ Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, 
     const int64_t lo = std::max(block_begin, k * sub);
     const int64_t hi = std::min(block_end, (k + 1) * sub);
     a.index.offset = detail::block_offset(layout.offset, layout.dims.data() + inner, nd - inner, k);
-    STRATA_TRY(
-        launch_one<D>(plan, a, lo - k * sub, hi - lo, packed + (lo - block_begin) * layout.block, counts32, s));
+    STRATA_TRY(launch_one<D>(plan, a, lo - k * sub, hi - lo, packed + (lo - block_begin) * layout.block, counts32, s));
   }
   return Status::ok;
 }

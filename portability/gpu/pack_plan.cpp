@@ -92,8 +92,8 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
   // (and to its limit); the kernels stride over the rest.
   const int64_t segments = ceil_div(plan.words_per_block, x);
   const int64_t items = per_launch > INT64_MAX / segments ? INT64_MAX : per_launch * segments;
-  int64_t cap = props.sm_count > 0 ? props.sm_count * std::max<int64_t>(1, kResidentThreadsPerSm / (x * y))
-                                   : kFallbackMaxCtas;
+  int64_t cap =
+      props.sm_count > 0 ? props.sm_count * std::max<int64_t>(1, kResidentThreadsPerSm / (x * y)) : kFallbackMaxCtas;
   if (props.max_grid[0] > 0) cap = std::min(cap, props.max_grid[0]);
   plan.grid[0] = std::max<int64_t>(1, std::min(ceil_div(items, y), cap));
   plan.grid[1] = 1;

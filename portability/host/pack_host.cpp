@@ -172,16 +172,11 @@ RowsFn select_rows(int64_t block, bool stream) {
   if constexpr (D == Dir::pack) {
     if (stream) {
       switch (block) {
-        case 64:
-          return rows_of<D, 64, true>;
-        case 128:
-          return rows_of<D, 128, true>;
-        case 256:
-          return rows_of<D, 256, true>;
-        case 512:
-          return rows_of<D, 512, true>;
-        default:
-          return rows_of<D, 0, true>;
+        case 64: return rows_of<D, 64, true>;
+        case 128: return rows_of<D, 128, true>;
+        case 256: return rows_of<D, 256, true>;
+        case 512: return rows_of<D, 512, true>;
+        default: return rows_of<D, 0, true>;
       }
     }
   }
@@ -189,52 +184,31 @@ RowsFn select_rows(int64_t block, bool stream) {
 #if STRATA_PACK_AVX2
   if (block >= kAvx2FromBytes && block % 32 == 0 && have_avx2()) {
     switch (block) {
-      case 64:
-        return rows_avx2<D, 64>;
-      case 128:
-        return rows_avx2<D, 128>;
-      case 256:
-        return rows_avx2<D, 256>;
-      case 512:
-        return rows_avx2<D, 512>;
-      default:
-        return rows_avx2<D, 0>;
+      case 64: return rows_avx2<D, 64>;
+      case 128: return rows_avx2<D, 128>;
+      case 256: return rows_avx2<D, 256>;
+      case 512: return rows_avx2<D, 512>;
+      default: return rows_avx2<D, 0>;
     }
   }
 #endif
   switch (block) {
-    case 1:
-      return rows_of<D, 1, false>;
-    case 2:
-      return rows_of<D, 2, false>;
-    case 3:
-      return rows_of<D, 3, false>;
-    case 4:
-      return rows_of<D, 4, false>;
-    case 6:
-      return rows_of<D, 6, false>;
-    case 8:
-      return rows_of<D, 8, false>;
-    case 12:
-      return rows_of<D, 12, false>;
-    case 16:
-      return rows_of<D, 16, false>;
-    case 24:
-      return rows_of<D, 24, false>;
-    case 32:
-      return rows_of<D, 32, false>;
-    case 48:
-      return rows_of<D, 48, false>;
-    case 64:
-      return rows_of<D, 64, false>;
-    case 96:
-      return rows_of<D, 96, false>;
-    case 128:
-      return rows_of<D, 128, false>;
-    case 256:
-      return rows_of<D, 256, false>;
-    default:
-      return rows_of<D, 0, false>;
+    case 1: return rows_of<D, 1, false>;
+    case 2: return rows_of<D, 2, false>;
+    case 3: return rows_of<D, 3, false>;
+    case 4: return rows_of<D, 4, false>;
+    case 6: return rows_of<D, 6, false>;
+    case 8: return rows_of<D, 8, false>;
+    case 12: return rows_of<D, 12, false>;
+    case 16: return rows_of<D, 16, false>;
+    case 24: return rows_of<D, 24, false>;
+    case 32: return rows_of<D, 32, false>;
+    case 48: return rows_of<D, 48, false>;
+    case 64: return rows_of<D, 64, false>;
+    case 96: return rows_of<D, 96, false>;
+    case 128: return rows_of<D, 128, false>;
+    case 256: return rows_of<D, 256, false>;
+    default: return rows_of<D, 0, false>;
   }
 }
 

@@ -37,10 +37,10 @@
 #endif
 
 // X(Space, extra...) for every enabled execution space.
-#define STRATA_KOKKOS_FOR_EACH_SPACE(X, ...)                                                                          \
-  STRATA_KOKKOS_SERIAL(X, ##__VA_ARGS__)                                                                              \
-  STRATA_KOKKOS_OPENMP(X, ##__VA_ARGS__) STRATA_KOKKOS_THREADS(X, ##__VA_ARGS__) STRATA_KOKKOS_CUDA(X, ##__VA_ARGS__) \
-      STRATA_KOKKOS_HIP(X, ##__VA_ARGS__)
+#define STRATA_KOKKOS_FOR_EACH_SPACE(X, ...) \
+  STRATA_KOKKOS_SERIAL(X, ##__VA_ARGS__)     \
+  STRATA_KOKKOS_OPENMP(X, ##__VA_ARGS__)     \
+  STRATA_KOKKOS_THREADS(X, ##__VA_ARGS__) STRATA_KOKKOS_CUDA(X, ##__VA_ARGS__) STRATA_KOKKOS_HIP(X, ##__VA_ARGS__)
 
 // X(Space, T) for every enabled space and every value type of the kernels.
 #if STRATA_KOKKOS_HAVE_HALF

@@ -3,6 +3,4 @@
  * recognises the interposer. It intercepts nothing. */
 #include <stddef.h>
 
-__attribute__((visibility("default"))) const void* strata_preload_counters(void) {
-  return NULL;
-}
+__attribute__((visibility("default"))) const void* strata_preload_counters(void) { return NULL; }

@@ -23,8 +23,8 @@ BoolParam g_flag{"STRATA_TEST_ONLY_FLAG", false, "a test flag"};
 IntParam g_size{"STRATA_TEST_ONLY_SIZE", 4096, "a test size", 0, int64_t{1} << 40, true};
 IntParam g_bounded{"STRATA_TEST_ONLY_BOUNDED", 5, "a bounded int", 1, 10};
 StringParam g_text{"STRATA_TEST_ONLY_TEXT", "hello", "a test string"};
-ChoiceParam<Fruit> g_fruit{"STRATA_TEST_ONLY_FRUIT", Fruit::apple, {{"apple", Fruit::apple}, {"pear", Fruit::pear}},
-                           "a test choice"};
+ChoiceParam<Fruit> g_fruit{
+    "STRATA_TEST_ONLY_FRUIT", Fruit::apple, {{"apple", Fruit::apple}, {"pear", Fruit::pear}}, "a test choice"};
 
 class Config : public testing::Test {
  protected:
@@ -95,8 +95,8 @@ TEST_F(Config, UnknownNamesWarnWithASuggestion) {
 
 TEST_F(Config, ListsEveryParameterSortedOnce) {
   auto params = strata::config::parameters();
-  EXPECT_TRUE(std::is_sorted(params.begin(), params.end(),
-                             [](const auto& a, const auto& b) { return a.name < b.name; }));
+  EXPECT_TRUE(
+      std::is_sorted(params.begin(), params.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
   for (size_t i = 1; i < params.size(); ++i) EXPECT_NE(params[i - 1].name, params[i].name) << "declared twice";
   for (const auto& p : params) {
     EXPECT_EQ(p.name.rfind("STRATA_", 0), 0u) << p.name;

@@ -47,12 +47,32 @@ double combine(ReduceOp op, double a, double b) {
 void store(std::vector<char>& out, size_t i, DataType t, double v) {
   char* p = out.data() + i * size_of(t);
   switch (t) {
-    case DataType::int32: { const int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); break; }
-    case DataType::int64: { const int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); break; }
-    case DataType::float32: { const float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
+    case DataType::int32: {
+      const int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DataType::int64: {
+      const int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case DataType::float32: {
+      const float x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
     case DataType::float64: std::memcpy(p, &v, 8); break;
-    case DataType::float16: { const uint16_t x = host::float_to_half(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case DataType::bfloat16: { const uint16_t x = host::float_to_bfloat16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+    case DataType::float16: {
+      const uint16_t x = host::float_to_half(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case DataType::bfloat16: {
+      const uint16_t x = host::float_to_bfloat16(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
   }
 }
 
@@ -85,7 +105,7 @@ Options with(Algorithm a) {
 }
 
 const std::vector<DataType>& types() {
-  static const std::vector<DataType> t{DataType::int32, DataType::int64,   DataType::float32,
+  static const std::vector<DataType> t{DataType::int32,   DataType::int64,   DataType::float32,
                                        DataType::float64, DataType::float16, DataType::bfloat16};
   return t;
 }
@@ -96,16 +116,18 @@ TEST(CollectivesApi, RejectsBadArguments) {
             Status::invalid_argument);
   EXPECT_EQ(allreduce(a.data(), b.data(), 4, DataType::float32, static_cast<ReduceOp>(9), MPI_COMM_WORLD),
             Status::invalid_argument);
-  EXPECT_EQ(allreduce(a.data(), nullptr, 4, DataType::float32, ReduceOp::sum, MPI_COMM_WORLD), Status::invalid_argument);
-  EXPECT_EQ(allreduce(a.data(), b.data(), 4, DataType::float32, ReduceOp::sum, MPI_COMM_NULL), Status::invalid_argument);
+  EXPECT_EQ(allreduce(a.data(), nullptr, 4, DataType::float32, ReduceOp::sum, MPI_COMM_WORLD),
+            Status::invalid_argument);
+  EXPECT_EQ(allreduce(a.data(), b.data(), 4, DataType::float32, ReduceOp::sum, MPI_COMM_NULL),
+            Status::invalid_argument);
   EXPECT_EQ(broadcast(a.data(), 4, DataType::float32, ranks(), MPI_COMM_WORLD), Status::invalid_argument);
   EXPECT_EQ(broadcast(a.data(), 4, DataType::float32, -1, MPI_COMM_WORLD), Status::invalid_argument);
   EXPECT_EQ(reduce(a.data(), b.data(), 4, DataType::float32, ReduceOp::sum, ranks(), MPI_COMM_WORLD),
             Status::invalid_argument);
   // The C API: MPI error classes.
-  EXPECT_EQ(strata_allreduce(a.data(), b.data(), 4, static_cast<strata_datatype_t>(42), STRATA_SUM, MPI_COMM_WORLD,
-                             nullptr),
-            MPI_ERR_ARG);
+  EXPECT_EQ(
+      strata_allreduce(a.data(), b.data(), 4, static_cast<strata_datatype_t>(42), STRATA_SUM, MPI_COMM_WORLD, nullptr),
+      MPI_ERR_ARG);
   EXPECT_EQ(strata_broadcast(a.data(), 4, STRATA_FLOAT32, ranks() + 3, MPI_COMM_WORLD, nullptr), MPI_ERR_ARG);
 }
 
@@ -118,8 +140,9 @@ TEST(CollectivesApi, CApiComputes) {
   std::vector<char> all(n * 8 * static_cast<size_t>(ranks()));
   ASSERT_EQ(strata_allgather(send.data(), all.data(), n, STRATA_FLOAT64, MPI_COMM_WORLD, nullptr), MPI_SUCCESS);
   for (int r = 0; r < ranks(); ++r) {
-    EXPECT_EQ(std::vector<char>(all.begin() + r * static_cast<long>(n) * 8, all.begin() + (r + 1) * static_cast<long>(n) * 8),
-              input(DataType::float64, r, n))
+    EXPECT_EQ(
+        std::vector<char>(all.begin() + r * static_cast<long>(n) * 8, all.begin() + (r + 1) * static_cast<long>(n) * 8),
+        input(DataType::float64, r, n))
         << "block of rank " << r;
   }
 }
@@ -143,7 +166,8 @@ TEST(CollectivesApi, EveryAlgorithmEveryCollective) {
           std::vector<char> send = input(t, rank(), n * n_ranks), recv(n * e, 0x5A);
           ASSERT_EQ(reduce_scatter(send.data(), recv.data(), n, t, ReduceOp::prod, MPI_COMM_WORLD, with(a)), Status::ok)
               << what;
-          EXPECT_EQ(recv, reduction(t, ReduceOp::prod, n, static_cast<size_t>(rank()) * n)) << "reduce_scatter " << what;
+          EXPECT_EQ(recv, reduction(t, ReduceOp::prod, n, static_cast<size_t>(rank()) * n))
+              << "reduce_scatter " << what;
         }
         {  // allgather
           std::vector<char> send = input(t, rank(), n), recv(n * e * n_ranks, 0x5A), want;
@@ -217,8 +241,8 @@ TEST(CollectivesApi, SecondaryPartitionGathersTheParameters) {
                           static_cast<int>(primary.size()), MPI_BYTE, MPI_COMM_WORLD),
             MPI_SUCCESS);
   std::vector<char> secondary(want.size()), full(want.size(), 0x5A);  // large enough for any group size
-  const Status built = build_secondary_partition(primary.data(), shard, secondary.data(), DataType::float32, 0,
-                                                 MPI_COMM_WORLD);
+  const Status built =
+      build_secondary_partition(primary.data(), shard, secondary.data(), DataType::float32, 0, MPI_COMM_WORLD);
   if (built == Status::not_supported || built == Status::invalid_argument) {
     GTEST_SKIP() << "no uniform level 0 in this topology (" << to_string(built) << ")";
   }

@@ -213,8 +213,8 @@ bool check_pack_case(const RandomType& rt, int count, std::mt19937_64& rng, cons
     if (size * count > 0) {
       std::vector<unsigned char> small(by_mpi.size(), poison);
       int64_t pos = p0;
-      const strata::Status too_small = strata::pack(src_base, count, type, small.data() + kGuard,
-                                                    p0 + size * count - 1, &pos);
+      const strata::Status too_small =
+          strata::pack(src_base, count, type, small.data() + kGuard, p0 + size * count - 1, &pos);
       CHECK_EQ(too_small, strata::Status::invalid_argument);
       CHECK_EQ(pos, p0);
       CHECK_TRUE(all_equal(small, poison)) << "a refused pack wrote into the output";

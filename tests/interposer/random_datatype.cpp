@@ -168,12 +168,12 @@ RandomDatatypeGenerator::Node RandomDatatypeGenerator::build(int depth) {
     case 0: return contiguous(depth);
     case 1: return vector(depth, false);
     case 2: return vector(depth, true);
-    case 3: return block_list(depth, false, true);   // indexed_block
-    case 4: return block_list(depth, true, true);    // hindexed_block
+    case 3: return block_list(depth, false, true);  // indexed_block
+    case 4: return block_list(depth, true, true);   // hindexed_block
     case 5:
     case 6: return block_list(depth, false, false);  // indexed
     case 7:
-    case 8: return block_list(depth, true, false);   // hindexed
+    case 8: return block_list(depth, true, false);  // hindexed
     case 9:
     case 10: return structure(depth);
     case 11:
@@ -212,9 +212,9 @@ RandomDatatypeGenerator::Node RandomDatatypeGenerator::vector(int depth, bool by
     MPI_Aint stride = 0;
     switch (uniform(0, 5)) {
       case 0: stride = 0; break;
-      case 1: stride = blocklen * child.extent; break;                              // contiguous
+      case 1: stride = blocklen * child.extent; break;                               // contiguous
       case 2: stride = -static_cast<MPI_Aint>(uniform(1, 3)) * child.extent; break;  // reversed
-      case 3: stride = blocklen * child.extent + uniform(1, 24); break;             // gap
+      case 3: stride = blocklen * child.extent + uniform(1, 24); break;              // gap
       case 4: stride = uniform(1, std::max<int64_t>(1, child.extent)); break;        // overlap
       default: stride = uniform(-200, 200); break;
     }
@@ -354,7 +354,7 @@ RandomDatatypeGenerator::Node RandomDatatypeGenerator::structure(int depth) {
     const char* name;
     int size;
   };
-  const Member members[] = {{MPI_CHAR, "MPI_CHAR", 1},   {MPI_SHORT, "MPI_SHORT", 2}, {MPI_INT, "MPI_INT", 4},
+  const Member members[] = {{MPI_CHAR, "MPI_CHAR", 1},   {MPI_SHORT, "MPI_SHORT", 2},   {MPI_INT, "MPI_INT", 4},
                             {MPI_FLOAT, "MPI_FLOAT", 4}, {MPI_DOUBLE, "MPI_DOUBLE", 8}, {MPI_2INT, "MPI_2INT", 8}};
   const bool adjacent = r < 8;
   const int n = static_cast<int>(uniform(2, 4));
@@ -378,8 +378,8 @@ RandomDatatypeGenerator::Node RandomDatatypeGenerator::structure(int depth) {
   if (!adjacent) {
     // Runs cannot merge (gaps); they are irregular when the gaps differ (3+
     // members) or the run lengths differ.
-    const bool equal_runs = std::all_of(run_lengths.begin(), run_lengths.end(),
-                                        [&](int64_t l) { return l == run_lengths[0]; });
+    const bool equal_runs =
+        std::all_of(run_lengths.begin(), run_lengths.end(), [&](int64_t l) { return l == run_lengths[0]; });
     e = (n >= 3 || !equal_runs) ? Expect::irreducible : Expect::reducible;
   }
   MPI_Datatype t;

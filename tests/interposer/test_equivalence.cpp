@@ -146,19 +146,31 @@ TEST(Equivalence, StridedIntBlocks) {
                    {"vector", [](Arena& a) { return vector(4, 2, 5, MPI_INT); }},
                    {"hvector", [](Arena& a) { return hvector(4, 2, 20, MPI_INT); }},
                    {"hvector of contiguous", [](Arena& a) { return hvector(4, 1, 20, a(contiguous(2, MPI_INT))); }},
-                   {"indexed_block", [](Arena& a) { return indexed_block(2, {0, 5, 10, 15}, MPI_INT); }},
-                   {"hindexed_block", [](Arena& a) { return hindexed_block(2, {0, 20, 40, 60}, MPI_INT); }},
-                   {"indexed", [](Arena& a) { return indexed({2, 2, 2, 2}, {0, 5, 10, 15}, MPI_INT); }},
-                   {"hindexed merged", [](Arena& a) {
+                   {"indexed_block",
+                    [](Arena& a) {
+                      return indexed_block(2, {0, 5, 10, 15}, MPI_INT);
+                    }},
+                   {"hindexed_block",
+                    [](Arena& a) {
+                      return hindexed_block(2, {0, 20, 40, 60}, MPI_INT);
+                    }},
+                   {"indexed",
+                    [](Arena& a) {
+                      return indexed({2, 2, 2, 2}, {0, 5, 10, 15}, MPI_INT);
+                    }},
+                   {"hindexed merged",
+                    [](Arena& a) {
                       return hindexed({1, 1, 1, 1, 1, 1, 1, 1}, {0, 4, 20, 24, 40, 44, 60, 64}, MPI_INT);
                     }},
-                   {"struct of contiguous", [](Arena& a) {
+                   {"struct of contiguous",
+                    [](Arena& a) {
                       MPI_Datatype c = a(contiguous(2, MPI_INT));
                       return structure({1, 1, 1, 1}, {0, 20, 40, 60}, {c, c, c, c});
                     }},
                    {"struct one member", [](Arena& a) { return at(0, a(vector(4, 2, 5, MPI_INT))); }},
                    {"dup", [](Arena& a) { return dup(a(vector(4, 2, 5, MPI_INT))); }},
-                   {"resized subarray", [](Arena& a) {
+                   {"resized subarray",
+                    [](Arena& a) {
                       return resized(0, 68, a(subarray({4, 5}, {4, 2}, {0, 0}, MPI_ORDER_C, MPI_INT)));
                     }},
                    {"hvector of hvector", [](Arena& a) { return hvector(2, 1, 40, a(hvector(2, 2, 20, MPI_INT))); }},
@@ -175,17 +187,28 @@ TEST(Equivalence, DenseRuns) {
                    {"vector stride == blocklen", [](Arena& a) { return vector(3, 4, 4, MPI_INT); }},
                    {"vector of one block", [](Arena& a) { return vector(1, 12, 100, MPI_INT); }},
                    {"hvector adjacent", [](Arena& a) { return hvector(2, 6, 24, MPI_INT); }},
-                   {"indexed adjacent", [](Arena& a) { return indexed({5, 3, 4}, {0, 5, 8}, MPI_INT); }},
-                   {"indexed_block adjacent", [](Arena& a) { return indexed_block(4, {0, 4, 8}, MPI_INT); }},
-                   {"hindexed_block of bytes", [](Arena& a) {
+                   {"indexed adjacent",
+                    [](Arena& a) {
+                      return indexed({5, 3, 4}, {0, 5, 8}, MPI_INT);
+                    }},
+                   {"indexed_block adjacent",
+                    [](Arena& a) {
+                      return indexed_block(4, {0, 4, 8}, MPI_INT);
+                    }},
+                   {"hindexed_block of bytes",
+                    [](Arena& a) {
                       std::vector<MPI_Aint> d;
                       for (int i = 0; i < 12; ++i) d.push_back(4 * i);
                       return hindexed_block(4, d, MPI_BYTE);
                     }},
-                   {"struct int float int", [](Arena& a) {
+                   {"struct int float int",
+                    [](Arena& a) {
                       return structure({2, 2, 8}, {0, 8, 16}, {MPI_INT, MPI_FLOAT, MPI_INT});
                     }},
-                   {"full subarray", [](Arena& a) { return subarray({3, 4}, {3, 4}, {0, 0}, MPI_ORDER_C, MPI_INT); }},
+                   {"full subarray",
+                    [](Arena& a) {
+                      return subarray({3, 4}, {3, 4}, {0, 0}, MPI_ORDER_C, MPI_INT);
+                    }},
                    {"contiguous 2int", [](Arena& a) { return contiguous(6, MPI_2INT); }},
                    {"contiguous bytes", [](Arena& a) { return contiguous(48, MPI_BYTE); }},
                    {"contiguous double", [](Arena& a) { return contiguous(6, MPI_DOUBLE); }},
@@ -200,10 +223,20 @@ TEST(Equivalence, NegativeStrides) {
                {
                    {"vector", [](Arena& a) { return vector(3, 1, -2, MPI_DOUBLE); }},
                    {"hvector", [](Arena& a) { return hvector(3, 1, -16, MPI_DOUBLE); }},
-                   {"hindexed_block", [](Arena& a) { return hindexed_block(1, {0, -16, -32}, MPI_DOUBLE); }},
-                   {"indexed_block", [](Arena& a) { return indexed_block(1, {0, -2, -4}, MPI_DOUBLE); }},
-                   {"indexed", [](Arena& a) { return indexed({1, 1, 1}, {0, -2, -4}, MPI_DOUBLE); }},
-                   {"struct", [](Arena& a) {
+                   {"hindexed_block",
+                    [](Arena& a) {
+                      return hindexed_block(1, {0, -16, -32}, MPI_DOUBLE);
+                    }},
+                   {"indexed_block",
+                    [](Arena& a) {
+                      return indexed_block(1, {0, -2, -4}, MPI_DOUBLE);
+                    }},
+                   {"indexed",
+                    [](Arena& a) {
+                      return indexed({1, 1, 1}, {0, -2, -4}, MPI_DOUBLE);
+                    }},
+                   {"struct",
+                    [](Arena& a) {
                       return structure({1, 1, 1}, {0, -16, -32}, {MPI_DOUBLE, MPI_DOUBLE, MPI_DOUBLE});
                     }},
                },
@@ -212,48 +245,70 @@ TEST(Equivalence, NegativeStrides) {
 
 TEST(Equivalence, ReversedAdjacentRuns) {
   const StridedBlock want{16, 8, {{3, -8}}, 24};
-  expect_group("runs of 8 bytes at 16, 8, 0",
-               {
-                   {"hindexed_block", [](Arena& a) { return hindexed_block(2, {16, 8, 0}, MPI_INT); }},
-                   {"indexed_block", [](Arena& a) { return indexed_block(2, {4, 2, 0}, MPI_INT); }},
-                   {"struct over hvector", [](Arena& a) { return at(16, a(hvector(3, 2, -8, MPI_INT))); }},
-                   {"vector of contiguous", [](Arena& a) { return at(16, a(vector(3, 1, -1, a(contiguous(2, MPI_INT))))); }},
-               },
-               &want);
+  expect_group(
+      "runs of 8 bytes at 16, 8, 0",
+      {
+          {"hindexed_block",
+           [](Arena& a) {
+             return hindexed_block(2, {16, 8, 0}, MPI_INT);
+           }},
+          {"indexed_block",
+           [](Arena& a) {
+             return indexed_block(2, {4, 2, 0}, MPI_INT);
+           }},
+          {"struct over hvector", [](Arena& a) { return at(16, a(hvector(3, 2, -8, MPI_INT))); }},
+          {"vector of contiguous", [](Arena& a) { return at(16, a(vector(3, 1, -1, a(contiguous(2, MPI_INT))))); }},
+      },
+      &want);
 }
 
 TEST(Equivalence, Subarray2D) {
   const StridedBlock want{32, 12, {{2, 24}}, 96};
-  expect_group("2x3 of a 4x6 int array at (1,2)",
-               {
-                   {"subarray C", [](Arena& a) { return subarray({4, 6}, {2, 3}, {1, 2}, MPI_ORDER_C, MPI_INT); }},
-                   {"subarray Fortran",
-                    [](Arena& a) { return subarray({6, 4}, {3, 2}, {2, 1}, MPI_ORDER_FORTRAN, MPI_INT); }},
-                   {"resized hindexed_block",
-                    [](Arena& a) { return resized(0, 96, a(hindexed_block(3, {32, 56}, MPI_INT))); }},
-                   {"resized struct of vector",
-                    [](Arena& a) { return resized(0, 96, a(at(32, a(vector(2, 3, 6, MPI_INT))))); }},
-                   {"resized indexed", [](Arena& a) { return resized(0, 96, a(indexed({3, 3}, {8, 14}, MPI_INT))); }},
-               },
-               &want);
+  expect_group(
+      "2x3 of a 4x6 int array at (1,2)",
+      {
+          {"subarray C",
+           [](Arena& a) {
+             return subarray({4, 6}, {2, 3}, {1, 2}, MPI_ORDER_C, MPI_INT);
+           }},
+          {"subarray Fortran",
+           [](Arena& a) {
+             return subarray({6, 4}, {3, 2}, {2, 1}, MPI_ORDER_FORTRAN, MPI_INT);
+           }},
+          {"resized hindexed_block",
+           [](Arena& a) {
+             return resized(0, 96, a(hindexed_block(3, {32, 56}, MPI_INT)));
+           }},
+          {"resized struct of vector", [](Arena& a) { return resized(0, 96, a(at(32, a(vector(2, 3, 6, MPI_INT))))); }},
+          {"resized indexed",
+           [](Arena& a) {
+             return resized(0, 96, a(indexed({3, 3}, {8, 14}, MPI_INT)));
+           }},
+      },
+      &want);
 }
 
 TEST(Equivalence, Subarray3D) {
   const StridedBlock want{176, 16, {{3, 40}, {2, 160}}, 480};
-  expect_group("2x3x2 of a 3x4x5 double array at (1,0,2)",
-               {
-                   {"subarray C",
-                    [](Arena& a) { return subarray({3, 4, 5}, {2, 3, 2}, {1, 0, 2}, MPI_ORDER_C, MPI_DOUBLE); }},
-                   {"subarray Fortran",
-                    [](Arena& a) { return subarray({5, 4, 3}, {2, 3, 2}, {2, 0, 1}, MPI_ORDER_FORTRAN, MPI_DOUBLE); }},
-                   {"nested hvectors", [](Arena& a) {
-                      return resized(0, 480, a(at(176, a(hvector(2, 1, 160, a(hvector(3, 2, 40, MPI_DOUBLE)))))));
-                    }},
-                   {"vector of vector", [](Arena& a) {
-                      return resized(0, 480, a(at(176, a(hvector(2, 1, 160, a(vector(3, 2, 5, MPI_DOUBLE)))))));
-                    }},
-               },
-               &want);
+  expect_group(
+      "2x3x2 of a 3x4x5 double array at (1,0,2)",
+      {
+          {"subarray C",
+           [](Arena& a) {
+             return subarray({3, 4, 5}, {2, 3, 2}, {1, 0, 2}, MPI_ORDER_C, MPI_DOUBLE);
+           }},
+          {"subarray Fortran",
+           [](Arena& a) {
+             return subarray({5, 4, 3}, {2, 3, 2}, {2, 0, 1}, MPI_ORDER_FORTRAN, MPI_DOUBLE);
+           }},
+          {"nested hvectors",
+           [](Arena& a) {
+             return resized(0, 480, a(at(176, a(hvector(2, 1, 160, a(hvector(3, 2, 40, MPI_DOUBLE)))))));
+           }},
+          {"vector of vector",
+           [](Arena& a) { return resized(0, 480, a(at(176, a(hvector(2, 1, 160, a(vector(3, 2, 5, MPI_DOUBLE))))))); }},
+      },
+      &want);
 }
 
 TEST(Equivalence, Subarray4DCollapses) {
@@ -261,8 +316,11 @@ TEST(Equivalence, Subarray4DCollapses) {
   expect_group("4D with full inner dimensions",
                {
                    {"subarray C",
-                    [](Arena& a) { return subarray({2, 3, 4, 5}, {2, 1, 4, 5}, {0, 1, 0, 0}, MPI_ORDER_C, MPI_INT); }},
-                   {"subarray Fortran", [](Arena& a) {
+                    [](Arena& a) {
+                      return subarray({2, 3, 4, 5}, {2, 1, 4, 5}, {0, 1, 0, 0}, MPI_ORDER_C, MPI_INT);
+                    }},
+                   {"subarray Fortran",
+                    [](Arena& a) {
                       return subarray({5, 4, 3, 2}, {5, 4, 1, 2}, {0, 0, 1, 0}, MPI_ORDER_FORTRAN, MPI_INT);
                     }},
                    {"hvector", [](Arena& a) { return resized(0, 480, a(at(80, a(hvector(2, 20, 240, MPI_INT))))); }},
@@ -275,8 +333,13 @@ TEST(Equivalence, FortranColumnsAsVector) {
   expect_group("rows 1..2 of a 5x4 Fortran double array",
                {
                    {"subarray Fortran",
-                    [](Arena& a) { return subarray({5, 4}, {2, 4}, {1, 0}, MPI_ORDER_FORTRAN, MPI_DOUBLE); }},
-                   {"subarray C", [](Arena& a) { return subarray({4, 5}, {4, 2}, {0, 1}, MPI_ORDER_C, MPI_DOUBLE); }},
+                    [](Arena& a) {
+                      return subarray({5, 4}, {2, 4}, {1, 0}, MPI_ORDER_FORTRAN, MPI_DOUBLE);
+                    }},
+                   {"subarray C",
+                    [](Arena& a) {
+                      return subarray({4, 5}, {4, 2}, {0, 1}, MPI_ORDER_C, MPI_DOUBLE);
+                    }},
                    {"hvector", [](Arena& a) { return resized(0, 160, a(at(8, a(hvector(4, 2, 40, MPI_DOUBLE))))); }},
                },
                &want);
@@ -288,8 +351,14 @@ TEST(Equivalence, ZeroStrides) {
                {
                    {"vector", [](Arena& a) { return vector(3, 1, 0, MPI_INT); }},
                    {"hvector", [](Arena& a) { return hvector(3, 1, 0, MPI_INT); }},
-                   {"indexed_block", [](Arena& a) { return indexed_block(1, {0, 0, 0}, MPI_INT); }},
-                   {"hindexed", [](Arena& a) { return hindexed({1, 1, 1}, {0, 0, 0}, MPI_INT); }},
+                   {"indexed_block",
+                    [](Arena& a) {
+                      return indexed_block(1, {0, 0, 0}, MPI_INT);
+                    }},
+                   {"hindexed",
+                    [](Arena& a) {
+                      return hindexed({1, 1, 1}, {0, 0, 0}, MPI_INT);
+                    }},
                    {"contiguous of zero extent",
                     [](Arena& a) { return resized(0, 4, a(contiguous(3, a(resized(0, 0, MPI_INT))))); }},
                },
@@ -298,39 +367,52 @@ TEST(Equivalence, ZeroStrides) {
 
 TEST(Equivalence, StructOfOneTypeVersusHvector) {
   const StridedBlock want{0, 4, {{2, 12}, {3, 40}}, 96};
-  expect_group("3 vectors 40 bytes apart",
-               {
-                   {"struct", [](Arena& a) {
-                      MPI_Datatype v = a(vector(2, 1, 3, MPI_INT));
-                      return structure({1, 1, 1}, {0, 40, 80}, {v, v, v});
-                    }},
-                   {"struct of two equal types", [](Arena& a) {
-                      MPI_Datatype v = a(vector(2, 1, 3, MPI_INT));
-                      MPI_Datatype w = a(hvector(2, 1, 12, MPI_INT));
-                      return structure({1, 1, 1}, {0, 40, 80}, {v, w, v});
-                    }},
-                   {"hvector", [](Arena& a) { return hvector(3, 1, 40, a(vector(2, 1, 3, MPI_INT))); }},
-                   {"hindexed_block", [](Arena& a) { return hindexed_block(1, {0, 40, 80}, a(vector(2, 1, 3, MPI_INT))); }},
-                   {"indexed_block of resized", [](Arena& a) {
-                      return resized(0, 96, a(indexed_block(1, {0, 1, 2}, a(resized(0, 40, a(vector(2, 1, 3, MPI_INT)))))));
-                    }},
-               },
-               &want);
+  expect_group(
+      "3 vectors 40 bytes apart",
+      {
+          {"struct",
+           [](Arena& a) {
+             MPI_Datatype v = a(vector(2, 1, 3, MPI_INT));
+             return structure({1, 1, 1}, {0, 40, 80}, {v, v, v});
+           }},
+          {"struct of two equal types",
+           [](Arena& a) {
+             MPI_Datatype v = a(vector(2, 1, 3, MPI_INT));
+             MPI_Datatype w = a(hvector(2, 1, 12, MPI_INT));
+             return structure({1, 1, 1}, {0, 40, 80}, {v, w, v});
+           }},
+          {"hvector", [](Arena& a) { return hvector(3, 1, 40, a(vector(2, 1, 3, MPI_INT))); }},
+          {"hindexed_block",
+           [](Arena& a) {
+             return hindexed_block(1, {0, 40, 80}, a(vector(2, 1, 3, MPI_INT)));
+           }},
+          {"indexed_block of resized",
+           [](Arena& a) {
+             return resized(0, 96, a(indexed_block(1, {0, 1, 2}, a(resized(0, 40, a(vector(2, 1, 3, MPI_INT)))))));
+           }},
+      },
+      &want);
 }
 
 TEST(Equivalence, ResizedThenContiguous) {
   const StridedBlock want{0, 4, {{2, 8}, {3, 24}}, 72};
-  expect_group("pairs of ints 8 apart, every 24 bytes",
-               {
-                   {"contiguous of resized",
-                    [](Arena& a) { return contiguous(3, a(resized(0, 24, a(vector(2, 1, 2, MPI_INT))))); }},
-                   {"hvector resized", [](Arena& a) { return resized(0, 72, a(hvector(3, 1, 24, a(vector(2, 1, 2, MPI_INT))))); }},
-                   {"vector of resized",
-                    [](Arena& a) { return resized(0, 72, a(vector(3, 1, 1, a(resized(0, 24, a(vector(2, 1, 2, MPI_INT))))))); }},
-                   {"subarray", [](Arena& a) { return subarray({3, 3}, {3, 2}, {0, 0}, MPI_ORDER_C, a(resized(0, 8, MPI_INT))); }},
-                   {"hvector of hvector", [](Arena& a) { return resized(0, 72, a(hvector(3, 1, 24, a(hvector(2, 1, 8, MPI_INT))))); }},
-               },
-               &want);
+  expect_group(
+      "pairs of ints 8 apart, every 24 bytes",
+      {
+          {"contiguous of resized",
+           [](Arena& a) { return contiguous(3, a(resized(0, 24, a(vector(2, 1, 2, MPI_INT))))); }},
+          {"hvector resized",
+           [](Arena& a) { return resized(0, 72, a(hvector(3, 1, 24, a(vector(2, 1, 2, MPI_INT))))); }},
+          {"vector of resized",
+           [](Arena& a) { return resized(0, 72, a(vector(3, 1, 1, a(resized(0, 24, a(vector(2, 1, 2, MPI_INT))))))); }},
+          {"subarray",
+           [](Arena& a) {
+             return subarray({3, 3}, {3, 2}, {0, 0}, MPI_ORDER_C, a(resized(0, 8, MPI_INT)));
+           }},
+          {"hvector of hvector",
+           [](Arena& a) { return resized(0, 72, a(hvector(3, 1, 24, a(hvector(2, 1, 8, MPI_INT))))); }},
+      },
+      &want);
 }
 
 TEST(Equivalence, NestedStreamsFlatten) {
@@ -340,9 +422,16 @@ TEST(Equivalence, NestedStreamsFlatten) {
                    {"contiguous of resized hvector",
                     [](Arena& a) { return contiguous(2, a(resized(0, 24, a(hvector(3, 1, 8, MPI_INT))))); }},
                    {"vector resized", [](Arena& a) { return resized(0, 48, a(vector(6, 1, 2, MPI_INT))); }},
-                   {"subarray", [](Arena& a) { return subarray({6, 2}, {6, 1}, {0, 0}, MPI_ORDER_C, MPI_INT); }},
-                   {"hvector of hvector", [](Arena& a) { return resized(0, 48, a(hvector(2, 1, 24, a(hvector(3, 1, 8, MPI_INT))))); }},
-                   {"indexed_block", [](Arena& a) { return resized(0, 48, a(indexed_block(1, {0, 2, 4, 6, 8, 10}, MPI_INT))); }},
+                   {"subarray",
+                    [](Arena& a) {
+                      return subarray({6, 2}, {6, 1}, {0, 0}, MPI_ORDER_C, MPI_INT);
+                    }},
+                   {"hvector of hvector",
+                    [](Arena& a) { return resized(0, 48, a(hvector(2, 1, 24, a(hvector(3, 1, 8, MPI_INT))))); }},
+                   {"indexed_block",
+                    [](Arena& a) {
+                      return resized(0, 48, a(indexed_block(1, {0, 2, 4, 6, 8, 10}, MPI_INT)));
+                    }},
                    {"contiguous of resized int", [](Arena& a) { return contiguous(6, a(resized(0, 8, MPI_INT))); }},
                },
                &want);
@@ -350,27 +439,36 @@ TEST(Equivalence, NestedStreamsFlatten) {
 
 TEST(Equivalence, MergedGroupsOfAdjacentBlocks) {
   const StridedBlock want{0, 12, {{3, 40}}, 92};
-  expect_group("3 runs of 12 bytes 40 apart",
-               {
-                   {"hindexed of split runs",
-                    [](Arena& a) { return hindexed({1, 2, 2, 1, 3}, {0, 4, 40, 48, 80}, MPI_INT); }},
-                   {"indexed of split runs", [](Arena& a) { return indexed({2, 1, 1, 2, 3}, {0, 2, 10, 11, 20}, MPI_INT); }},
-                   {"hvector", [](Arena& a) { return hvector(3, 3, 40, MPI_INT); }},
-                   {"struct of mixed dense members", [](Arena& a) {
-                      return structure({1, 2, 3, 1, 2}, {0, 4, 40, 80, 84}, {MPI_INT, MPI_FLOAT, MPI_INT, MPI_FLOAT, MPI_INT});
-                    }},
-               },
-               &want);
+  expect_group(
+      "3 runs of 12 bytes 40 apart",
+      {
+          {"hindexed of split runs",
+           [](Arena& a) {
+             return hindexed({1, 2, 2, 1, 3}, {0, 4, 40, 48, 80}, MPI_INT);
+           }},
+          {"indexed of split runs",
+           [](Arena& a) {
+             return indexed({2, 1, 1, 2, 3}, {0, 2, 10, 11, 20}, MPI_INT);
+           }},
+          {"hvector", [](Arena& a) { return hvector(3, 3, 40, MPI_INT); }},
+          {"struct of mixed dense members",
+           [](Arena& a) {
+             return structure({1, 2, 3, 1, 2}, {0, 4, 40, 80, 84}, {MPI_INT, MPI_FLOAT, MPI_INT, MPI_FLOAT, MPI_INT});
+           }},
+      },
+      &want);
 }
 
 TEST(Equivalence, StructOfMixedDenseMembersAtOneStep) {
   const StridedBlock want{0, 8, {{3, 12}}, 32};
   expect_group("3 runs of 8 bytes 12 apart",
                {
-                   {"struct", [](Arena& a) {
+                   {"struct",
+                    [](Arena& a) {
                       return structure({2, 2, 1, 1}, {0, 12, 24, 28}, {MPI_INT, MPI_FLOAT, MPI_INT, MPI_FLOAT});
                     }},
-                   {"struct of 2int and float_int", [](Arena& a) {
+                   {"struct of 2int and float_int",
+                    [](Arena& a) {
                       return structure({1, 1, 1}, {0, 12, 24}, {MPI_2INT, MPI_FLOAT_INT, MPI_2INT});
                     }},
                    {"vector", [](Arena& a) { return vector(3, 2, 3, MPI_INT); }},
@@ -385,8 +483,14 @@ TEST(Equivalence, OverlappingElements) {
                    {"contiguous of smaller extent",
                     [](Arena& a) { return contiguous(3, a(resized(0, 4, a(contiguous(2, MPI_INT))))); }},
                    {"hvector resized", [](Arena& a) { return resized(0, 12, a(hvector(3, 2, 4, MPI_INT))); }},
-                   {"hindexed_block", [](Arena& a) { return resized(0, 12, a(hindexed_block(2, {0, 4, 8}, MPI_INT))); }},
-                   {"indexed", [](Arena& a) { return resized(0, 12, a(indexed({2, 2, 2}, {0, 1, 2}, MPI_INT))); }},
+                   {"hindexed_block",
+                    [](Arena& a) {
+                      return resized(0, 12, a(hindexed_block(2, {0, 4, 8}, MPI_INT)));
+                    }},
+                   {"indexed",
+                    [](Arena& a) {
+                      return resized(0, 12, a(indexed({2, 2, 2}, {0, 1, 2}, MPI_INT)));
+                    }},
                },
                &want);
 }
@@ -407,39 +511,52 @@ TEST(Equivalence, OffsetOnly) {
 
 TEST(Equivalence, IndexedOfResizedChild) {
   const StridedBlock want{0, 4, {{3, 16}}, 40};
-  expect_group("ints 16 bytes apart",
-               {
-                   {"indexed_block of resized", [](Arena& a) { return indexed_block(1, {0, 2, 4}, a(resized(0, 8, MPI_INT))); }},
-                   {"hvector", [](Arena& a) { return resized(0, 40, a(hvector(3, 1, 16, MPI_INT))); }},
-                   {"vector of resized", [](Arena& a) { return resized(0, 40, a(vector(3, 1, 2, a(resized(0, 8, MPI_INT))))); }},
-               },
-               &want);
+  expect_group(
+      "ints 16 bytes apart",
+      {
+          {"indexed_block of resized",
+           [](Arena& a) {
+             return indexed_block(1, {0, 2, 4}, a(resized(0, 8, MPI_INT)));
+           }},
+          {"hvector", [](Arena& a) { return resized(0, 40, a(hvector(3, 1, 16, MPI_INT))); }},
+          {"vector of resized", [](Arena& a) { return resized(0, 40, a(vector(3, 1, 2, a(resized(0, 8, MPI_INT))))); }},
+      },
+      &want);
 }
 
 TEST(Equivalence, ByteColumns) {
   const StridedBlock want{5, 2, {{3, 8}}, 24};
-  expect_group("2 bytes at column 5 of a 3x8 byte array",
-               {
-                   {"subarray", [](Arena& a) { return subarray({3, 8}, {3, 2}, {0, 5}, MPI_ORDER_C, MPI_BYTE); }},
-                   {"indexed_block", [](Arena& a) { return resized(0, 24, a(indexed_block(2, {5, 13, 21}, MPI_BYTE))); }},
-                   {"struct of hvector", [](Arena& a) { return resized(0, 24, a(at(5, a(hvector(3, 2, 8, MPI_BYTE))))); }},
-                   {"shorts", [](Arena& a) { return resized(0, 24, a(hindexed_block(1, {5, 13, 21}, MPI_SHORT))); }},
-               },
-               &want);
+  expect_group(
+      "2 bytes at column 5 of a 3x8 byte array",
+      {
+          {"subarray",
+           [](Arena& a) {
+             return subarray({3, 8}, {3, 2}, {0, 5}, MPI_ORDER_C, MPI_BYTE);
+           }},
+          {"indexed_block",
+           [](Arena& a) {
+             return resized(0, 24, a(indexed_block(2, {5, 13, 21}, MPI_BYTE)));
+           }},
+          {"struct of hvector", [](Arena& a) { return resized(0, 24, a(at(5, a(hvector(3, 2, 8, MPI_BYTE))))); }},
+          {"shorts",
+           [](Arena& a) {
+             return resized(0, 24, a(hindexed_block(1, {5, 13, 21}, MPI_SHORT)));
+           }},
+      },
+      &want);
 }
 
 TEST(Equivalence, DupChainsAndOneMemberStructs) {
   const StridedBlock want{16, 4, {{2, 12}, {2, 16}}, 32};
-  expect_group("two vectors at 16",
-               {
-                   {"struct", [](Arena& a) { return structure({2}, {16}, {a(vector(2, 1, 3, MPI_INT))}); }},
-                   {"hindexed_block", [](Arena& a) { return hindexed_block(2, {16}, a(vector(2, 1, 3, MPI_INT))); }},
-                   {"dup of dup", [](Arena& a) {
-                      return dup(a(dup(a(structure({2}, {16}, {a(vector(2, 1, 3, MPI_INT))})))));
-                    }},
-                   {"indexed", [](Arena& a) { return indexed({2}, {1}, a(vector(2, 1, 3, MPI_INT))); }},
-               },
-               &want);
+  expect_group(
+      "two vectors at 16",
+      {
+          {"struct", [](Arena& a) { return structure({2}, {16}, {a(vector(2, 1, 3, MPI_INT))}); }},
+          {"hindexed_block", [](Arena& a) { return hindexed_block(2, {16}, a(vector(2, 1, 3, MPI_INT))); }},
+          {"dup of dup", [](Arena& a) { return dup(a(dup(a(structure({2}, {16}, {a(vector(2, 1, 3, MPI_INT))}))))); }},
+          {"indexed", [](Arena& a) { return indexed({2}, {1}, a(vector(2, 1, 3, MPI_INT))); }},
+      },
+      &want);
 }
 
 TEST(Equivalence, LargeStrides) {
@@ -448,9 +565,16 @@ TEST(Equivalence, LargeStrides) {
   expect_group("2 doubles 8 GiB apart",
                {
                    {"hvector", [s](Arena& a) { return hvector(2, 1, s, MPI_DOUBLE); }},
-                   {"hindexed_block", [s](Arena& a) { return hindexed_block(1, {0, s}, MPI_DOUBLE); }},
-                   {"struct", [s](Arena& a) { return structure({1, 1}, {0, s}, {MPI_DOUBLE, MPI_DOUBLE}); }},
-                   {"vector of 1 GiB elements", [](Arena& a) {
+                   {"hindexed_block",
+                    [s](Arena& a) {
+                      return hindexed_block(1, {0, s}, MPI_DOUBLE);
+                    }},
+                   {"struct",
+                    [s](Arena& a) {
+                      return structure({1, 1}, {0, s}, {MPI_DOUBLE, MPI_DOUBLE});
+                    }},
+                   {"vector of 1 GiB elements",
+                    [](Arena& a) {
                       return resized(0, (MPI_Aint{1} << 33) + 8,
                                      a(vector(2, 1, 8, a(resized(0, MPI_Aint{1} << 30, MPI_DOUBLE)))));
                     }},
@@ -464,7 +588,10 @@ TEST(Equivalence, EmptyTypes) {
                {
                    {"contiguous 0", [](Arena& a) { return contiguous(0, MPI_INT); }},
                    {"vector 0", [](Arena& a) { return vector(0, 2, 3, MPI_INT); }},
-                   {"indexed of empty blocks", [](Arena& a) { return resized(0, 0, a(indexed({0, 0}, {0, 3}, MPI_INT))); }},
+                   {"indexed of empty blocks",
+                    [](Arena& a) {
+                      return resized(0, 0, a(indexed({0, 0}, {0, 3}, MPI_INT)));
+                    }},
                    // resized: the libraries disagree on its own extent (below)
                    {"hvector blocklen 0", [](Arena& a) { return resized(0, 0, a(hvector(3, 0, 8, MPI_INT))); }},
                },
@@ -489,9 +616,12 @@ TEST(Equivalence, ZeroCountStructMembers) {
   expect_group("16 bytes, with members that contribute nothing",
                {
                    {"struct with zero-count double",
-                    [](Arena& a) { return structure({2, 0, 2}, {0, 64, 8}, {MPI_INT, MPI_DOUBLE, MPI_INT}); }},
+                    [](Arena& a) {
+                      return structure({2, 0, 2}, {0, 64, 8}, {MPI_INT, MPI_DOUBLE, MPI_INT});
+                    }},
                    {"contiguous", [](Arena& a) { return contiguous(2, MPI_DOUBLE); }},
-                   {"struct with empty derived member", [](Arena& a) {
+                   {"struct with empty derived member",
+                    [](Arena& a) {
                       return structure({4, 3}, {0, 8}, {MPI_INT, a(contiguous(0, MPI_INT))});
                     }},
                },
@@ -514,11 +644,12 @@ TEST(Equivalence, UnitCountsDisappear) {
   expect_group("unit streams everywhere",
                {
                    {"vector", [](Arena& a) { return vector(3, 2, 8, MPI_INT); }},
-                   {"vectors of count 1", [](Arena& a) {
-                      return vector(1, 1, 7, a(hvector(3, 1, 32, a(vector(1, 2, 9, MPI_INT)))));
-                    }},
-                   {"contiguous 1 and subarray", [](Arena& a) {
-                      return resized(0, 72, a(contiguous(1, a(subarray({1, 3, 8}, {1, 3, 2}, {0, 0, 0}, MPI_ORDER_C, MPI_INT)))));
+                   {"vectors of count 1",
+                    [](Arena& a) { return vector(1, 1, 7, a(hvector(3, 1, 32, a(vector(1, 2, 9, MPI_INT))))); }},
+                   {"contiguous 1 and subarray",
+                    [](Arena& a) {
+                      return resized(
+                          0, 72, a(contiguous(1, a(subarray({1, 3, 8}, {1, 3, 2}, {0, 0, 0}, MPI_ORDER_C, MPI_INT)))));
                     }},
                },
                &want);
@@ -532,20 +663,33 @@ TEST(Equivalence, SameBytesInAnotherOrderDiffer) {
     std::function<MPI_Datatype(Arena&)> a, b;
   };
   const std::vector<Pair> pairs = {
-      {"two ints ascending vs descending", [](Arena& a) { return hindexed_block(1, {0, 4}, MPI_INT); },
-       [](Arena& a) { return hindexed_block(1, {4, 0}, MPI_INT); }},
-      {"row-major vs column-major 2x2 of ints",
-       [](Arena& a) { return vector(2, 2, 3, MPI_INT); },
+      {"two ints ascending vs descending",
+       [](Arena& a) {
+         return hindexed_block(1, {0, 4}, MPI_INT);
+       },
+       [](Arena& a) {
+         return hindexed_block(1, {4, 0}, MPI_INT);
+       }},
+      {"row-major vs column-major 2x2 of ints", [](Arena& a) { return vector(2, 2, 3, MPI_INT); },
        [](Arena& a) { return resized(0, 24, a(hvector(2, 1, 4, a(hvector(2, 1, 12, MPI_INT))))); }},
       {"C vs Fortran order, same arguments",
-       [](Arena& a) { return subarray({4, 4}, {2, 3}, {1, 0}, MPI_ORDER_C, MPI_INT); },
-       [](Arena& a) { return subarray({4, 4}, {2, 3}, {1, 0}, MPI_ORDER_FORTRAN, MPI_INT); }},
+       [](Arena& a) {
+         return subarray({4, 4}, {2, 3}, {1, 0}, MPI_ORDER_C, MPI_INT);
+       },
+       [](Arena& a) {
+         return subarray({4, 4}, {2, 3}, {1, 0}, MPI_ORDER_FORTRAN, MPI_INT);
+       }},
       {"different extent", [](Arena& a) { return contiguous(2, MPI_INT); },
        [](Arena& a) { return resized(0, 12, a(contiguous(2, MPI_INT))); }},
       {"overlap vs dense", [](Arena& a) { return vector(3, 1, 0, MPI_INT); },
        [](Arena& a) { return resized(0, 4, a(contiguous(3, MPI_INT))); }},
-      {"blocks swapped in a struct", [](Arena& a) { return structure({2, 2}, {0, 8}, {MPI_INT, MPI_INT}); },
-       [](Arena& a) { return structure({2, 2}, {8, 0}, {MPI_INT, MPI_INT}); }},
+      {"blocks swapped in a struct",
+       [](Arena& a) {
+         return structure({2, 2}, {0, 8}, {MPI_INT, MPI_INT});
+       },
+       [](Arena& a) {
+         return structure({2, 2}, {8, 0}, {MPI_INT, MPI_INT});
+       }},
       {"offset differs", [](Arena& a) { return resized(0, 16, a(at(0, MPI_DOUBLE))); },
        [](Arena& a) { return resized(0, 16, a(at(8, MPI_DOUBLE))); }},
   };
@@ -585,7 +729,10 @@ TEST(Equivalence, AdjacentBlocksOfANonDenseChildMerge) {
   expect_group("3 elements of a child with holes",
                {
                    {"contiguous", [](Arena& a) { return contiguous(3, a(vector(2, 1, 2, MPI_INT))); }},
-                   {"indexed {1,2} at {0,1}", [](Arena& a) { return indexed({1, 2}, {0, 1}, a(vector(2, 1, 2, MPI_INT))); }},
+                   {"indexed {1,2} at {0,1}",
+                    [](Arena& a) {
+                      return indexed({1, 2}, {0, 1}, a(vector(2, 1, 2, MPI_INT)));
+                    }},
                });
 }
 
@@ -600,8 +747,8 @@ struct Leaf {
   const char* name;
   int64_t size;
 };
-const Leaf kLeaves[] = {{MPI_BYTE, "MPI_BYTE", 1}, {MPI_SHORT, "MPI_SHORT", 2}, {MPI_INT, "MPI_INT", 4},
-                        {MPI_DOUBLE, "MPI_DOUBLE", 8}};
+const Leaf kLeaves[] = {
+    {MPI_BYTE, "MPI_BYTE", 1}, {MPI_SHORT, "MPI_SHORT", 2}, {MPI_INT, "MPI_INT", 4}, {MPI_DOUBLE, "MPI_DOUBLE", 8}};
 
 // offset (bytes), blocks of `blocklen` leaves, dims innermost first with
 // strides in leaves (so every MPI constructor can express them).
@@ -673,10 +820,22 @@ MPI_Datatype express(const Layout& l, Rng& rng, Arena& a, std::string& how) {
       db.push_back(i * stride * sz);
     }
     switch (first) {
-      case 3: t = a(vector(count, l.blocklen, static_cast<int>(stride), l.leaf.type)); os << "vector"; break;
-      case 4: t = a(hvector(count, l.blocklen, stride * sz, l.leaf.type)); os << "hvector"; break;
-      case 5: t = a(indexed_block(l.blocklen, di, l.leaf.type)); os << "indexed_block"; break;
-      case 6: t = a(hindexed_block(l.blocklen, db, l.leaf.type)); os << "hindexed_block"; break;
+      case 3:
+        t = a(vector(count, l.blocklen, static_cast<int>(stride), l.leaf.type));
+        os << "vector";
+        break;
+      case 4:
+        t = a(hvector(count, l.blocklen, stride * sz, l.leaf.type));
+        os << "hvector";
+        break;
+      case 5:
+        t = a(indexed_block(l.blocklen, di, l.leaf.type));
+        os << "indexed_block";
+        break;
+      case 6:
+        t = a(hindexed_block(l.blocklen, db, l.leaf.type));
+        os << "hindexed_block";
+        break;
       default: {
         std::vector<int> lens(static_cast<size_t>(count), l.blocklen);
         t = a(indexed(lens, di, l.leaf.type));
@@ -693,8 +852,14 @@ MPI_Datatype express(const Layout& l, Rng& rng, Arena& a, std::string& how) {
     std::vector<MPI_Aint> db;
     for (int i = 0; i < count; ++i) db.push_back(i * bytes);
     switch (uniform(rng, 0, 4)) {
-      case 0: t = a(hvector(count, 1, bytes, t)); os << " hvector"; break;
-      case 1: t = a(hindexed_block(1, db, t)); os << " hindexed_block"; break;
+      case 0:
+        t = a(hvector(count, 1, bytes, t));
+        os << " hvector";
+        break;
+      case 1:
+        t = a(hindexed_block(1, db, t));
+        os << " hindexed_block";
+        break;
       case 2: {
         std::vector<int> lens(static_cast<size_t>(count), 1);
         std::vector<MPI_Datatype> types(static_cast<size_t>(count), t);
@@ -765,9 +930,9 @@ TEST(Equivalence, RandomLayoutsExpressedInSeveralWays) {
       const int count = static_cast<int>(uniform(rng, 1, 5));
       int64_t stride = 0;
       switch (uniform(rng, 0, 5)) {
-        case 0: stride = span; break;                             // folds or flattens
-        case 1: stride = span + uniform(rng, 1, 6); break;        // gap
-        case 2: stride = -(span + uniform(rng, 0, 6)); break;     // downwards
+        case 0: stride = span; break;                                         // folds or flattens
+        case 1: stride = span + uniform(rng, 1, 6); break;                    // gap
+        case 2: stride = -(span + uniform(rng, 0, 6)); break;                 // downwards
         case 3: stride = uniform(rng, 0, std::max<int64_t>(1, span)); break;  // overlap or zero
         default: stride = uniform(rng, -3 * span, 3 * span); break;
       }

@@ -120,7 +120,8 @@ std::string device_json() {
       const double base = 1000.0 + bytes * 0.2;
       const double oneshot = bytes <= 65536 ? base : base * 1.5;
       const double staged = bytes <= 65536 ? base * 1.5 : base;
-      for (auto [m, ns] : {std::pair<const char*, double>{"oneshot", oneshot}, {"staged", staged}, {"device", base / 2}}) {
+      for (auto [m, ns] :
+           {std::pair<const char*, double>{"oneshot", oneshot}, {"staged", staged}, {"device", base / 2}}) {
         if (!samples.empty()) samples += ",";
         samples += "{\"method\":\"" + std::string(m) + "\",\"block\":" + std::to_string(block) +
                    ",\"bytes\":" + std::to_string(bytes) + ",\"ns\":" + std::to_string(ns) + "}";

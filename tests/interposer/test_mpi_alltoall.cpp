@@ -33,8 +33,7 @@ Layout layout(int peers, int salt) {
 
 // Checks peer i's part of a receive buffer: the elements that came from
 // `source` where it sent them from displacement `sdispl` of its buffer.
-std::string check_part(const TypeCase& c, const std::vector<int>& buf, int rdispl, int count, int source,
-                       int sdispl) {
+std::string check_part(const TypeCase& c, const std::vector<int>& buf, int rdispl, int count, int source, int sdispl) {
   for (int e = 0; e < count; ++e) {
     for (long off : c.offsets) {
       const long pos = (rdispl + e) * c.extent_ints + off;
@@ -127,9 +126,9 @@ TEST_P(AllToAll, NeighborAlltoallvDistGraph) {
   int rcounts[2] = {1, 2}, rdispls[2] = {2, 0};  // received in another order
   std::vector<int> sendbuf = strata_test::filled_buffer(c, 3, rank);
   std::vector<int> recvbuf = strata_test::poisoned_buffer(c, 3);
-  ASSERT_EQ(MPI_Neighbor_alltoallv(sendbuf.data(), scounts, sdispls, type, recvbuf.data(), rcounts, rdispls, type,
-                                   graph),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPI_Neighbor_alltoallv(sendbuf.data(), scounts, sdispls, type, recvbuf.data(), rcounts, rdispls, type, graph),
+      MPI_SUCCESS);
   // From rank-1 (its dest #0): 1 element from its displ 0; from rank-2 (its dest #1): 2 from displ 1.
   EXPECT_EQ(check_part(c, recvbuf, rdispls[0], 1, sources[0], sdispls[0]), "");
   EXPECT_EQ(check_part(c, recvbuf, rdispls[1], 2, sources[1], sdispls[1]), "");

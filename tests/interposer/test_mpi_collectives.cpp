@@ -67,9 +67,9 @@ void from_memory(void* dst, const void* src, size_t n) {
 }
 #endif
 
-#define REQUIRE_MEMORY()                                                        \
-  do {                                                                          \
-    if (!memory_available()) GTEST_SKIP() << "no GPU on every rank";            \
+#define REQUIRE_MEMORY()                                             \
+  do {                                                               \
+    if (!memory_available()) GTEST_SKIP() << "no GPU on every rank"; \
   } while (0)
 
 // A buffer of `bytes` in the memory under test, poisoned, with guards.
@@ -183,14 +183,14 @@ int rank() { return strata_test::world_rank(); }
 int ranks() { return strata_test::world_size(); }
 
 // Both sides are evaluated once (they are often oracle calls).
-#define EXPECT_BYTES_EQ(got, want, what)                                                      \
-  do {                                                                                        \
-    const std::vector<char> got_ = (got);                                                     \
-    const std::vector<char> want_ = (want);                                                   \
-    ASSERT_EQ(got_.size(), want_.size()) << what;                                             \
-    const size_t first_bad_ =                                                                 \
+#define EXPECT_BYTES_EQ(got, want, what)                                                                  \
+  do {                                                                                                    \
+    const std::vector<char> got_ = (got);                                                                 \
+    const std::vector<char> want_ = (want);                                                               \
+    ASSERT_EQ(got_.size(), want_.size()) << what;                                                         \
+    const size_t first_bad_ =                                                                             \
         static_cast<size_t>(std::mismatch(got_.begin(), got_.end(), want_.begin()).first - got_.begin()); \
-    EXPECT_EQ(first_bad_, got_.size()) << what << ": first wrong byte " << first_bad_;        \
+    EXPECT_EQ(first_bad_, got_.size()) << what << ": first wrong byte " << first_bad_;                    \
   } while (0)
 
 // --- the collectives ----------------------------------------------------------
@@ -201,8 +201,8 @@ TEST(Collectives, Allreduce) {
     for (const OpInfo& o : ops()) {
       for (size_t n : counts()) {
         for (bool in_place : {false, true}) {
-          const std::string what = std::string(t.name) + " " + o.name + " n=" + std::to_string(n) +
-                                   (in_place ? " in place" : "");
+          const std::string what =
+              std::string(t.name) + " " + o.name + " n=" + std::to_string(n) + (in_place ? " in place" : "");
           Buffer send(n * t.size), recv(n * t.size);
           ASSERT_TRUE(send.ok() && recv.ok());
           (in_place ? recv : send).put(input(t, rank(), n));
@@ -225,8 +225,8 @@ TEST(Collectives, ReduceScatterBlock) {
     for (const OpInfo& o : ops()) {
       for (size_t n : counts()) {
         for (bool in_place : {false, true}) {
-          const std::string what = std::string(t.name) + " " + o.name + " n=" + std::to_string(n) +
-                                   (in_place ? " in place" : "");
+          const std::string what =
+              std::string(t.name) + " " + o.name + " n=" + std::to_string(n) + (in_place ? " in place" : "");
           Buffer send(n * n_ranks * t.size), recv((in_place ? n * n_ranks : n) * t.size);
           ASSERT_TRUE(send.ok() && recv.ok());
           (in_place ? recv : send).put(input(t, rank(), n * n_ranks));
@@ -277,7 +277,8 @@ TEST(Collectives, Allgather) {
         if (in_place) {
           std::vector<char> mine(block * n_ranks, static_cast<char>(kPoison));
           const std::vector<char> b = bytes_of(rank());
-          std::copy(b.begin(), b.end(), mine.begin() + static_cast<std::ptrdiff_t>(block * static_cast<size_t>(rank())));
+          std::copy(b.begin(), b.end(),
+                    mine.begin() + static_cast<std::ptrdiff_t>(block * static_cast<size_t>(rank())));
           recv.put(mine);
         } else {
           send.put(bytes_of(rank()));

@@ -44,8 +44,8 @@ class DeviceEnvironment : public testing::Environment {
 };
 testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new DeviceEnvironment);
 
-#define REQUIRE_GPU()                                                                        \
-  do {                                                                                       \
+#define REQUIRE_GPU()                                                                           \
+  do {                                                                                          \
     if (!strata_test::all_ranks_agree(gpu_count() > 0)) GTEST_SKIP() << "no GPU on every rank"; \
   } while (0)
 
@@ -68,7 +68,7 @@ struct DeviceInts {
 enum class How { send_recv, sendrecv, wait, waitall, waitany, waitsome, test, testall, testany, testsome };
 
 const char* name_of(How h) {
-  static const char* const names[] = {"send_recv", "sendrecv", "wait", "waitall", "waitany",
+  static const char* const names[] = {"send_recv", "sendrecv", "wait",    "waitall", "waitany",
                                       "waitsome",  "test",     "testall", "testany", "testsome"};
   return names[static_cast<int>(h)];
 }
@@ -79,14 +79,31 @@ void complete(How how, MPI_Request* reqs) {
   MPI_Status st[2];
   auto left = [&] { return (reqs[0] != MPI_REQUEST_NULL) + (reqs[1] != MPI_REQUEST_NULL); };
   switch (how) {
-    case How::wait: MPI_Wait(&reqs[0], &st[0]); MPI_Wait(&reqs[1], &st[1]); break;
+    case How::wait:
+      MPI_Wait(&reqs[0], &st[0]);
+      MPI_Wait(&reqs[1], &st[1]);
+      break;
     case How::waitall: MPI_Waitall(2, reqs, st); break;
-    case How::waitany: while (left()) MPI_Waitany(2, reqs, &index, &st[0]); break;
-    case How::waitsome: while (left()) MPI_Waitsome(2, reqs, &outcount, indices, st); break;
-    case How::test: while (left()) for (int i = 0; i < 2; ++i) if (reqs[i] != MPI_REQUEST_NULL) MPI_Test(&reqs[i], &flag, &st[i]); break;
-    case How::testall: while (!flag) MPI_Testall(2, reqs, &flag, st); break;
-    case How::testany: while (left()) MPI_Testany(2, reqs, &index, &flag, &st[0]); break;
-    case How::testsome: while (left()) MPI_Testsome(2, reqs, &outcount, indices, st); break;
+    case How::waitany:
+      while (left()) MPI_Waitany(2, reqs, &index, &st[0]);
+      break;
+    case How::waitsome:
+      while (left()) MPI_Waitsome(2, reqs, &outcount, indices, st);
+      break;
+    case How::test:
+      while (left())
+        for (int i = 0; i < 2; ++i)
+          if (reqs[i] != MPI_REQUEST_NULL) MPI_Test(&reqs[i], &flag, &st[i]);
+      break;
+    case How::testall:
+      while (!flag) MPI_Testall(2, reqs, &flag, st);
+      break;
+    case How::testany:
+      while (left()) MPI_Testany(2, reqs, &index, &flag, &st[0]);
+      break;
+    case How::testsome:
+      while (left()) MPI_Testsome(2, reqs, &outcount, indices, st);
+      break;
     default: break;
   }
 }
@@ -166,9 +183,9 @@ TEST(DeviceP2PSemantics, IrreducibleTypes) {
   MPI_Datatype type = c.build();
   DeviceInts send(strata_test::filled_buffer(c, 2, rank));
   std::vector<int> host_recv = strata_test::poisoned_buffer(c, 2);
-  ASSERT_EQ(MPI_Sendrecv(send.ptr, 2, type, dest, 3, host_recv.data(), 2, type, source, 3, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE),
-            MPI_SUCCESS);
+  ASSERT_EQ(
+      MPI_Sendrecv(send.ptr, 2, type, dest, 3, host_recv.data(), 2, type, source, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+      MPI_SUCCESS);
   EXPECT_EQ(strata_test::check_received(c, host_recv, 2, source), "");
   DeviceInts device_recv(strata_test::poisoned_buffer(c, 2));
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -263,7 +280,8 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
     int bound = 0;
     PMPI_Pack_size(count, type, MPI_COMM_WORLD, &bound);
     // Both outputs poisoned alike: the bytes past the packed ones must stay so.
-    std::vector<unsigned char> expected(static_cast<size_t>(bound) + 1, 0xEE), got(static_cast<size_t>(bound) + 1, 0xEE);
+    std::vector<unsigned char> expected(static_cast<size_t>(bound) + 1, 0xEE),
+        got(static_cast<size_t>(bound) + 1, 0xEE);
     int expected_pos = 0, got_pos = 0;
     ASSERT_EQ(PMPI_Pack(host_base, count, type, expected.data(), bound, &expected_pos, MPI_COMM_WORLD), MPI_SUCCESS);
     // MPI_Pack of device data into host memory.
@@ -332,7 +350,7 @@ TEST(DeviceP2PSemantics, ConcurrentReceivesIntoOneBuffer) {
   DeviceInts send(values);
   DeviceInts recv(std::vector<int>(64 * 8, strata_test::kPoison));
   MPI_Request reqs[4];
-  ASSERT_EQ(MPI_Irecv(recv.ptr, 4, even, source, 1, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);      // columns 0,2,4,6
+  ASSERT_EQ(MPI_Irecv(recv.ptr, 4, even, source, 1, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);     // columns 0,2,4,6
   ASSERT_EQ(MPI_Irecv(recv.ptr + 1, 4, odd, source, 2, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);  // columns 1,3,5,7
   ASSERT_EQ(MPI_Isend(send.ptr + 1, 4, odd, dest, 2, MPI_COMM_WORLD, &reqs[2]), MPI_SUCCESS);
   ASSERT_EQ(MPI_Isend(send.ptr, 4, even, dest, 1, MPI_COMM_WORLD, &reqs[3]), MPI_SUCCESS);

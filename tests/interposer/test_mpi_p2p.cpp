@@ -52,9 +52,7 @@ void complete_all(Completion how, std::vector<MPI_Request>& reqs, std::vector<MP
     case Completion::wait:
       for (int i = 0; i < n; ++i) ASSERT_EQ(MPI_Wait(&reqs[i], &statuses[i]), MPI_SUCCESS);
       break;
-    case Completion::waitall:
-      ASSERT_EQ(MPI_Waitall(n, reqs.data(), statuses.data()), MPI_SUCCESS);
-      break;
+    case Completion::waitall: ASSERT_EQ(MPI_Waitall(n, reqs.data(), statuses.data()), MPI_SUCCESS); break;
     case Completion::waitany:
       while (active() > 0) {
         int index = MPI_UNDEFINED;
@@ -103,8 +101,7 @@ void complete_all(Completion how, std::vector<MPI_Request>& reqs, std::vector<MP
         for (int k = 0; k < outcount && outcount != MPI_UNDEFINED; ++k) statuses[indices[k]] = st[k];
       }
       break;
-    default:
-      FAIL() << "not a request completion";
+    default: FAIL() << "not a request completion";
   }
 }
 
@@ -175,8 +172,8 @@ std::string case_name(const testing::TestParamInfo<std::tuple<int, Completion>>&
 
 INSTANTIATE_TEST_SUITE_P(AllTypesAllCompletions, P2P,
                          testing::Combine(testing::Range(0, static_cast<int>(strata_test::type_cases().size())),
-                                          testing::Values(Completion::send_recv, Completion::sendrecv,
-                                                          Completion::wait, Completion::waitall, Completion::waitany,
+                                          testing::Values(Completion::send_recv, Completion::sendrecv, Completion::wait,
+                                                          Completion::waitall, Completion::waitany,
                                                           Completion::waitsome, Completion::test, Completion::testall,
                                                           Completion::testany, Completion::testsome)),
                          case_name);
@@ -253,8 +250,7 @@ TEST(P2PSemantics, PackedMatchesTyped) {
             MPI_SUCCESS);
   std::vector<int> unpacked = strata_test::poisoned_buffer(c, 2);
   int in_position = 0;
-  ASSERT_EQ(MPI_Unpack(inbox.data(), packed_size, &in_position, unpacked.data(), 2, type, MPI_COMM_WORLD),
-            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Unpack(inbox.data(), packed_size, &in_position, unpacked.data(), 2, type, MPI_COMM_WORLD), MPI_SUCCESS);
   EXPECT_EQ(in_position, position);
   EXPECT_EQ(strata_test::check_received(c, unpacked, 2, source), "");
   MPI_Type_free(&type);
@@ -291,8 +287,8 @@ TEST(P2PSemantics, DupOfCommittedType) {
   MPI_Type_free(&type);  // the dup must outlive the original
   std::vector<int> sendbuf = strata_test::filled_buffer(c, 2, rank);
   std::vector<int> recvbuf = strata_test::poisoned_buffer(c, 2);
-  ASSERT_EQ(MPI_Sendrecv(sendbuf.data(), 2, dup, (rank + 1) % size, 3, recvbuf.data(), 2, dup,
-                         (rank + size - 1) % size, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+  ASSERT_EQ(MPI_Sendrecv(sendbuf.data(), 2, dup, (rank + 1) % size, 3, recvbuf.data(), 2, dup, (rank + size - 1) % size,
+                         3, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
             MPI_SUCCESS);
   EXPECT_EQ(strata_test::check_received(c, recvbuf, 2, (rank + size - 1) % size), "");
   MPI_Type_free(&dup);
@@ -355,7 +351,9 @@ TEST(P2PSemantics, ManySendsThatCompleteOnTheSpot) {
   for (int round = 0; round < 5; ++round) {
     std::vector<MPI_Request> reqs(2 * kMessages, MPI_REQUEST_NULL);
     for (int i = 0; i < kMessages; ++i) {
-      ASSERT_EQ(MPI_Irecv(recvbufs[static_cast<size_t>(i)].data(), 1, type, rank, i, MPI_COMM_WORLD, &reqs[static_cast<size_t>(i)]), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Irecv(recvbufs[static_cast<size_t>(i)].data(), 1, type, rank, i, MPI_COMM_WORLD,
+                          &reqs[static_cast<size_t>(i)]),
+                MPI_SUCCESS);
     }
     for (int i = 0; i < kMessages; ++i) {
       ASSERT_EQ(MPI_Isend(sendbufs[static_cast<size_t>(i)].data(), 1, type, rank, i, MPI_COMM_WORLD,

@@ -24,7 +24,8 @@ using Bytes = std::vector<unsigned char>;
 
 // A buffer covering a footprint plus guards; base() is the buffer pointer.
 struct Guarded {
-  Guarded(const strata_test::Footprint& fp, unsigned char fill) : bytes(static_cast<size_t>(fp.hi - fp.lo + 2 * kGuard), fill), lo(fp.lo) {}
+  Guarded(const strata_test::Footprint& fp, unsigned char fill)
+      : bytes(static_cast<size_t>(fp.hi - fp.lo + 2 * kGuard), fill), lo(fp.lo) {}
   char* base() { return reinterpret_cast<char*>(bytes.data()) + kGuard - lo; }
   Bytes bytes;
   int64_t lo;
@@ -51,7 +52,8 @@ TEST_F(PackRandom, PackAndUnpackMatchTheLibrary) {
     const int start = static_cast<int>(gen.rng()() % 8);
     Bytes ours(static_cast<size_t>(start + bound + 2 * kGuard), 0xA5), theirs = ours;
     int pos_ours = start, pos_theirs = start;
-    const int rc_ours = MPI_Pack(src.base(), count, type, ours.data() + kGuard, start + bound, &pos_ours, MPI_COMM_WORLD);
+    const int rc_ours =
+        MPI_Pack(src.base(), count, type, ours.data() + kGuard, start + bound, &pos_ours, MPI_COMM_WORLD);
     const int rc_theirs =
         PMPI_Pack(src.base(), count, type, theirs.data() + kGuard, start + bound, &pos_theirs, MPI_COMM_WORLD);
     ASSERT_EQ(rc_ours, rc_theirs) << rt.description;
@@ -61,9 +63,9 @@ TEST_F(PackRandom, PackAndUnpackMatchTheLibrary) {
     // Unpack the same bytes into two identically poisoned destinations.
     Guarded dst_ours(strata_test::footprint(type, count), 0x5A), dst_theirs = dst_ours;
     int in_ours = start, in_theirs = start;
-    ASSERT_EQ(MPI_Unpack(ours.data() + kGuard, pos_ours, &in_ours, dst_ours.base(), count, type, MPI_COMM_WORLD),
-              PMPI_Unpack(theirs.data() + kGuard, pos_theirs, &in_theirs, dst_theirs.base(), count, type,
-                          MPI_COMM_WORLD));
+    ASSERT_EQ(
+        MPI_Unpack(ours.data() + kGuard, pos_ours, &in_ours, dst_ours.base(), count, type, MPI_COMM_WORLD),
+        PMPI_Unpack(theirs.data() + kGuard, pos_theirs, &in_theirs, dst_theirs.base(), count, type, MPI_COMM_WORLD));
     ASSERT_EQ(in_ours, in_theirs);
     ASSERT_EQ(dst_ours.bytes, dst_theirs.bytes) << "MPI_Unpack differs: " << rt.description << " count " << count
                                                 << " (seed " << seed() << ", case " << i << ")";
@@ -110,7 +112,8 @@ TEST_F(PackRandom, MessagesMatchTheLibrary) {
     MPI_Status statuses[2];
     ASSERT_EQ(MPI_Irecv(received.data(), bound, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Isend(src.base(), count, type, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
-    ASSERT_EQ(MPI_Waitall(2, reqs, statuses), MPI_SUCCESS) << rt.description << " count " << count << " bound " << bound;
+    ASSERT_EQ(MPI_Waitall(2, reqs, statuses), MPI_SUCCESS)
+        << rt.description << " count " << count << " bound " << bound;
     int got = -1;
     MPI_Get_count(&statuses[0], MPI_PACKED, &got);
     ASSERT_EQ(got, packed) << rt.description;
@@ -128,8 +131,8 @@ TEST_F(PackRandom, MessagesMatchTheLibrary) {
     ASSERT_EQ(MPI_Irecv(dst_ours.base(), count, type, rank, i, MPI_COMM_WORLD, &reqs[0]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Isend(expected.data(), packed, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Waitall(2, reqs, statuses), MPI_SUCCESS)
-        << rt.description << " count " << count << " packed " << packed << " receive error "
-        << statuses[0].MPI_ERROR << " send error " << statuses[1].MPI_ERROR;
+        << rt.description << " count " << count << " packed " << packed << " receive error " << statuses[0].MPI_ERROR
+        << " send error " << statuses[1].MPI_ERROR;
     int elements = -1;
     MPI_Get_count(&statuses[0], type, &elements);
     if (packed > 0) EXPECT_EQ(elements, count) << rt.description;

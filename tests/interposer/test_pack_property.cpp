@@ -62,12 +62,12 @@ TEST(PackProperty, RandomDatatypesMatchTheLibrary) {
   }
   // The corpus must not pass vacuously (judged on complete runs only).
   if (!testing::Test::HasFailure()) {
-  EXPECT_GE(reducible, iterations * 4 / 10) << "too few reducible types";
-  EXPECT_GE(nonempty_reducible, iterations / 4) << "too few non-empty reducible cases";
-  EXPECT_GE(iterations - reducible, iterations / 20) << "too few irreducible types";
-  for (const char* e : {"reducible", "irreducible", "unknown"}) {
-    EXPECT_GT(expectation[e], 0) << "no type expected " << e;
-  }
+    EXPECT_GE(reducible, iterations * 4 / 10) << "too few reducible types";
+    EXPECT_GE(nonempty_reducible, iterations / 4) << "too few non-empty reducible cases";
+    EXPECT_GE(iterations - reducible, iterations / 20) << "too few irreducible types";
+    for (const char* e : {"reducible", "irreducible", "unknown"}) {
+      EXPECT_GT(expectation[e], 0) << "no type expected " << e;
+    }
   }
 
   if (strata_test::world_rank() == 0) {
@@ -81,7 +81,8 @@ TEST(PackProperty, RandomDatatypesMatchTheLibrary) {
                 expectation["irreducible"], expectation["unknown"]);
     int missed = 0;
     for (const auto& [name, n] : g_missed.by_constructor) missed += n;
-    std::printf("irreducible although the library's type map is strided (missed reductions, no darray inside): %d\n", missed);
+    std::printf("irreducible although the library's type map is strided (missed reductions, no darray inside): %d\n",
+                missed);
     for (const auto& [name, n] : g_missed.by_constructor) std::printf("  %-28s %6d\n", name.c_str(), n);
     for (const std::string& e : g_missed.examples) std::printf("  e.g. %s\n", e.c_str());
   }

@@ -415,7 +415,7 @@ TEST(Translate, HvectorStridesBeyond32BitsStayExact) {
   // A vector whose stride in bytes (not in elements) passes 2^32.
   MPI_Datatype big_elem;
   MPI_Type_contiguous(1 << 20, MPI_DOUBLE, &big_elem);  // 8 MiB
-  MPI_Type_vector(3, 1, 1 << 10, big_elem, &t);          // stride 2^10 * 2^23 = 2^33 bytes
+  MPI_Type_vector(3, 1, 1 << 10, big_elem, &t);         // stride 2^10 * 2^23 = 2^33 bytes
   MPI_Type_free(&big_elem);
   OwnedType v = committed(t);
   EXPECT_TRUE(block_is(v.get(), {0, int64_t{1} << 23, {{3, int64_t{1} << 33}}, (int64_t{2} << 33) + (1 << 23)}));

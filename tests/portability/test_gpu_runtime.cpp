@@ -67,11 +67,11 @@ const char* kind_name(MemoryKind k) {
   return "?";
 }
 
-#define EXPECT_KIND(ptr, expected)                                                                 \
-  do {                                                                                             \
-    const Pointer got_ = gpu::classify(ptr);                                                       \
+#define EXPECT_KIND(ptr, expected)                                                                  \
+  do {                                                                                              \
+    const Pointer got_ = gpu::classify(ptr);                                                        \
     EXPECT_EQ(got_.kind, (expected)) << #ptr << " classified " << kind_name(got_.kind) << ", want " \
-                                     << kind_name(expected);                                       \
+                                     << kind_name(expected);                                        \
   } while (0)
 
 #define ASSERT_OK(expr) ASSERT_EQ((expr), Status::ok) << #expr << ": " << gpu::last_error_string()
@@ -144,8 +144,13 @@ TEST(Cpu, HostMemoryClassifiesAsHost) {
   void* mapped = mmap(nullptr, 8 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mapped, MAP_FAILED);
 
-  const void* pointers[] = {on_stack, small.data(), big.get(), big.get() + (64 << 20) - 1, g_static_buffer,
-                            mapped, static_cast<char*>(mapped) + (4 << 20)};
+  const void* pointers[] = {on_stack,
+                            small.data(),
+                            big.get(),
+                            big.get() + (64 << 20) - 1,
+                            g_static_buffer,
+                            mapped,
+                            static_cast<char*>(mapped) + (4 << 20)};
   for (int round = 0; round < 3; ++round) {  // answered again from the cache
     for (const void* p : pointers) {
       const Pointer got = gpu::classify(p);
@@ -473,8 +478,7 @@ TEST(Gpu, ClassifyCacheAnswersRepeatedQueries) {
   for (int i = 1; i < 10000; ++i) {
     device_answers += gpu::classify(buf.ptr).kind == MemoryKind::device;
   }
-  const double ns =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / 9999.0;
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / 9999.0;
   EXPECT_EQ(device_answers, 9999);
   EXPECT_EQ(gpu::classify_runtime_queries() - q0, 1u) << "lookups 2..10000 went to the runtime";
   RecordProperty("cached_classify_ns", std::to_string(ns));

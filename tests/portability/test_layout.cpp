@@ -345,13 +345,12 @@ LayoutIR random_ir(Rng& rng) {
     // Counts 0..5, and now and then a long row (the host packer's
     // prefetching loop only runs on rows of more than 12 blocks).
     s.count = r < 4 ? 0 : r < 18 ? 1 : r < 94 ? uniform(rng, 2, 5) : uniform(rng, 6, 40);
-    const int64_t inner_span = k == 0 ? ir.dense_bytes
-                                      : ir.streams.back().count * ir.streams.back().stride;
+    const int64_t inner_span = k == 0 ? ir.dense_bytes : ir.streams.back().count * ir.streams.back().stride;
     switch (uniform(rng, 0, 8)) {
       case 0: s.stride = 0; break;
-      case 1: s.stride = ir.dense_bytes; break;                 // folds (when innermost)
-      case 2: s.stride = inner_span; break;                     // flattens
-      case 3: s.stride = -ir.dense_bytes; break;                // reversed runs
+      case 1: s.stride = ir.dense_bytes; break;                                             // folds (when innermost)
+      case 2: s.stride = inner_span; break;                                                 // flattens
+      case 3: s.stride = -ir.dense_bytes; break;                                            // reversed runs
       case 4: s.stride = uniform(rng, 1, std::max<int64_t>(1, ir.dense_bytes - 1)); break;  // overlap
       case 5: s.stride = -inner_span; break;
       case 6: s.stride = inner_span + uniform(rng, 1, 64); break;  // gap
@@ -396,8 +395,7 @@ void check_pack(const StridedBlock& blk, const std::vector<int64_t>& addrs, cons
   std::vector<unsigned char> out(static_cast<size_t>(len) + 2 * kGuard, poison);
   std::vector<unsigned char> want = out;
   for (int64_t k = first; k < end; ++k) {
-    want[kGuard + static_cast<size_t>(k - first)] =
-        static_cast<unsigned char>(src_base[addrs[static_cast<size_t>(k)]]);
+    want[kGuard + static_cast<size_t>(k - first)] = static_cast<unsigned char>(src_base[addrs[static_cast<size_t>(k)]]);
   }
   const std::vector<unsigned char> src_before = src;
   strata::pack_host(blk, src_base, out.data() + kGuard, first, last);
@@ -563,12 +561,9 @@ TEST(LayoutLarge, BigPacksMatchNaiveOracle) {
     std::vector<Stream> dims;
   };
   const std::vector<Case> cases = {
-      {0, 64, {{20000, 96}}},
-      {16, 128, {{100, 160}, {100, 16384}}},
-      {8, 80, {{15000, -112}}},
-      {0, 512, {{3000, 600}}},
-      {4, 48, {{30000, 64}}},
-      {0, 256, {{8, 300}, {32, 2600}, {20, -90000}}},
+      {0, 64, {{20000, 96}}},    {16, 128, {{100, 160}, {100, 16384}}},
+      {8, 80, {{15000, -112}}},  {0, 512, {{3000, 600}}},
+      {4, 48, {{30000, 64}}},    {0, 256, {{8, 300}, {32, 2600}, {20, -90000}}},
       {0, 1024, {{1200, 1040}}},
   };
   Rng rng(env_u64("STRATA_TEST_SEED", 0x5157A7A1ull));

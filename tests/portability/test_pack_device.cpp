@@ -74,8 +74,8 @@ std::string first_difference(const Bytes& want, const Bytes& got, int64_t origin
   for (size_t i = 0; i < want.size(); ++i) {
     if (want[i] != got[i]) {
       std::ostringstream os;
-      os << what << ": first difference at " << static_cast<int64_t>(i) - origin << " (buffer index " << i
-         << "): want " << int(want[i]) << ", got " << int(got[i]);
+      os << what << ": first difference at " << static_cast<int64_t>(i) - origin << " (buffer index " << i << "): want "
+         << int(want[i]) << ", got " << int(got[i]);
       return os.str();
     }
   }
@@ -130,17 +130,13 @@ bool allocate(Kind kind, size_t bytes, Buffer* out) {
 void release(Buffer& b) {
   if (b.alloc == nullptr) return;
   switch (b.kind) {
-    case Kind::device:
-      gpu::free_device(b.alloc);
-      break;
+    case Kind::device: gpu::free_device(b.alloc); break;
     case Kind::managed:
 #if STRATA_TEST_MANAGED
       cudaFree(b.alloc);
 #endif
       break;
-    case Kind::mapped:
-      gpu::free_pinned(b.alloc);
-      break;
+    case Kind::mapped: gpu::free_pinned(b.alloc); break;
   }
   b = Buffer{};
 }
@@ -162,13 +158,13 @@ LayoutIR random_ir(Rng& rng) {
     const int64_t inner_span = k == 0 ? ir.dense_bytes : ir.streams.back().count * ir.streams.back().stride;
     switch (uniform(rng, 0, 11)) {
       case 0: s.stride = 0; break;
-      case 1: s.stride = ir.dense_bytes; break;                   // folds (when innermost)
-      case 2: s.stride = inner_span; break;                       // flattens
-      case 3: s.stride = -ir.dense_bytes; break;                  // reversed runs
+      case 1: s.stride = ir.dense_bytes; break;                                             // folds (when innermost)
+      case 2: s.stride = inner_span; break;                                                 // flattens
+      case 3: s.stride = -ir.dense_bytes; break;                                            // reversed runs
       case 4: s.stride = uniform(rng, 1, std::max<int64_t>(1, ir.dense_bytes - 1)); break;  // overlap
       case 5: s.stride = -inner_span; break;
       case 6: s.stride = inner_span + align * uniform(rng, 1, 8); break;  // gap
-      case 7: s.stride = 2 * ir.dense_bytes; break;              // tight
+      case 7: s.stride = 2 * ir.dense_bytes; break;                       // tight
       case 8: s.stride = align * uniform(rng, -600 / align, 600 / align); break;
       default: {  // at least the inner span apart, either way
         const int64_t least = (std::abs(inner_span) + align - 1) / align;
@@ -220,7 +216,7 @@ bool overlapping(const StridedBlock& b) {
 
 // ---------------------------------------------------------------------------
 
-constexpr int64_t kGuard = 256;    // guard bytes on each side of every region
+constexpr int64_t kGuard = 256;     // guard bytes on each side of every region
 constexpr int64_t kPool = 3 << 20;  // per buffer in the random test
 
 class PackDevice : public ::testing::Test {
@@ -369,10 +365,22 @@ TEST_F(PackDevice, RandomLayoutsMatchHostEngine) {
     if (c.layout.empty()) continue;
     const int64_t n = c.layout.block_count();
     switch (uniform(rng, 0, 3)) {
-      case 0: c.b0 = 0; c.b1 = -1; break;
-      case 1: c.b0 = uniform(rng, 0, n); c.b1 = uniform(rng, c.b0, n); break;
-      case 2: c.b0 = uniform(rng, 0, n); c.b1 = -1; break;
-      default: c.b0 = 0; c.b1 = uniform(rng, 0, n); break;
+      case 0:
+        c.b0 = 0;
+        c.b1 = -1;
+        break;
+      case 1:
+        c.b0 = uniform(rng, 0, n);
+        c.b1 = uniform(rng, c.b0, n);
+        break;
+      case 2:
+        c.b0 = uniform(rng, 0, n);
+        c.b1 = -1;
+        break;
+      default:
+        c.b0 = 0;
+        c.b1 = uniform(rng, 0, n);
+        break;
     }
     c.src_misalign = uniform(rng, 0, 1) ? 0 : uniform(rng, 1, 15);
     c.packed_misalign = uniform(rng, 0, 1) ? 0 : uniform(rng, 1, 15);
@@ -383,9 +391,8 @@ TEST_F(PackDevice, RandomLayoutsMatchHostEngine) {
                  describe(c, user[ks], packed[kp]));
     // What the kernels will run (for the coverage counts below).
     const int64_t lo = c.layout.lowest_byte();
-    const gpu::LaunchPlan plan =
-        gpu::plan_launch(c.layout, user[ks].dev + kGuard + c.src_misalign - lo,
-                         packed[kp].dev + kGuard + c.packed_misalign, n, props);
+    const gpu::LaunchPlan plan = gpu::plan_launch(c.layout, user[ks].dev + kGuard + c.src_misalign - lo,
+                                                  packed[kp].dev + kGuard + c.packed_misalign, n, props);
     ++per_word[plan.word];
     partial += (c.b0 != 0 || (c.b1 >= 0 && c.b1 != n)) ? 1 : 0;
     unpacked += c.unpack ? 1 : 0;
@@ -418,11 +425,11 @@ TEST_F(PackDevice, LargeLayouts) {
   };
   const int64_t mib = int64_t{1} << 20;
   std::vector<Large> cases = {
-      {0, 4, {{16 * mib, 8}}, 0},                     // 64 MiB of 4-B blocks, tight stride
-      {0, 8, {{8 * mib + 3, 40}}, 0},                 // 64 MiB of 8-B blocks at stride 40
+      {0, 4, {{16 * mib, 8}}, 0},                       // 64 MiB of 4-B blocks, tight stride
+      {0, 8, {{8 * mib + 3, 40}}, 0},                   // 64 MiB of 8-B blocks at stride 40
       {16, 48, {{512, 96}, {2800, 512 * 96 + 32}}, 4},  // subarray of 48-B blocks, 4-B aligned, ~66 MiB
-      {0, 256, {{300000, -512}}, 0},                  // 73 MiB of 256-B blocks, negative stride
-      {0, 80 * mib + 5, {}, 1},                       // contiguous, 1-B words, many segments
+      {0, 256, {{300000, -512}}, 0},                    // 73 MiB of 256-B blocks, negative stride
+      {0, 80 * mib + 5, {}, 1},                         // contiguous, 1-B words, many segments
   };
   if (small) {  // under compute-sanitizer: same shapes, a few MiB
     cases = {{0, 4, {{mib, 8}}, 0},
@@ -477,8 +484,8 @@ TEST_F(PackDevice, MoreDimensionsThanAKernelTakes) {
   ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
   ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(b.packed_bytes() + 2 * kGuard + 32), &packed));
   Rng rng(env_u64("STRATA_TEST_SEED", 0xDE71CEull));
-  const std::vector<std::pair<int64_t, int64_t>> ranges = {
-      {0, -1}, {sub - 3, sub + 5}, {sub, 3 * sub}, {5, n - 7}, {2 * sub + 1, 2 * sub + 2}, {n - 1, n}};
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, -1},    {sub - 3, sub + 5},         {sub, 3 * sub},
+                                                           {5, n - 7}, {2 * sub + 1, 2 * sub + 2}, {n - 1, n}};
   for (const auto& [b0, b1] : ranges) {
     Case c;
     c.layout = b;

@@ -149,12 +149,12 @@ TEST(PackPlan, WordFollowsBlockLengthAndAlignment) {
   };
   const std::vector<Case> cases = {
       {16, 0, 0, 0, {{100, 512}}, 16},
-      {24, 0, 0, 0, {{100, 512}}, 8},     // 24-B blocks, 8-B aligned: 3 words of 8
+      {24, 0, 0, 0, {{100, 512}}, 8},  // 24-B blocks, 8-B aligned: 3 words of 8
       {24, 8, 0, 0, {{100, 512}}, 8},
       {24, 4, 0, 0, {{100, 512}}, 4},
-      {32, 0, 8, 0, {{100, 512}}, 8},     // packed pointer 8-B aligned
-      {32, 0, 0, 0, {{100, 520}}, 8},     // stride 8-B aligned
-      {32, 0, 0, 0, {{100, -520}}, 8},    // negative stride
+      {32, 0, 8, 0, {{100, 512}}, 8},   // packed pointer 8-B aligned
+      {32, 0, 0, 0, {{100, 520}}, 8},   // stride 8-B aligned
+      {32, 0, 0, 0, {{100, -520}}, 8},  // negative stride
       {32, 0, 0, 0, {{100, -512}}, 16},
       {32, 0, 0, 2, {{100, 512}}, 2},     // offset
       {32, 0, 0, -16, {{100, 512}}, 16},  // negative offset
@@ -167,9 +167,9 @@ TEST(PackPlan, WordFollowsBlockLengthAndAlignment) {
       {6, 0, 0, 0, {{100, 512}}, 2},
       {12, 0, 0, 0, {{100, 512}}, 4},
       {48, 0, 0, 0, {{100, 1024}}, 16},
-      {4096, 0, 0, 0, {}, 16},            // contiguous
+      {4096, 0, 0, 0, {}, 16},  // contiguous
       {4097, 0, 0, 0, {}, 1},
-      {4096, 15, 0, 0, {}, 1},            // misaligned contiguous
+      {4096, 15, 0, 0, {}, 1},  // misaligned contiguous
       {8, 0, 0, 0, {{2, 1 << 20}, {3, 24}, {5, -40}}, 8},
   };
   for (const Case& c : cases) {
@@ -231,9 +231,8 @@ TEST(PackPlan, BlockShapes) {
   };
   // Aligned blocks, 16-B words where the length allows.
   const std::vector<Case> cases = {
-      {1, 1, 256},   {4, 1, 256},   {8, 1, 256},   {16, 1, 256},  {24, 4, 64},   {32, 2, 128},
-      {48, 4, 64},   {64, 4, 64},   {128, 8, 32},  {256, 16, 16}, {512, 32, 8},  {4096, 256, 1},
-      {8192, 256, 1}, {1 << 20, 256, 1},
+      {1, 1, 256}, {4, 1, 256},  {8, 1, 256},   {16, 1, 256}, {24, 4, 64},    {32, 2, 128},   {48, 4, 64},
+      {64, 4, 64}, {128, 8, 32}, {256, 16, 16}, {512, 32, 8}, {4096, 256, 1}, {8192, 256, 1}, {1 << 20, 256, 1},
   };
   for (const Case& c : cases) {
     StridedBlock b;

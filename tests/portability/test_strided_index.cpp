@@ -53,11 +53,13 @@ TEST(BlockOffset, ThirtyTwoBitPathMatchesTheGeneralOne) {
       blocks *= static_cast<uint64_t>(d.count);
     }
     if (blocks > 0xFFFFFFFFull) continue;
-    for (int d = 0; d < ndims; ++d) divisors[static_cast<size_t>(d)] = make_fast_divisor(static_cast<uint32_t>(dims[static_cast<size_t>(d)].count));
+    for (int d = 0; d < ndims; ++d)
+      divisors[static_cast<size_t>(d)] = make_fast_divisor(static_cast<uint32_t>(dims[static_cast<size_t>(d)].count));
     const int64_t offset = static_cast<int64_t>(rng() % 1000) - 500;
     for (int k = 0; k < 50; ++k) {
       const uint64_t b = rng() % blocks;
-      ASSERT_EQ((block_offset32<StridedIndex::kMaxDims>(offset, dims.data(), divisors.data(), ndims, static_cast<uint32_t>(b))),
+      ASSERT_EQ((block_offset32<StridedIndex::kMaxDims>(offset, dims.data(), divisors.data(), ndims,
+                                                        static_cast<uint32_t>(b))),
                 block_offset(offset, dims.data(), ndims, static_cast<int64_t>(b)))
           << "trial " << trial << " block " << b << " (seed " << seed() << ")";
     }

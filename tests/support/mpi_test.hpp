@@ -19,10 +19,10 @@ struct StrataCounters {
   uint64_t version;
   uint64_t calls_intercepted;
   uint64_t calls_passed_through;
-  uint64_t packs_by_strata;      // MPI_Pack/MPI_Unpack done by Strata's engine
-  uint64_t sends_packed;         // send-side transfers packed by Strata
-  uint64_t recvs_unpacked;       // receive-side transfers unpacked by Strata
-  uint64_t requests_completed;   // Strata requests finished through a completion call
+  uint64_t packs_by_strata;     // MPI_Pack/MPI_Unpack done by Strata's engine
+  uint64_t sends_packed;        // send-side transfers packed by Strata
+  uint64_t recvs_unpacked;      // receive-side transfers unpacked by Strata
+  uint64_t requests_completed;  // Strata requests finished through a completion call
   uint64_t types_reducible;
   uint64_t types_irreducible;
   uint64_t requests_started;
@@ -38,7 +38,7 @@ bool all_ranks_agree(bool value);
 }  // namespace strata_test
 
 // Skips the test (on every rank alike) when the job has fewer ranks.
-#define STRATA_REQUIRE_RANKS(n)                                                           \
-  do {                                                                                    \
+#define STRATA_REQUIRE_RANKS(n)                                                                  \
+  do {                                                                                           \
     if (::strata_test::world_size() < (n)) GTEST_SKIP() << "needs at least " << (n) << " ranks"; \
   } while (0)

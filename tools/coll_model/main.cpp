@@ -36,7 +36,8 @@ bool parse_size(const std::string& text, double* out) {
   const std::string suffix(end);
   const char* units = "KMGT";
   if (!suffix.empty()) {
-    const char* u = suffix.size() == 1 ? std::strchr(units, std::toupper(static_cast<unsigned char>(suffix[0]))) : nullptr;
+    const char* u =
+        suffix.size() == 1 ? std::strchr(units, std::toupper(static_cast<unsigned char>(suffix[0]))) : nullptr;
     if (u == nullptr || *u == '\0') return false;
     v *= std::pow(1024.0, static_cast<double>(u - units + 1));
   }
@@ -101,9 +102,9 @@ static int run_tool(int argc, char** argv) {
     return 2;
   }
   if (ranks.empty()) {
-    ranks = machine_name == "h200x4" && levels.empty() ? std::vector<int>{2, 4}
-                                                        : std::vector<int>{8, 16, 32, 64, 128, 256, 384, 512, 1024,
-                                                                           2048, 3072};
+    ranks = machine_name == "h200x4" && levels.empty()
+                ? std::vector<int>{2, 4}
+                : std::vector<int>{8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 3072};
   }
   std::vector<double> sizes;
   for (const std::string& s : sizes_text) {

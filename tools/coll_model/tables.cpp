@@ -118,10 +118,11 @@ void print_zero(const model::ZeroModel& zm, const MachineSpec& spec, const std::
                                 ZeroScheme::chosen};
   constexpr size_t kFlat = 0, kZeroPP = 1, kThree = 3, kChosen = 4;
   const double layer = zm.params / zm.layers;
-  std::printf("\nModel: %.4g parameters in %d layers; per layer one parameter gather of %s (forward), one of %s "
-              "(backward), one gradient reduce-scatter of %s; communication only, no overlap.\n",
-              zm.params, zm.layers, format_bytes(layer * zm.param_bytes).c_str(),
-              format_bytes(layer * zm.param_bytes).c_str(), format_bytes(layer * zm.grad_bytes).c_str());
+  std::printf(
+      "\nModel: %.4g parameters in %d layers; per layer one parameter gather of %s (forward), one of %s "
+      "(backward), one gradient reduce-scatter of %s; communication only, no overlap.\n",
+      zm.params, zm.layers, format_bytes(layer * zm.param_bytes).c_str(), format_bytes(layer * zm.param_bytes).c_str(),
+      format_bytes(layer * zm.grad_bytes).c_str());
   std::printf("\n### One step's communication\n\n| ranks | shape |");
   for (ZeroScheme s : schemes) std::printf(" %s |", model::to_string(s));
   std::printf(" ZeRO-3 / 3-level | ZeRO++ / 3-level | ZeRO++ / choice |\n| --- | --- |");
@@ -133,7 +134,8 @@ void print_zero(const model::ZeroModel& zm, const MachineSpec& spec, const std::
     std::vector<model::ZeroStepTimes> row;
     std::vector<Result<double>> totals;
     for (ZeroScheme s : schemes) {
-      Result<model::ZeroStepTimes> t = m ? model::predict_zero_step(zm, s, m.value()) : Result<model::ZeroStepTimes>(m.status());
+      Result<model::ZeroStepTimes> t =
+          m ? model::predict_zero_step(zm, s, m.value()) : Result<model::ZeroStepTimes>(m.status());
       row.push_back(t ? t.value() : model::ZeroStepTimes{});
       totals.push_back(t ? Result<double>(t.value().total_us()) : Result<double>(t.status()));
     }

@@ -74,7 +74,8 @@ static int run_tool(int argc, char** argv) {
       dgrid.sizes = {4096, 1 << 20};
       dgrid.samples = 3;
     }
-    if (rank == 0) std::fprintf(stderr, "strata-measure: GPU: launch, copy rates, device-buffer exchanges per method\n");
+    if (rank == 0)
+      std::fprintf(stderr, "strata-measure: GPU: launch, copy rates, device-buffer exchanges per method\n");
     device = strata::measure::measure_device(MPI_COMM_WORLD, dgrid);
     if (rank == 0 && device.transfer.empty()) std::fprintf(stderr, "  no GPU on every rank: no device figures\n");
     if (rank == 0 && !device.transfer.empty()) {

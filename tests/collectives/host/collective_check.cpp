@@ -163,7 +163,8 @@ void copy_bytes(void* dst, const void* src, size_t n) {
       s = host::reduce_scatter(send, recv.data(), c.count, c.type, c.op, c.algorithm, h);
       break;
     case Coll::allgather:
-      if (c.in_place) copy_bytes(recv.data() + static_cast<size_t>(r) * c.count * es, input.data(), n_in * es), send = MPI_IN_PLACE;
+      if (c.in_place)
+        copy_bytes(recv.data() + static_cast<size_t>(r) * c.count * es, input.data(), n_in * es), send = MPI_IN_PLACE;
       s = host::allgather(send, recv.data(), c.count, c.type, c.algorithm, h);
       break;
     case Coll::broadcast:
@@ -221,7 +222,8 @@ void copy_bytes(void* dst, const void* src, size_t n) {
       const unsigned char* ours = recv.data() + j * es;
       if (!reduces(c.coll) || (!is_float(c.type)) || c.op == ReduceOp::min || c.op == ReduceOp::max) {
         if (reduces(c.coll) && is_16bit(c.type)) {
-          if (get(c.type, ours, 0) != exact[offset + j]) f.add("element ", j, ": ", get(c.type, ours, 0), ", want ", exact[offset + j]);
+          if (get(c.type, ours, 0) != exact[offset + j])
+            f.add("element ", j, ": ", get(c.type, ours, 0), ", want ", exact[offset + j]);
         } else if (std::memcmp(ours, ref.data() + j * es, es) != 0) {
           f.add("element ", j, ": ", get(c.type, ours, 0), ", want ", get(c.type, ref.data(), j));
         }

@@ -54,7 +54,10 @@ inline uint16_t bfloat16_round(double v) {
   if (a >= bfloat16_magnitude(hi)) return sign | 0x7f80;
   while (hi - lo > 1) {
     const uint32_t mid = (lo + hi) / 2;
-    if (bfloat16_magnitude(mid) <= a) lo = mid; else hi = mid;
+    if (bfloat16_magnitude(mid) <= a)
+      lo = mid;
+    else
+      hi = mid;
   }
   const double dlo = a - bfloat16_magnitude(lo), dhi = bfloat16_magnitude(hi) - a;
   uint32_t m = dlo < dhi ? lo : (dhi < dlo ? hi : ((lo & 1) ? hi : lo));

@@ -34,8 +34,8 @@ std::vector<float> probes(float (*widen)(uint16_t), uint16_t largest_finite) {
   for (uint32_t m = 0; m <= largest_finite; ++m) {
     const double v = widen(static_cast<uint16_t>(m));
     // Past the largest finite value, the next step of the same exponent.
-    const double next = m == largest_finite ? 2 * v - widen(static_cast<uint16_t>(m - 1))
-                                            : widen(static_cast<uint16_t>(m + 1));
+    const double next =
+        m == largest_finite ? 2 * v - widen(static_cast<uint16_t>(m - 1)) : widen(static_cast<uint16_t>(m + 1));
     for (double sign : {1.0, -1.0}) {
       for (float x : {static_cast<float>(sign * v), static_cast<float>(sign * (v + next) / 2)}) {
         out.push_back(x);

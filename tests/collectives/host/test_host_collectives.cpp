@@ -205,7 +205,8 @@ TEST(HostErrors, RejectedArguments) {
             Status::invalid_argument);
   // A null communicator.
   host::Hierarchy none;
-  EXPECT_EQ(host::allreduce(x, y, 4, DataType::float32, ReduceOp::sum, Algorithm::ring, none), Status::invalid_argument);
+  EXPECT_EQ(host::allreduce(x, y, 4, DataType::float32, ReduceOp::sum, Algorithm::ring, none),
+            Status::invalid_argument);
 }
 
 }  // namespace

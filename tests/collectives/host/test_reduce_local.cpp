@@ -76,7 +76,8 @@ void add_specials(DataType t, std::vector<unsigned char>& a, std::vector<unsigne
     }
     return;
   }
-  const double huge = t == DataType::float16 ? 60000.0 : (t == DataType::bfloat16 ? 3e38 : (t == DataType::float32 ? 3e38 : 1.7e308));
+  const double huge =
+      t == DataType::float16 ? 60000.0 : (t == DataType::bfloat16 ? 3e38 : (t == DataType::float32 ? 3e38 : 1.7e308));
   const double specials_a[] = {huge, -huge, INFINITY, -INFINITY, tiny(t), 3 * tiny(t), -tiny(t), 0.0, 1.0, 256.0};
   const double specials_b[] = {huge, -huge, 1.0, 2.0, tiny(t), tiny(t), tiny(t), -0.0, 0x1p-11, 1.0};
   for (size_t i = 0; i < std::size(specials_a); ++i) {

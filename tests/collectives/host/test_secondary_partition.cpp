@@ -81,16 +81,17 @@ struct Layout {
 TEST(SecondaryPartition, EveryLevelTypeAndSize) {
   STRATA_REQUIRE_RANKS(8);
   if (world_size() != 8) GTEST_SKIP() << "needs exactly 8 ranks";
-  for (const Layout& l : {Layout{"in order", fill_in_order(2, 2, 2, 8)}, Layout{"round-robin", round_robin(2, 2, 2, 8)}}) {
+  for (const Layout& l :
+       {Layout{"in order", fill_in_order(2, 2, 2, 8)}, Layout{"round-robin", round_robin(2, 2, 2, 8)}}) {
     OwnedHierarchy h;
     h.build(MPI_COMM_WORLD, l.coords);
     ASSERT_TRUE(h.get().uniform);
     for (int level = 0; level < static_cast<int>(h.get().levels.size()); ++level) {
       for (DataType t : {DataType::float32, DataType::float16, DataType::int64}) {
         for (size_t count : {size_t{1}, size_t{5}, size_t{1000}}) {
-          check_level(h.get(), level, t, count,
-                      std::string(l.name) + " level " + std::to_string(level) + " " + name(t) + " x" +
-                          std::to_string(count));
+          check_level(
+              h.get(), level, t, count,
+              std::string(l.name) + " level " + std::to_string(level) + " " + name(t) + " x" + std::to_string(count));
         }
       }
     }

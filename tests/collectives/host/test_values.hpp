@@ -44,7 +44,8 @@ inline const char* name(ReduceOp op) {
 }
 
 inline size_t elem_size(DataType t) {
-  return t == DataType::int64 || t == DataType::float64 ? 8 : (t == DataType::float16 || t == DataType::bfloat16 ? 2 : 4);
+  return t == DataType::int64 || t == DataType::float64 ? 8
+                                                        : (t == DataType::float16 || t == DataType::bfloat16 ? 2 : 4);
 }
 
 inline bool is_float(DataType t) { return t != DataType::int32 && t != DataType::int64; }
@@ -75,12 +76,36 @@ inline double tiny(DataType t) {
 inline double get(DataType t, const void* base, size_t i) {
   const unsigned char* p = static_cast<const unsigned char*>(base) + i * elem_size(t);
   switch (t) {
-    case DataType::int32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DataType::int64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DataType::float32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DataType::float64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DataType::float16: { uint16_t v; std::memcpy(&v, p, 2); return half_value(v); }
-    case DataType::bfloat16: { uint16_t v; std::memcpy(&v, p, 2); return bfloat16_value(v); }
+    case DataType::int32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DataType::int64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DataType::float32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DataType::float64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DataType::float16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return half_value(v);
+    }
+    case DataType::bfloat16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return bfloat16_value(v);
+    }
   }
   return 0;
 }
@@ -89,12 +114,32 @@ inline double get(DataType t, const void* base, size_t i) {
 inline void put(DataType t, void* base, size_t i, double v) {
   unsigned char* p = static_cast<unsigned char*>(base) + i * elem_size(t);
   switch (t) {
-    case DataType::int32: { const int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); return; }
-    case DataType::int64: { const int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); return; }
-    case DataType::float32: { const float x = static_cast<float>(v); std::memcpy(p, &x, 4); return; }
+    case DataType::int32: {
+      const int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DataType::int64: {
+      const int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      return;
+    }
+    case DataType::float32: {
+      const float x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
     case DataType::float64: std::memcpy(p, &v, 8); return;
-    case DataType::float16: { const uint16_t x = half_round(v); std::memcpy(p, &x, 2); return; }
-    case DataType::bfloat16: { const uint16_t x = bfloat16_round(v); std::memcpy(p, &x, 2); return; }
+    case DataType::float16: {
+      const uint16_t x = half_round(v);
+      std::memcpy(p, &x, 2);
+      return;
+    }
+    case DataType::bfloat16: {
+      const uint16_t x = bfloat16_round(v);
+      std::memcpy(p, &x, 2);
+      return;
+    }
   }
 }
 

@@ -47,8 +47,8 @@ TEST(Choose, OneNodeOneLevelIsFlat) {
 
 TEST(Choose, DeviceCandidatesOnly) {
   Machine m = frontier(48);
-  for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
-                       Collective::broadcast, Collective::reduce}) {
+  for (Collective c : {Collective::allreduce, Collective::reduce_scatter, Collective::allgather, Collective::broadcast,
+                       Collective::reduce}) {
     for (double b : {1e3, 1e6, 1e9}) {
       const Algorithm a = choose(c, b, true, m);
       EXPECT_TRUE(a == Algorithm::library || a == Algorithm::hierarchical || a == Algorithm::two_level);

@@ -94,10 +94,12 @@ TEST(Predict, HugeBytesRatioIsTheBandwidthRatioThreeLevels) {
   const Machine m =
       machine({level("gcd", 2, 200, 2, 5), level("package", 2, 50, 3, 5), level("node", 2, 100, 5, 5, true)});
   const double b = 1e13;
-  EXPECT_NEAR(us(Collective::allreduce, Algorithm::library, b, m) / us(Collective::allreduce, Algorithm::hierarchical, b, m),
-              1.4, 1e-4);
-  EXPECT_NEAR(us(Collective::allreduce, Algorithm::library, b, m) / us(Collective::allreduce, Algorithm::two_level, b, m),
-              0.035 / 0.040, 1e-4);
+  EXPECT_NEAR(
+      us(Collective::allreduce, Algorithm::library, b, m) / us(Collective::allreduce, Algorithm::hierarchical, b, m),
+      1.4, 1e-4);
+  EXPECT_NEAR(
+      us(Collective::allreduce, Algorithm::library, b, m) / us(Collective::allreduce, Algorithm::two_level, b, m),
+      0.035 / 0.040, 1e-4);
   for (Collective c : {Collective::allgather, Collective::reduce_scatter}) {
     EXPECT_NEAR(us(c, Algorithm::library, b, m), xfer_us(0.0175 * b, 1), 1e-5 * xfer_us(0.0175 * b, 1));
     EXPECT_NEAR(us(c, Algorithm::library, b, m) / us(c, Algorithm::hierarchical, b, m), 1.4, 1e-4);
