@@ -13,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -113,6 +115,8 @@ void check_random_blocks(int cases, const std::vector<sk::Kernel>& kernels, bool
   Rng rng(master_seed() + (wide ? 17 : 0));
   Space space;
   strata::kokkos::detail::set_force_wide_index(wide);
+  // STRATA_TEST_ITERATIONS caps the cases (the sanitizer stage sets it).
+  if (const char* cap = std::getenv("STRATA_TEST_ITERATIONS")) cases = std::min(cases, std::atoi(cap));
   for (int c = 0; c < cases; ++c) {
     const StridedBlock b = random_block(rng);
     const int64_t packed_bytes = b.packed_bytes();
