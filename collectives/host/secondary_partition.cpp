@@ -92,8 +92,9 @@ Status placement(const Level& l, detail::Scratch* mem, int** who, int* my_group)
   }
   std::fill(w, w + p, -1);
   for (int x = 0; x < p; ++x) {
-    const int gi = static_cast<int>(std::lower_bound(ids, ids + groups, table[2 * x + 1]) - ids);
-    const int q = table[2 * x];
+    const int gi =
+        static_cast<int>(std::lower_bound(ids, ids + groups, table[2 * static_cast<ptrdiff_t>(x) + 1]) - ids);
+    const int q = table[2 * static_cast<ptrdiff_t>(x)];
     if (q < 0 || q >= g || w[static_cast<ptrdiff_t>(gi) * g + q] != -1) {
       STRATA_LOG(error, kColl, "secondary partition: the level's groups overlap");
       return Status::invalid_argument;
