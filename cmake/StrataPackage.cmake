@@ -7,6 +7,7 @@ add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_
                           $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_fault>
                           $<TARGET_OBJECTS:strata_coll_host>
                           $<TARGET_OBJECTS:strata_coll_model> $<TARGET_OBJECTS:strata_collectives>
+                          $<TARGET_OBJECTS:strata_coll_fused>
                           $<TARGET_OBJECTS:strata_interposer_core>)
 target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 # What the object libraries above link themselves (objects carry no links).

@@ -5,9 +5,22 @@
 namespace strata::fault {
 namespace {
 
-constexpr const char* kNames[] = {"none",  "send",   "recv",      "sendrecv",          "isend",
-                                  "irecv", "wait",   "allreduce", "reduce_scatter",    "allgather",
-                                  "bcast", "reduce", "alltoallv", "neighbor_alltoall", "secondary_partition"};
+constexpr const char* kNames[] = {"none",
+                                  "send",
+                                  "recv",
+                                  "sendrecv",
+                                  "isend",
+                                  "irecv",
+                                  "wait",
+                                  "allreduce",
+                                  "reduce_scatter",
+                                  "allgather",
+                                  "bcast",
+                                  "reduce",
+                                  "alltoallv",
+                                  "neighbor_alltoall",
+                                  "secondary_partition",
+                                  "fused_allreduce_rmsnorm"};
 static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(OpKind::count_), "one name per kind");
 
 }  // namespace

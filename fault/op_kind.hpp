@@ -24,7 +24,8 @@ enum class OpKind : uint8_t {
   reduce,
   alltoallv,
   neighbor_alltoall,
-  secondary_partition,  // Strata's hpZ helpers
+  secondary_partition,      // Strata's hpZ helpers
+  fused_allreduce_rmsnorm,  // strata/fused.hpp
   count_,
 };
 

@@ -1,0 +1,21 @@
+# strata_hip_compile_check(NAME target SOURCES src... DEPENDS header...)
+#
+# Debian's hipcc compiles device sources for MI250X (gfx90a). Here it is a
+# compile-only check (no ROCm runtime to link or run against): the target
+# is part of `all`, so the build fails when a source stops compiling for HIP.
+function(strata_hip_compile_check)
+  cmake_parse_arguments(H "" "NAME" "SOURCES;DEPENDS" ${ARGN})
+  set(objects)
+  foreach(src IN LISTS H_SOURCES)
+    get_filename_component(name ${src} NAME_WE)
+    set(obj ${CMAKE_CURRENT_BINARY_DIR}/hip_check/${name}.o)
+    add_custom_command(OUTPUT ${obj}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/hip_check
+      COMMAND ${STRATA_HIPCC} -x hip --offload-arch=gfx90a -std=c++17 -O2 -fPIC
+              -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR} -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
+      DEPENDS ${src} ${H_DEPENDS}
+      COMMENT "hipcc --offload-arch=gfx90a ${src} (compile check)")
+    list(APPEND objects ${obj})
+  endforeach()
+  add_custom_target(${H_NAME} ALL DEPENDS ${objects})
+endfunction()

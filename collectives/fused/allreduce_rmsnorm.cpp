@@ -1,0 +1,299 @@
+// strata::fused::AllreduceRmsnorm: argument checks, the path (peer,
+// shared, fallback) and the algorithm of each call, sticky kernel errors.
+#include <strata/fused.hpp>
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "collectives/fused/exchange.hpp"
+#include "fault/hooks.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <string>
+
+namespace strata::fused {
+namespace {
+
+config::BoolParam g_enabled{"STRATA_FUSED", true,
+                            "Fused AllReduce-RMSNorm over peer memory where it can be set up; 0: always the "
+                            "fallback (the communicator's allreduce, then the residual + RMSNorm kernel)"};
+config::ChoiceParam<Algorithm> g_algorithm{
+    "STRATA_FUSED_ALGO",
+    Algorithm::automatic,
+    {{"auto", Algorithm::automatic},
+     {"one_shot", Algorithm::one_shot},
+     {"two_shot", Algorithm::two_shot},
+     {"fallback", Algorithm::fallback}},
+    "Algorithm of the fused AllReduce-RMSNorm where the caller asks for automatic: auto (one-shot up to "
+    "STRATA_FUSED_ONESHOT_MAX bytes, two-shot above), one_shot, two_shot, fallback"};
+config::IntParam g_blocks{"STRATA_FUSED_BLOCKS", 0,
+                          "Thread blocks of the fused peer kernel (its block budget); 0: one per multiprocessor", 0,
+                          proto::kMaxBlocks};
+config::IntParam g_oneshot_max{"STRATA_FUSED_ONESHOT_MAX",
+                               0,
+                               "Largest message (tokens x hidden x element bytes) the automatic choice runs one-shot; "
+                               "0: by rank count (2 ranks: always, 3-4: 1 MiB, 5-8: 256 KiB)",
+                               0,
+                               INT64_MAX,
+                               true};
+
+bool valid_type(DataType t) { return t == DataType::bfloat16 || t == DataType::float16 || t == DataType::float32; }
+
+// The crossover from one-shot to two-shot. One-shot reads (n-1) times the
+// message from the peers and two-shot 2(n-1)/n times with one more
+// barrier: equal at 2 ranks, so there one-shot always; above, one-shot while
+// the message is small enough that the barrier costs more than the bytes.
+size_t oneshot_max(int ranks) {
+  if (g_oneshot_max.get() > 0) return static_cast<size_t>(g_oneshot_max.get());
+  if (ranks <= 2) return std::numeric_limits<size_t>::max();
+  return ranks <= 4 ? size_t{1} << 20 : size_t{256} << 10;
+}
+
+bool is_device_memory(const void* p) {
+  const ::strata::device::Pointer w = gpu::classify(p);
+  return w.kind == ::strata::device::MemoryKind::device || w.kind == ::strata::device::MemoryKind::managed;
+}
+
+}  // namespace
+
+struct AllreduceRmsnorm::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  Config config;
+  std::unique_ptr<Exchange> exchange;
+  Path path = Path::fallback;
+  bool shared_tried = false;
+  bool failed = false;
+  std::string message;
+  gpu::Event split_events[3] = {};  // run_split's, made on first use
+
+  ~Impl() {
+    for (gpu::Event e : split_events) {
+      if (e != nullptr) gpu::event_destroy(e);
+    }
+    exchange.reset();  // collective: before the communicator goes
+    int finalized = 1;
+    PMPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && !finalized) PMPI_Comm_free(&comm);
+  }
+
+  size_t bytes(size_t tokens) const { return tokens * config.hidden * size_of(config.type); }
+
+  Algorithm resolve(Algorithm wanted, size_t tokens) const {
+    if (wanted == Algorithm::automatic) wanted = g_algorithm.get();
+    if (!g_enabled.get()) return Algorithm::fallback;
+    if (wanted == Algorithm::automatic) {
+      if (path == Path::fallback && config.memory == Memory::device) return Algorithm::fallback;
+      if (config.memory == Memory::host) return Algorithm::fallback;  // host: fused only when asked for
+      return bytes(tokens) <= oneshot_max(size) || tokens < static_cast<size_t>(size) ? Algorithm::one_shot
+                                                                                      : Algorithm::two_shot;
+    }
+    return wanted;
+  }
+
+  Status check_error() {
+    if (failed) return Status::timeout;
+    const uint64_t w = exchange ? exchange->error_word() : 0;
+    if (w == 0) return Status::ok;
+    const proto::ErrorFields e = proto::unpack_error(w);
+    failed = true;
+    message = "fused allreduce-rmsnorm call #" + std::to_string(e.seq) + " on rank " + std::to_string(rank) +
+              ": rank " + std::to_string(e.peer) + " did not arrive at the " +
+              (e.phase == proto::kStart ? "start" : "middle") + " barrier (block " + std::to_string(e.block) +
+              ") within " + std::to_string(timeout_ms()) + " ms; this object is unusable, make a new one";
+    STRATA_LOG(error, kColl, "%s", message.c_str());
+    return Status::timeout;
+  }
+
+  Status fail(Status s, std::string text) {
+    message = std::move(text);
+    STRATA_LOG(error, kColl, "%s", message.c_str());
+    return s;
+  }
+
+  Status validate(const Tensors& t) {
+    if (t.tokens > config.max_tokens) {
+      return fail(Status::invalid_argument, "fused allreduce-rmsnorm: " + std::to_string(t.tokens) +
+                                                " tokens, more than the " + std::to_string(config.max_tokens) +
+                                                " it was created for");
+    }
+    if (t.tokens == 0) return Status::ok;
+    if (t.x == nullptr || t.residual == nullptr || t.weight == nullptr || t.out == nullptr) {
+      return fail(Status::invalid_argument, "fused allreduce-rmsnorm: a null buffer");
+    }
+    if (t.out == t.residual || t.x == t.residual) {
+      return fail(Status::invalid_argument, "fused allreduce-rmsnorm: residual must not be x or out");
+    }
+    if (!(t.epsilon >= 0.0f)) return fail(Status::invalid_argument, "fused allreduce-rmsnorm: epsilon < 0 or NaN");
+    const bool device = config.memory == Memory::device;
+    for (const void* p : {t.x, static_cast<const void*>(t.residual), t.weight, static_cast<const void*>(t.out)}) {
+      if (is_device_memory(p) != device) {
+        return fail(Status::invalid_argument,
+                    std::string("fused allreduce-rmsnorm: a ") + (device ? "host" : "device") +
+                        " buffer passed to an object made for " + (device ? "device" : "host") + " memory");
+      }
+    }
+    return Status::ok;
+  }
+
+  // The communicator's allreduce into out, then residual + RMSNorm.
+  Status fallback(const Tensors& t, void* stream) {
+    const size_t count = t.tokens * config.hidden;
+    coll::Options o;
+    o.stream = stream;
+    const void* send = t.out == t.x ? MPI_IN_PLACE : t.x;
+    STRATA_TRY(coll::allreduce(send, t.out, count, config.type, coll::ReduceOp::sum, comm, o));
+    Tensors local = t;
+    local.x = t.out;
+    return residual_rmsnorm(local, config.hidden, config.type, config.memory, stream);
+  }
+
+  // Host buffers get the shared exchange on the first call that asks for it
+  // (collective: every rank asks alike).
+  void want_shared() {
+    if (shared_tried || config.memory != Memory::host || !g_enabled.get()) return;
+    shared_tried = true;
+    std::string why;
+    Result<std::unique_ptr<Exchange>> x = make_shared_exchange(comm, config, &why);
+    if (x) {
+      exchange = std::move(x).value();
+      path = Path::shared;
+    } else {
+      STRATA_LOG_ONCE(info, kColl, "fused allreduce-rmsnorm on host buffers: fallback (%s)", why.c_str());
+    }
+  }
+};
+
+namespace detail {
+Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[3]) noexcept {
+  for (int i = 0; i < 3; ++i) {
+    if (impl.split_events[i] == nullptr) STRATA_TRY(gpu::event_create(&impl.split_events[i], false));
+    events[i] = impl.split_events[i];
+  }
+  return Status::ok;
+}
+}  // namespace detail
+
+AllreduceRmsnorm::AllreduceRmsnorm(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+AllreduceRmsnorm::~AllreduceRmsnorm() = default;
+
+Result<std::unique_ptr<AllreduceRmsnorm>> AllreduceRmsnorm::create(MPI_Comm comm, const Config& config) noexcept {
+  if (comm == MPI_COMM_NULL || config.hidden == 0 || config.max_tokens == 0 || !valid_type(config.type) ||
+      config.blocks < 0 || config.max_tokens > SIZE_MAX / config.hidden / 8) {
+    STRATA_LOG(error, kColl,
+               "fused allreduce-rmsnorm: bad configuration (max_tokens %zu, hidden %zu, type %s, "
+               "blocks %d)",
+               config.max_tokens, config.hidden, coll::to_string(config.type), config.blocks);
+    return Status::invalid_argument;
+  }
+  if (config.memory == Memory::device && !gpu::available()) {
+    STRATA_LOG(error, kColl, "fused allreduce-rmsnorm on device memory: no GPU visible (or a build without CUDA/HIP)");
+    return Status::not_supported;
+  }
+  std::unique_ptr<Impl> impl;
+  try {
+    impl = std::make_unique<Impl>();
+  } catch (...) {
+    return Status::out_of_memory;
+  }
+  impl->config = config;
+  if (PMPI_Comm_dup(comm, &impl->comm) != MPI_SUCCESS || PMPI_Comm_rank(impl->comm, &impl->rank) != MPI_SUCCESS ||
+      PMPI_Comm_size(impl->comm, &impl->size) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
+  if (config.memory == Memory::device && g_enabled.get() && g_algorithm.get() != Algorithm::fallback) {
+    std::string why;
+    Result<std::unique_ptr<Exchange>> x = make_peer_exchange(impl->comm, config, &why);
+    if (x) {
+      impl->exchange = std::move(x).value();
+      impl->path = Path::peer;
+    } else if (x.status() == Status::mpi_error) {
+      return x.status();
+    } else if (impl->rank == 0) {
+      STRATA_LOG(info, kColl, "fused allreduce-rmsnorm over %d ranks: fallback to allreduce + RMSNorm (%s)", impl->size,
+                 why.c_str());
+    }
+  }
+  if (impl->path == Path::peer && impl->rank == 0) {
+    STRATA_LOG(info, kColl, "fused allreduce-rmsnorm over %d ranks: peer path, %d blocks, one-shot up to %zu bytes",
+               impl->size, config.blocks > 0 ? config.blocks : impl->exchange->default_blocks(),
+               oneshot_max(impl->size));
+  }
+  try {
+    return std::unique_ptr<AllreduceRmsnorm>(new AllreduceRmsnorm(std::move(impl)));
+  } catch (...) {
+    return Status::out_of_memory;
+  }
+}
+
+Status AllreduceRmsnorm::run(const Tensors& t, const RunOptions& options) noexcept {
+  Impl& m = *impl_;
+  fault::CollScope rec(fault::OpKind::fused_allreduce_rmsnorm, m.comm, m.bytes(t.tokens), -1, options.stream);
+  STRATA_TRY(m.check_error());
+  STRATA_TRY(m.validate(t));
+  if (t.tokens == 0) return Status::ok;
+  Algorithm a = m.resolve(options.algorithm, t.tokens);
+  if (a != Algorithm::fallback) m.want_shared();
+  if (a != Algorithm::fallback && !m.exchange) {
+    STRATA_LOG_ONCE(info, kColl,
+                    "fused allreduce-rmsnorm: %s asked for, but no peer or shared memory is set up: "
+                    "fallback",
+                    to_string(a));
+    a = Algorithm::fallback;
+  }
+  STRATA_LOG(debug, kColl, "fused allreduce-rmsnorm: %zu tokens x %zu, %s", t.tokens, m.config.hidden, to_string(a));
+  if (a == Algorithm::fallback) return m.fallback(t, options.stream);
+  Call call;
+  call.tensors = t;
+  call.type = m.config.type;
+  call.hidden = m.config.hidden;
+  call.two_shot = a == Algorithm::two_shot;
+  call.blocks = options.blocks > 0 ? options.blocks : (m.config.blocks > 0 ? m.config.blocks : 0);
+  if (call.blocks <= 0)
+    call.blocks = g_blocks.get() > 0 ? static_cast<int>(g_blocks.get()) : m.exchange->default_blocks();
+  call.stream = options.stream;
+  return m.exchange->run(call);
+}
+
+Algorithm AllreduceRmsnorm::chosen(size_t tokens) const noexcept {
+  const Algorithm a = impl_->resolve(Algorithm::automatic, tokens);
+  return impl_->exchange || impl_->config.memory == Memory::host ? a : Algorithm::fallback;
+}
+Path AllreduceRmsnorm::path() const noexcept { return impl_->path; }
+const Config& AllreduceRmsnorm::config() const noexcept { return impl_->config; }
+int AllreduceRmsnorm::rank() const noexcept { return impl_->rank; }
+int AllreduceRmsnorm::size() const noexcept { return impl_->size; }
+const char* AllreduceRmsnorm::error_message() const noexcept { return impl_->message.c_str(); }
+Status AllreduceRmsnorm::check() noexcept { return impl_->check_error(); }
+
+const char* to_string(Algorithm a) noexcept {
+  switch (a) {
+    case Algorithm::automatic: return "auto";
+    case Algorithm::one_shot: return "one_shot";
+    case Algorithm::two_shot: return "two_shot";
+    case Algorithm::fallback: return "fallback";
+  }
+  return "?";
+}
+
+Result<Algorithm> parse_algorithm(const char* name) noexcept {
+  if (name == nullptr) return Status::invalid_argument;
+  for (Algorithm a : {Algorithm::automatic, Algorithm::one_shot, Algorithm::two_shot, Algorithm::fallback}) {
+    if (config::equals_ignore_case(name, to_string(a))) return a;
+  }
+  return Status::invalid_argument;
+}
+
+const char* to_string(Path p) noexcept {
+  switch (p) {
+    case Path::peer: return "peer";
+    case Path::shared: return "shared";
+    case Path::fallback: return "fallback";
+  }
+  return "?";
+}
+
+}  // namespace strata::fused

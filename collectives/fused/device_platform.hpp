@@ -1,0 +1,91 @@
+// The device platform of protocol.hpp for CUDA (nvcc, sm_70 and later) and
+// HIP (hipcc): thread numbering, the block-wide sum, and the system-scope
+// release/acquire flags the peers exchange. Included by kernels.cu only.
+#pragma once
+
+#include "portability/gpu/runtime_names.hpp"
+
+#include <cstdint>
+
+namespace strata::fused {
+
+struct DevicePlatform {
+  __device__ int thread() const { return static_cast<int>(threadIdx.x); }
+  __device__ int threads() const { return static_cast<int>(blockDim.x); }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ bool sync_and(bool v) const { return __syncthreads_and(v ? 1 : 0) != 0; }
+
+  // Butterfly within each warp (every lane ends with the same value: the
+  // additions pair the same operands, and IEEE addition commutes), then the
+  // warps' sums added in warp order by every thread: the whole block, and
+  // every rank running the same row, gets the same bits.
+  __device__ float block_sum(float v, float* smem) const {
+    for (int m = warpSize / 2; m > 0; m /= 2) {
+#if defined(__HIPCC__)
+      v += __shfl_xor(v, m);
+#else
+      v += __shfl_xor_sync(0xffffffffu, v, m);
+#endif
+    }
+    const int lane = static_cast<int>(threadIdx.x) % warpSize;
+    const int warp = static_cast<int>(threadIdx.x) / warpSize;
+    __syncthreads();  // the previous row's readers are done with smem
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    const int warps = (static_cast<int>(blockDim.x) + warpSize - 1) / warpSize;
+    float total = 0.0f;
+    for (int w = 0; w < warps; ++w) total += smem[w];
+    return total;
+  }
+
+  __device__ void store_release(uint32_t* p, uint32_t v) const {
+#if defined(__HIPCC__)
+    __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#endif
+  }
+  __device__ uint32_t load_acquire(const uint32_t* p) const {
+#if defined(__HIPCC__)
+    return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
+#else
+    uint32_t v;
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#endif
+  }
+  __device__ uint32_t load_relaxed(const uint32_t* p) const { return *static_cast<const volatile uint32_t*>(p); }
+  __device__ void store_relaxed(uint32_t* p, uint32_t v) const { *static_cast<volatile uint32_t*>(p) = v; }
+  __device__ uint32_t fetch_add(uint32_t* p, uint32_t v) const { return atomicAdd(p, v); }
+  // The claim word is device memory (device-scope CAS); the winner then
+  // publishes to the host-visible word with one 8-byte store.
+  __device__ void report(uint64_t* claim, uint64_t* host_word, uint64_t w) const {
+    auto* c = reinterpret_cast<unsigned long long*>(claim);
+    if (atomicCAS(c, 0ull, static_cast<unsigned long long>(w)) == 0ull) {
+      *static_cast<volatile uint64_t*>(host_word) = w;
+      __threadfence_system();
+    }
+  }
+  __device__ void fence_system() const { __threadfence_system(); }
+  __device__ uint64_t now() const {
+#if defined(__HIP_DEVICE_COMPILE__)
+    return static_cast<uint64_t>(wall_clock64());
+#elif defined(__HIPCC__)
+    return 0;  // the host pass of hipcc (never called there)
+#else
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#endif
+  }
+  __device__ void pause() const {
+#if defined(__HIP_DEVICE_COMPILE__)
+    __builtin_amdgcn_s_sleep(1);
+#elif defined(__HIPCC__)
+#else
+    __nanosleep(64);
+#endif
+  }
+};
+
+}  // namespace strata::fused

@@ -1,0 +1,54 @@
+// Helpers of the exchanges: the collective agreement on each set-up step,
+// the 16-byte access test, the wait limit.
+#include "collectives/fused/exchange.hpp"
+
+#include "base/config.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace strata::fused {
+namespace {
+
+config::IntParam g_timeout_ms{"STRATA_FUSED_TIMEOUT_MS", 10000,
+                              "Longest wait of the fused AllReduce-RMSNorm for a peer (milliseconds); past it the "
+                              "call ends with an error naming the peer that did not arrive",
+                              1, int64_t{24} * 3600 * 1000};
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace
+
+int64_t timeout_ms() noexcept { return g_timeout_ms.get(); }
+
+bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept {
+  return (hidden * element) % 16 == 0 && aligned16(t.x) && aligned16(t.residual) && aligned16(t.weight) &&
+         aligned16(t.out);
+}
+
+bool agree(MPI_Comm comm, bool ok, const std::string& reason, const char* what, std::string* why) noexcept {
+  int rank = 0, size = 0;
+  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+    *why = std::string(what) + ": the communicator cannot be queried";
+    return false;
+  }
+  int mine = ok ? size : rank, first = size;
+  if (PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+    *why = std::string(what) + ": MPI_Allreduce failed";
+    return false;
+  }
+  if (first == size) return true;
+  // The failing rank's reason, for every rank's message.
+  int length = rank == first ? static_cast<int>(reason.size()) : 0;
+  std::vector<char> text;
+  if (PMPI_Bcast(&length, 1, MPI_INT, first, comm) == MPI_SUCCESS && length > 0) {
+    text.assign(reason.begin(), reason.end());
+    text.resize(static_cast<size_t>(length));
+    if (PMPI_Bcast(text.data(), length, MPI_CHAR, first, comm) != MPI_SUCCESS) text.clear();
+  }
+  *why = std::string(what) + " failed on rank " + std::to_string(first);
+  if (!text.empty()) *why += ": " + std::string(text.begin(), text.end());
+  return false;
+}
+
+}  // namespace strata::fused

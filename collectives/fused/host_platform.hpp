@@ -1,0 +1,47 @@
+// The host platform of protocol.hpp: a "block" is one thread; flags are
+// C++ atomics on memory every rank maps (an MPI shared-memory window), or,
+// in the tests, on memory the threads of one process share. Spins yield the
+// core after a short while: the ranks of a host run may share cores.
+#pragma once
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace strata::fused {
+
+class HostPlatform {
+ public:
+  int thread() const { return 0; }
+  int threads() const { return 1; }
+  void sync() const {}
+  bool sync_and(bool v) const { return v; }
+  float block_sum(float v, float* /*smem*/) const { return v; }
+
+  void store_release(uint32_t* p, uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+  uint32_t load_acquire(const uint32_t* p) const { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+  uint32_t load_relaxed(const uint32_t* p) const { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+  void store_relaxed(uint32_t* p, uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+  uint32_t fetch_add(uint32_t* p, uint32_t v) const { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+  void report(uint64_t* claim, uint64_t* host_word, uint64_t w) const {
+    uint64_t expected = 0;
+    if (__atomic_compare_exchange_n(claim, &expected, w, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      __atomic_store_n(host_word, w, __ATOMIC_RELEASE);
+    }
+  }
+  void fence_system() const { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+  uint64_t now() const {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+  }
+  void pause() {
+    if (++polls_ > 64) sched_yield();
+  }
+
+ private:
+  unsigned polls_ = 0;
+};
+
+}  // namespace strata::fused

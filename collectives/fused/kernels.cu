@@ -1,0 +1,164 @@
+// The fused AllReduce-RMSNorm kernels: protocol.hpp instantiated for the
+// device platform, one source for CUDA (nvcc) and HIP (hipcc,
+// --offload-arch=gfx90a). Launch errors are checked here and logged with the
+// runtime's message; nothing here synchronises.
+#include "collectives/fused/device_platform.hpp"
+#include "collectives/fused/kernels.hpp"
+
+#include "base/log.hpp"
+
+#include <atomic>
+
+namespace strata::fused::kernels {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxWarps = kMaxThreads / 32;
+
+Status launched(const char* what) {
+  const gpuError_t err = gpuGetLastError();
+  if (err == gpuSuccess) return Status::ok;
+  STRATA_LOG(error, kColl, "%s: launch of %s failed: %s (%s)", STRATA_GPU_BACKEND_NAME, what, gpuGetErrorString(err),
+             gpuGetErrorName(err));
+  return Status::device_error;
+}
+
+template <int V, class T, bool TwoShot>
+__global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
+  __shared__ float smem[kMaxWarps];
+  DevicePlatform p;
+  if (TwoShot) {
+    proto::two_shot<V>(p, a, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), smem);
+  } else {
+    proto::one_shot<V>(p, a, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), smem);
+  }
+}
+
+template <int V, class T>
+__global__ void __launch_bounds__(kMaxThreads) local_kernel(const T* reduced, T* residual, const T* weight, T* out,
+                                                            int64_t tokens, int64_t hidden, float epsilon) {
+  __shared__ float smem[kMaxWarps];
+  DevicePlatform p;
+  proto::local_rows<V>(p, reduced, residual, weight, out, tokens, hidden, epsilon, static_cast<int>(blockIdx.x),
+                       static_cast<int>(gridDim.x), smem);
+}
+
+__global__ void probe_kernel(proto::Args<float> a, uint32_t* mismatches) {
+  const int q = static_cast<int>(threadIdx.x);
+  if (q >= a.nranks || q == a.rank) return;
+  const auto* theirs = reinterpret_cast<const volatile uint32_t*>(a.region[q] + a.layout.probe);
+  if (theirs[0] != probe_word(q, 0)) atomicAdd(mismatches, 1u);
+  auto* slot = reinterpret_cast<volatile uint32_t*>(a.region[q] + a.layout.probe);
+  slot[1 + a.rank] = probe_word(a.rank, 1);
+  __threadfence_system();
+}
+
+template <class T>
+constexpr int vector_of() {
+  return static_cast<int>(16 / sizeof(T));
+}
+
+// Rows for the local kernel: enough blocks to fill the device a few times.
+int local_blocks(int64_t tokens) {
+  const int64_t cap = int64_t{4} * multiprocessors();
+  return static_cast<int>(tokens < cap ? tokens : cap);
+}
+
+}  // namespace
+
+int threads_for(int64_t hidden, int vector) {
+  const int64_t vectors = (hidden + vector - 1) / vector;
+  int64_t t = (vectors + 63) / 64 * 64;
+  if (t < 64) t = 64;
+  if (t > kMaxThreads) t = kMaxThreads;
+  return static_cast<int>(t);
+}
+
+template <class T>
+Status launch_peer(const proto::Args<T>& args, bool two_shot, int blocks, bool vector, void* stream) noexcept {
+  constexpr int V = vector_of<T>();
+  const int threads = threads_for(args.hidden, vector ? V : 1);
+  const auto s = static_cast<gpuStream_t>(stream);
+  if (vector && two_shot) {
+    peer_kernel<V, T, true><<<blocks, threads, 0, s>>>(args);
+  } else if (vector) {
+    peer_kernel<V, T, false><<<blocks, threads, 0, s>>>(args);
+  } else if (two_shot) {
+    peer_kernel<1, T, true><<<blocks, threads, 0, s>>>(args);
+  } else {
+    peer_kernel<1, T, false><<<blocks, threads, 0, s>>>(args);
+  }
+  return launched(two_shot ? "the two-shot AllReduce-RMSNorm kernel" : "the one-shot AllReduce-RMSNorm kernel");
+}
+
+template <class T>
+Status launch_local(const T* reduced, T* residual, const T* weight, T* out, int64_t tokens, int64_t hidden,
+                    float epsilon, bool vector, void* stream) noexcept {
+  if (tokens <= 0 || hidden <= 0) return Status::ok;
+  constexpr int V = vector_of<T>();
+  const int threads = threads_for(hidden, vector ? V : 1);
+  const int blocks = local_blocks(tokens);
+  const auto s = static_cast<gpuStream_t>(stream);
+  if (vector) {
+    local_kernel<V, T><<<blocks, threads, 0, s>>>(reduced, residual, weight, out, tokens, hidden, epsilon);
+  } else {
+    local_kernel<1, T><<<blocks, threads, 0, s>>>(reduced, residual, weight, out, tokens, hidden, epsilon);
+  }
+  return launched("the residual + RMSNorm kernel");
+}
+
+Status launch_probe(char* const* regions, int nranks, int rank, size_t probe_offset, uint32_t* mismatches,
+                    void* stream) noexcept {
+  proto::Args<float> a{};
+  for (int q = 0; q < nranks && q < proto::kMaxRanks; ++q) a.region[q] = regions[q];
+  a.rank = rank;
+  a.nranks = nranks;
+  a.layout.probe = probe_offset;
+  probe_kernel<<<1, 64, 0, static_cast<gpuStream_t>(stream)>>>(a, mismatches);
+  return launched("the peer-access probe kernel");
+}
+
+uint64_t ticks_per_ms() noexcept {
+#if defined(__HIPCC__)
+  // MI200 and MI300 run the wall clock at 100 MHz; ROCm 6 can say so
+  // (older HIP, as Debian's 5.2, has no attribute for it).
+  int khz = 100000;
+#if HIP_VERSION >= 60000000
+  int device = 0;
+  if (hipGetDevice(&device) != hipSuccess ||
+      hipDeviceGetAttribute(&khz, hipDeviceAttributeWallClockRate, device) != hipSuccess || khz <= 0) {
+    (void)hipGetLastError();
+    khz = 100000;
+  }
+#endif
+  return static_cast<uint64_t>(khz);
+#else
+  return 1000000;  // %globaltimer counts nanoseconds
+#endif
+}
+
+int multiprocessors() noexcept {
+  static std::atomic<int> known[64] = {};  // per device, asked once
+  int device = 0, count = 0;
+  if (gpuGetDevice(&device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return 1;
+  }
+  if (device >= 0 && device < 64 && (count = known[device].load(std::memory_order_relaxed)) > 0) return count;
+  if (gpuDeviceGetAttribute(&count, gpuDevAttrMultiProcessorCount, device) != gpuSuccess || count <= 0) {
+    (void)gpuGetLastError();
+    return 1;
+  }
+  if (device >= 0 && device < 64) known[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
+#define STRATA_FUSED_INSTANTIATE(T)                                                       \
+  template Status launch_peer<T>(const proto::Args<T>&, bool, int, bool, void*) noexcept; \
+  template Status launch_local<T>(const T*, T*, const T*, T*, int64_t, int64_t, float, bool, void*) noexcept;
+STRATA_FUSED_INSTANTIATE(float)
+STRATA_FUSED_INSTANTIATE(math::Bf16)
+STRATA_FUSED_INSTANTIATE(math::F16)
+#undef STRATA_FUSED_INSTANTIATE
+
+}  // namespace strata::fused::kernels

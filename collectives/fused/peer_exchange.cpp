@@ -1,0 +1,246 @@
+// The peer exchange: one device region per rank (protocol.hpp's layout),
+// its IPC handle sent to every rank once, the peers' regions opened, and
+// peer access proven by a real transfer before the first call: each rank's
+// probe kernel reads a word from every peer's region and writes one into
+// it, and every rank checks what it read and what it received. A GPU pair
+// that reports peer access but cannot move data (the reported hangs of
+// custom allreduces) is found here, not in the first call. Every step is
+// agreed on by all ranks (exchange.cpp), so all take the peer path or none.
+//
+// Conditions: 2 to 8 ranks, all on one node (the IPC handles' reach), each
+// on its own GPU (PCI address), hidden <= 16384, a device visible.
+#include "collectives/fused/exchange.hpp"
+#include "collectives/fused/kernels.hpp"
+
+#include "base/log.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace strata::fused {
+namespace {
+
+class PeerExchange final : public Exchange {
+ public:
+  PeerExchange(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  ~PeerExchange() override { release(); }
+  PeerExchange(const PeerExchange&) = delete;
+  PeerExchange& operator=(const PeerExchange&) = delete;
+
+  Status set_up(const Config& config, std::string* why);
+
+  Status run(const Call& call) noexcept override {
+    const int blocks = proto::blocks_for(call.two_shot, static_cast<int64_t>(call.tensors.tokens), size_, call.blocks);
+    return with_element(call.type, [&](auto element) {
+      using T = decltype(element);
+      const bool vector = vector_aligned(call.tensors, call.hidden, sizeof(T));
+      const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
+      return kernels::launch_peer<T>(a, call.two_shot, blocks, vector, call.stream);
+    });
+  }
+
+  uint64_t error_word() const noexcept override {
+    return error_host_ == nullptr ? 0 : *static_cast<const volatile uint64_t*>(error_host_);
+  }
+  int default_blocks() const noexcept override { return default_blocks_; }
+
+ private:
+  Status probe(std::string* why);
+  void release() noexcept;
+
+  MPI_Comm comm_;
+  int rank_;
+  int size_;
+  proto::Layout layout_;
+  char* regions_[proto::kMaxRanks] = {};
+  bool opened_[proto::kMaxRanks] = {};
+  uint64_t* error_host_ = nullptr;
+  uint64_t* error_device_ = nullptr;
+  uint64_t timeout_ticks_ = 0;
+  int default_blocks_ = 1;
+  gpu::Stream stream_ = nullptr;
+};
+
+struct PciAddress {
+  int domain, bus, device;
+};
+
+Status PeerExchange::set_up(const Config& config, std::string* why) {
+  // Where every rank is.
+  MPI_Comm node = MPI_COMM_NULL;
+  int node_size = 0;
+  if (PMPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+      PMPI_Comm_size(node, &node_size) != MPI_SUCCESS) {
+    *why = "MPI_Comm_split_type failed";
+    return Status::mpi_error;
+  }
+  PMPI_Comm_free(&node);
+  if (!agree(comm_, node_size == size_, "its node holds " + std::to_string(node_size) + " of the ranks",
+             "one node for all ranks (IPC reaches no further)", why)) {
+    return Status::not_supported;
+  }
+  int device = -1;
+  gpu::DeviceProperties props;
+  const bool have_device = gpu::get_device(&device) == Status::ok && gpu::properties(device, &props) == Status::ok;
+  if (!agree(comm_, have_device, "no current GPU", "a GPU on every rank", why)) return Status::not_supported;
+  PciAddress mine{props.pci_domain, props.pci_bus, props.pci_device};
+  std::vector<PciAddress> all(static_cast<size_t>(size_));
+  if (PMPI_Allgather(&mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm_) != MPI_SUCCESS) return Status::mpi_error;
+  bool distinct = true;
+  for (int q = 0; q < size_; ++q) {
+    if (q != rank_ && std::memcmp(&all[static_cast<size_t>(q)], &mine, sizeof mine) == 0) distinct = false;
+  }
+  if (!agree(comm_, distinct, "another rank uses the same GPU", "one GPU per rank", why)) return Status::not_supported;
+
+  layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
+  void* region = nullptr;
+  Status s = gpu::stream_create(&stream_);
+  if (s == Status::ok) s = gpu::malloc_device(&region, layout_.total);
+  regions_[rank_] = static_cast<char*>(region);
+  if (s == Status::ok) s = gpu::memset_async(region, 0, layout_.total, stream_);
+  if (s == Status::ok) s = gpu::stream_synchronize(stream_);
+  void* host_word = nullptr;
+  if (s == Status::ok) s = gpu::malloc_pinned(&host_word, sizeof(uint64_t), true);
+  error_host_ = static_cast<uint64_t*>(host_word);
+  void* device_word = nullptr;
+  if (s == Status::ok) s = gpu::mapped_device_pointer(host_word, &device_word);
+  error_device_ = static_cast<uint64_t*>(device_word);
+  if (error_host_ != nullptr) *error_host_ = 0;
+  if (!agree(comm_, s == Status::ok,
+             std::to_string(layout_.total) + " bytes of device memory: " + gpu::last_error_string(),
+             "allocating the exchange region", why)) {
+    return Status::out_of_memory;
+  }
+
+  // Every rank's region, opened through its IPC handle.
+  gpu::IpcHandle handle{};
+  s = gpu::ipc_get_handle(region, &handle);
+  if (!agree(comm_, s == Status::ok, gpu::last_error_string(), "exporting the region's IPC handle", why)) {
+    return Status::not_supported;
+  }
+  std::vector<gpu::IpcHandle> handles(static_cast<size_t>(size_));
+  if (PMPI_Allgather(&handle, sizeof handle, MPI_BYTE, handles.data(), sizeof handle, MPI_BYTE, comm_) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
+  std::string failed;
+  for (int q = 0; q < size_ && failed.empty(); ++q) {
+    if (q == rank_) continue;
+    void* peer = nullptr;
+    if (gpu::ipc_open(handles[static_cast<size_t>(q)], &peer) == Status::ok) {
+      regions_[q] = static_cast<char*>(peer);
+      opened_[q] = true;
+    } else {
+      failed = "opening rank " + std::to_string(q) + "'s handle: " + gpu::last_error_string();
+    }
+  }
+  if (!agree(comm_, failed.empty(), failed, "opening the peers' regions", why)) return Status::not_supported;
+
+  STRATA_TRY(probe(why));
+  timeout_ticks_ = static_cast<uint64_t>(timeout_ms()) * kernels::ticks_per_ms();
+  default_blocks_ = kernels::multiprocessors();
+  if (default_blocks_ > proto::kMaxBlocks) default_blocks_ = proto::kMaxBlocks;
+  return Status::ok;
+}
+
+Status PeerExchange::probe(std::string* why) {
+  const uint32_t word0 = kernels::probe_word(rank_, 0);
+  char* const probe_area = regions_[rank_] + layout_.probe;
+  Status s = gpu::memcpy_async(probe_area, &word0, sizeof word0, stream_);
+  if (s == Status::ok) s = gpu::stream_synchronize(stream_);
+  if (!agree(comm_, s == Status::ok, gpu::last_error_string(), "writing the probe word", why)) {
+    return Status::device_error;
+  }
+  // Mismatch counter: the first word past the written ones.
+  auto* mismatches = reinterpret_cast<uint32_t*>(probe_area) + 1 + proto::kMaxRanks;
+  s = gpu::memset_async(mismatches, 0, sizeof(uint32_t), stream_);
+  if (s == Status::ok) s = gpu::stream_synchronize(stream_);
+  if (s == Status::ok && PMPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;
+  if (s == Status::ok) s = kernels::launch_probe(regions_, size_, rank_, layout_.probe, mismatches, stream_);
+  gpu::Event done = nullptr;
+  if (s == Status::ok) s = gpu::event_create(&done, false);
+  if (s == Status::ok) s = gpu::event_record(done, stream_);
+  // Bounded: a peer mapping that hangs the probe must not hang set-up.
+  std::string reason;
+  bool finished = false;
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms());
+  while (s == Status::ok && !finished) {
+    s = gpu::event_query(done, &finished);
+    if (!finished && std::chrono::steady_clock::now() > limit) {
+      reason = "the probe kernel did not finish within " + std::to_string(timeout_ms()) + " ms";
+      break;
+    }
+    if (!finished) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (done != nullptr && finished) gpu::event_destroy(done);
+  if (s != Status::ok) reason = gpu::last_error_string();
+  if (!agree(comm_, finished && s == Status::ok, reason, "the peer-access probe", why)) return Status::device_error;
+  if (PMPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;  // every peer has written into my area
+
+  uint32_t words[2 + proto::kMaxRanks] = {};
+  s = gpu::memcpy_async(words, probe_area, sizeof words, stream_);
+  if (s == Status::ok) s = gpu::stream_synchronize(stream_);
+  std::string wrong;
+  if (s != Status::ok) {
+    wrong = gpu::last_error_string();
+  } else if (words[1 + proto::kMaxRanks] != 0) {
+    wrong = std::to_string(words[1 + proto::kMaxRanks]) + " peers' words read back wrong";
+  } else {
+    for (int q = 0; q < size_ && wrong.empty(); ++q) {
+      if (q != rank_ && words[1 + q] != kernels::probe_word(q, 1)) {
+        wrong = "the word rank " + std::to_string(q) + " wrote did not arrive";
+      }
+    }
+  }
+  if (!agree(comm_, wrong.empty(), wrong, "the peer-access probe's transfers", why)) return Status::device_error;
+  return Status::ok;
+}
+
+void PeerExchange::release() noexcept {
+  // Peers may still read this rank's region in a call that is running:
+  // finish locally, then wait for every rank before unmapping and freeing.
+  int finalized = 1;
+  PMPI_Finalized(&finalized);
+  if (stream_ != nullptr) gpu::device_synchronize();
+  if (!finalized) PMPI_Barrier(comm_);
+  for (int q = 0; q < size_; ++q) {
+    if (opened_[q]) gpu::ipc_close(regions_[q]);
+  }
+  if (regions_[rank_] != nullptr) gpu::free_device(regions_[rank_]);
+  if (error_host_ != nullptr) gpu::free_pinned(error_host_);
+  if (stream_ != nullptr) gpu::stream_destroy(stream_);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Exchange>> make_peer_exchange(MPI_Comm comm, const Config& config, std::string* why) noexcept {
+  int rank = 0, size = 0;
+  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
+  // Conditions every rank sees alike: no agreement needed.
+  if (size < 2 || size > proto::kMaxRanks) {
+    *why = std::to_string(size) + " ranks (the peer path takes 2 to " + std::to_string(proto::kMaxRanks) + ")";
+    return Status::not_supported;
+  }
+  if (config.hidden > static_cast<size_t>(proto::kMaxHidden)) {
+    *why = "hidden " + std::to_string(config.hidden) + " > " + std::to_string(proto::kMaxHidden);
+    return Status::not_supported;
+  }
+  if (!agree(comm, gpu::available(), "no GPU visible (or a build without CUDA/HIP)", "finding a GPU", why)) {
+    return Status::not_supported;
+  }
+  std::unique_ptr<PeerExchange> x;
+  try {
+    x = std::make_unique<PeerExchange>(comm, rank, size);
+  } catch (...) {
+    return Status::out_of_memory;
+  }
+  const Status s = x->set_up(config, why);
+  if (s != Status::ok) return s;  // the destructor releases what was made, on every rank alike
+  return std::unique_ptr<Exchange>(std::move(x));
+}
+
+}  // namespace strata::fused

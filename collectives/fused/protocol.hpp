@@ -1,0 +1,290 @@
+// The fused AllReduce-RMSNorm protocol over memory every rank can address:
+// the peers' GPU memory through CUDA/HIP IPC (kernels.cu), or an MPI
+// shared-memory window on the host (shared_path.cpp). Written once; a
+// platform P supplies threads, blocks and atomics:
+//
+//   int thread() const, threads() const     this thread in its block, block size
+//   void sync()                              block barrier
+//   bool sync_and(bool)                      block barrier that ANDs a value
+//   float block_sum(float, float* smem)      sum over the block (all threads get it)
+//   void store_release(uint32_t*, uint32_t)  system scope
+//   uint32_t load_acquire(const uint32_t*)   system scope
+//   uint32_t load_relaxed(const uint32_t*), void store_relaxed(uint32_t*, uint32_t)
+//   uint32_t fetch_add(uint32_t*, uint32_t)  device scope
+//   void report(uint64_t* claim, uint64_t* host_word, uint64_t w)
+//                                            first report wins the claim and is
+//                                            published to the host-visible word
+//   void fence_system()
+//   uint64_t now() const                     ticks of the timeout clock
+//   void pause()                             between polls of a flag
+//
+// A call is one launch of G blocks on every rank (G the same everywhere, a
+// function of the call's shape). Block b handles the rows whose index
+// within their owner's share is b modulo G (one-shot: a single owner, all
+// rows), in every phase: so block b only ever reads what block b of the
+// other ranks wrote, and every wait is between blocks of one number.
+//
+//   one-shot   stage my x rows into my region; barrier "start"; each row:
+//              sum every rank's staged row in rank order + residual ->
+//              residual, RMSNorm -> out.
+//   two-shot   stage; barrier "start"; my own rows: sum + residual -> my
+//              region's result rows; barrier "mid"; every row: copy the
+//              owner's result row -> residual, RMSNorm -> out.
+//
+// Flags are counters: the call number (1, 2, ...) is written to the peer's
+// slot [phase][block][my rank] and a waiter accepts any value at least its
+// own call number (a fast peer may already be a call ahead). The call
+// number lives in device memory (Control), advanced by the last block to
+// finish, so a call captured in a graph and replayed counts correctly.
+// Staging and results alternate between two sets by call parity, so no
+// barrier is needed at the end: a rank can only reuse a set two calls later,
+// after every rank has started the call in between, i.e. finished reading.
+// Every wait gives up after `timeout` ticks: the first failure is recorded
+// (the error word: the peer that did not arrive, the phase, the call), the
+// block skips its remaining work, and the call ends.
+#pragma once
+
+#include "collectives/fused/row_math.hpp"
+#include "portability/setup/host_device.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::fused::proto {
+
+constexpr int kMaxRanks = 8;
+constexpr int kMaxBlocks = 256;
+constexpr int64_t kMaxHidden = 16384;
+
+enum Phase : uint32_t { kStart = 0, kMid = 1 };
+
+struct Flags {
+  uint32_t slot[2][kMaxBlocks][kMaxRanks];  // [phase][block][writer rank]
+};
+
+// Local bookkeeping, never touched by peers.
+struct Control {
+  uint32_t seq;    // calls completed
+  uint32_t done;   // blocks of the running call that have finished
+  uint64_t claim;  // the first error (pack_error), claimed here before it is published
+};
+
+// The first failure, packed in one word so that a reader sees all of it:
+// bits 0-7 code (1: timeout), 8-15 phase, 16-23 peer, 24-31 block (low 8
+// bits), 32-63 call number.
+constexpr uint64_t pack_error(uint32_t code, uint32_t phase, uint32_t peer, uint32_t block, uint32_t seq) {
+  return (uint64_t{code} & 0xff) | ((uint64_t{phase} & 0xff) << 8) | ((uint64_t{peer} & 0xff) << 16) |
+         ((uint64_t{block} & 0xff) << 24) | (uint64_t{seq} << 32);
+}
+struct ErrorFields {
+  uint32_t code, phase, peer, block, seq;
+};
+constexpr ErrorFields unpack_error(uint64_t w) {
+  return {static_cast<uint32_t>(w & 0xff), static_cast<uint32_t>((w >> 8) & 0xff),
+          static_cast<uint32_t>((w >> 16) & 0xff), static_cast<uint32_t>((w >> 24) & 0xff),
+          static_cast<uint32_t>(w >> 32)};
+}
+
+// Byte layout of one rank's region (the same on every rank).
+struct Layout {
+  size_t flags = 0;    // Flags
+  size_t control = 0;  // Control
+  size_t probe = 0;    // kMaxRanks words for the set-up transfer test
+  size_t data = 0;     // set 0, then set 1
+  size_t tensor = 0;   // one [max_tokens][hidden] tensor, rounded up to 256 bytes
+  size_t total = 0;
+
+  static Layout of(size_t max_tokens, size_t hidden, size_t element) {
+    auto up = [](size_t v) { return (v + 255) / 256 * 256; };
+    Layout l;
+    l.flags = 0;
+    l.control = up(sizeof(Flags));
+    l.probe = l.control + 256;
+    l.data = l.probe + 256;
+    l.tensor = up(max_tokens * hidden * element);
+    l.total = l.data + 4 * l.tensor;  // two sets of (staged input, results)
+    return l;
+  }
+  STRATA_HOST_DEVICE size_t staged(uint32_t set) const { return data + set * 2 * tensor; }
+  STRATA_HOST_DEVICE size_t results(uint32_t set) const { return staged(set) + tensor; }
+};
+
+template <class T>
+struct Args {
+  char* region[kMaxRanks];  // every rank's region as this rank addresses it
+  int rank;
+  int nranks;
+  Layout layout;
+  const T* x;
+  T* residual;
+  const T* weight;
+  T* out;
+  int64_t tokens;
+  int64_t hidden;
+  float epsilon;
+  uint64_t timeout;  // ticks of P::now()
+  uint64_t* error;   // the error word (pack_error), host-visible
+};
+
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE Control* control_of(const Args<T>& a) {
+  return reinterpret_cast<Control*>(a.region[a.rank] + a.layout.control);
+}
+
+// Rows [lo, hi) owned by `owner` when `tokens` rows are shared by `n` ranks
+// (the first ranks get one fewer when it does not divide).
+STRATA_HOST_DEVICE STRATA_INLINE int64_t owner_begin(int64_t tokens, int owner, int n) { return tokens * owner / n; }
+
+// Blocks of a call: the same on every rank for the same shape.
+STRATA_HOST_DEVICE STRATA_INLINE int blocks_for(bool two_shot, int64_t tokens, int nranks, int budget) {
+  const int64_t rows = two_shot ? (tokens + nranks - 1) / nranks : tokens;
+  int64_t g = budget < rows ? budget : rows;
+  if (g > kMaxBlocks) g = kMaxBlocks;
+  return g < 1 ? 1 : static_cast<int>(g);
+}
+
+template <class P>
+STRATA_HOST_DEVICE STRATA_INLINE uint32_t* flag_at(char* region, const Layout& l, Phase phase, int block, int writer) {
+  return &reinterpret_cast<Flags*>(region + l.flags)->slot[phase][block][writer];
+}
+
+// Signals call `seq` to every peer for (phase, block) and waits until every
+// peer signalled it. False (on every thread) when a wait timed out.
+STRATA_HD_TEMPLATE
+template <class P, class T>
+STRATA_HOST_DEVICE bool barrier(P& p, const Args<T>& a, Phase phase, int block, uint32_t seq) {
+  p.sync();  // this block's writes before the signal
+  bool ok = true;
+  for (int q = p.thread(); q < a.nranks; q += p.threads()) {
+    if (q == a.rank) continue;
+    p.fence_system();
+    p.store_release(flag_at<P>(a.region[q], a.layout, phase, block, a.rank), seq);
+  }
+  for (int q = p.thread(); q < a.nranks; q += p.threads()) {
+    if (q == a.rank) continue;
+    const uint32_t* mine = flag_at<P>(a.region[a.rank], a.layout, phase, block, q);
+    const uint64_t t0 = p.now();
+    while (static_cast<int32_t>(p.load_acquire(mine) - seq) < 0) {
+      if (p.now() - t0 > a.timeout) {
+        p.report(&control_of(a)->claim, a.error,
+                 pack_error(1, phase, static_cast<uint32_t>(q), static_cast<uint32_t>(block), seq));
+        ok = false;
+        break;
+      }
+      p.pause();
+    }
+  }
+  return p.sync_and(ok);
+}
+
+// The call number of the running call (every block reads it at entry; the
+// previous call on this stream has finished, so no block has advanced it).
+template <class P, class T>
+STRATA_HOST_DEVICE STRATA_INLINE uint32_t call_number(P& p, const Args<T>& a) {
+  return p.load_relaxed(&control_of(a)->seq) + 1;
+}
+
+// The last block to finish advances the call number.
+STRATA_HD_TEMPLATE
+template <class P, class T>
+STRATA_HOST_DEVICE void finish(P& p, const Args<T>& a, int blocks, uint32_t seq) {
+  p.sync();
+  if (p.thread() == 0) {
+    Control* c = control_of(a);
+    p.fence_system();
+    if (p.fetch_add(&c->done, 1u) == static_cast<uint32_t>(blocks - 1)) {
+      p.store_relaxed(&c->done, 0u);
+      p.store_relaxed(&c->seq, seq);
+      p.fence_system();
+    }
+  }
+}
+
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE T* tensor_at(char* region, size_t offset, int64_t row, int64_t hidden) {
+  return reinterpret_cast<T*>(region + offset) + row * hidden;
+}
+
+// Copies this block's rows of x into my staging set (rows of every owner
+// whose index within the owner's share is b mod G).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void stage(P& p, const Args<T>& a, int owners, int block, int blocks, uint32_t set) {
+  for (int o = 0; o < owners; ++o) {
+    const int64_t lo = owner_begin(a.tokens, o, owners), hi = owner_begin(a.tokens, o + 1, owners);
+    for (int64_t r = lo + block; r < hi; r += blocks) {
+      const T* src = a.x + r * a.hidden;
+      T* dst = tensor_at<T>(a.region[a.rank], a.layout.staged(set), r, a.hidden);
+      for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+        math::store<T, V>(dst + i, math::load<T, V>(src + i));
+      }
+    }
+  }
+}
+
+// One block of a one-shot call.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void one_shot(P& p, const Args<T>& a, int block, int blocks, float* smem) {
+  const uint32_t seq = call_number(p, a);
+  const uint32_t set = seq & 1u;
+  stage<V>(p, a, 1, block, blocks, set);
+  if (barrier(p, a, kStart, block, seq)) {
+    const T* src[kMaxRanks];
+    for (int64_t r = block; r < a.tokens; r += blocks) {
+      for (int q = 0; q < a.nranks; ++q) src[q] = tensor_at<T>(a.region[q], a.layout.staged(set), r, a.hidden);
+      T* res = a.residual + r * a.hidden;
+      math::norm_row<V>(p, src, a.nranks, res, res, a.weight, a.out + r * a.hidden, a.hidden, a.epsilon, smem);
+    }
+  }
+  finish(p, a, blocks, seq);
+}
+
+// One block of a two-shot call.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void two_shot(P& p, const Args<T>& a, int block, int blocks, float* smem) {
+  const uint32_t seq = call_number(p, a);
+  const uint32_t set = seq & 1u;
+  const int n = a.nranks;
+  stage<V>(p, a, n, block, blocks, set);
+  bool ok = barrier(p, a, kStart, block, seq);
+  if (ok) {
+    // My rows: every rank's staged row + residual -> my results.
+    const T* src[kMaxRanks];
+    const int64_t hi = owner_begin(a.tokens, a.rank + 1, n);
+    for (int64_t r = owner_begin(a.tokens, a.rank, n) + block; r < hi; r += blocks) {
+      for (int q = 0; q < n; ++q) src[q] = tensor_at<T>(a.region[q], a.layout.staged(set), r, a.hidden);
+      T* res = a.residual + r * a.hidden;
+      math::sum_row<V>(p, src, n, res, tensor_at<T>(a.region[a.rank], a.layout.results(set), r, a.hidden), a.hidden);
+    }
+    ok = barrier(p, a, kMid, block, seq);
+  }
+  if (ok) {
+    // Every row from its owner's results: -> residual, RMSNorm -> out.
+    for (int o = 0; o < n; ++o) {
+      const int64_t lo = owner_begin(a.tokens, o, n), hi = owner_begin(a.tokens, o + 1, n);
+      for (int64_t r = lo + block; r < hi; r += blocks) {
+        const T* src[1] = {tensor_at<T>(a.region[o], a.layout.results(set), r, a.hidden)};
+        math::norm_row<V>(p, src, 1, static_cast<const T*>(nullptr), a.residual + r * a.hidden, a.weight,
+                          a.out + r * a.hidden, a.hidden, a.epsilon, smem);
+      }
+    }
+  }
+  finish(p, a, blocks, seq);
+}
+
+// The residual + RMSNorm of rows already reduced (the fallback path, after
+// its allreduce into `out`): residual = T(reduced + residual), out = norm.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void local_rows(P& p, const T* reduced, T* residual, const T* weight, T* out, int64_t tokens,
+                                   int64_t hidden, float epsilon, int block, int blocks, float* smem) {
+  for (int64_t r = block; r < tokens; r += blocks) {
+    const T* src[1] = {reduced + r * hidden};
+    T* res = residual + r * hidden;
+    math::norm_row<V>(p, src, 1, res, res, weight, out + r * hidden, hidden, epsilon, smem);
+  }
+}
+
+}  // namespace strata::fused::proto

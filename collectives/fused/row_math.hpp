@@ -1,0 +1,137 @@
+// The per-row arithmetic of the fused AllReduce-RMSNorm, written once for
+// the CUDA and HIP kernels, the host shared-memory path and the host
+// fallback (a "platform" P supplies the thread numbering and the block-wide
+// sum; protocol.hpp lists what it must provide).
+//
+// Elements are float, or bfloat16 / float16 held as their bits; every value
+// is widened to float, combined in float, and rounded back to nearest even
+// once (portability/numeric/float16.hpp, the conversions the host
+// collectives use too).
+#pragma once
+
+#include "portability/numeric/float16.hpp"
+#include "portability/setup/host_device.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+namespace strata::fused::math {
+
+struct Bf16 {
+  uint16_t bits;
+};
+struct F16 {
+  uint16_t bits;
+};
+
+STRATA_HOST_DEVICE STRATA_INLINE float to_float(float v) { return v; }
+STRATA_HOST_DEVICE STRATA_INLINE float to_float(Bf16 v) { return numeric::bfloat16_to_float(v.bits); }
+STRATA_HOST_DEVICE STRATA_INLINE float to_float(F16 v) { return numeric::half_to_float(v.bits); }
+
+template <class T>
+struct Round;
+template <>
+struct Round<float> {
+  STRATA_HOST_DEVICE STRATA_INLINE static float from(float v) { return v; }
+};
+template <>
+struct Round<Bf16> {
+  STRATA_HOST_DEVICE STRATA_INLINE static Bf16 from(float v) { return Bf16{numeric::float_to_bfloat16(v)}; }
+};
+template <>
+struct Round<F16> {
+  STRATA_HOST_DEVICE STRATA_INLINE static F16 from(float v) { return F16{numeric::float_to_half(v)}; }
+};
+
+// V consecutive elements, moved as one access when V * sizeof(T) is 16 and
+// the address is 16-byte aligned (the caller checks; V = 1 otherwise).
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T e[V];
+};
+
+template <class T, int V>
+STRATA_HOST_DEVICE STRATA_INLINE Vec<T, V> load(const T* p) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  return *reinterpret_cast<const Vec<T, V>*>(p);
+#else
+  Vec<T, V> v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+#endif
+}
+
+template <class T, int V>
+STRATA_HOST_DEVICE STRATA_INLINE void store(T* p, const Vec<T, V>& v) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  *reinterpret_cast<Vec<T, V>*>(p) = v;
+#else
+  __builtin_memcpy(p, &v, sizeof v);
+#endif
+}
+
+// dst = T(src[0] + ... + src[n-1] (+ add)), summed in that order in float,
+// over this thread's share of the row (elements p.thread() * V, stepping by
+// p.threads() * V). Returns the sum of squares of the rounded values this
+// thread wrote. `add` may be null; dst may be add or one of the sources
+// (each element is read before it is written, by the same thread).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE STRATA_INLINE float sum_row(const P& p, const T* const* src, int n, const T* add, T* dst,
+                                               int64_t hidden) {
+  float squares = 0.0f;
+  for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < hidden; i += static_cast<int64_t>(p.threads()) * V) {
+    float acc[V];
+    const Vec<T, V> first = load<T, V>(src[0] + i);
+    for (int k = 0; k < V; ++k) acc[k] = to_float(first.e[k]);
+    for (int s = 1; s < n; ++s) {
+      const Vec<T, V> more = load<T, V>(src[s] + i);
+      for (int k = 0; k < V; ++k) acc[k] += to_float(more.e[k]);
+    }
+    if (add != nullptr) {
+      const Vec<T, V> a = load<T, V>(add + i);
+      for (int k = 0; k < V; ++k) acc[k] += to_float(a.e[k]);
+    }
+    Vec<T, V> out;
+    for (int k = 0; k < V; ++k) {
+      out.e[k] = Round<T>::from(acc[k]);
+      const float r = to_float(out.e[k]);
+      squares += r * r;
+    }
+    store<T, V>(dst + i, out);
+  }
+  return squares;
+}
+
+// The RMSNorm scale of a row whose squares sum to `squares`.
+STRATA_HOST_DEVICE STRATA_INLINE float rms_scale(float squares, int64_t hidden, float epsilon) {
+  return 1.0f / sqrtf(squares / static_cast<float>(hidden) + epsilon);
+}
+
+// out = T(v * scale * weight) over this thread's share of the row (the
+// same elements sum_row gave it, so v may be what this thread just wrote).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE STRATA_INLINE void scale_row(const P& p, const T* v, const T* weight, T* out, float scale,
+                                                int64_t hidden) {
+  for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < hidden; i += static_cast<int64_t>(p.threads()) * V) {
+    const Vec<T, V> x = load<T, V>(v + i);
+    const Vec<T, V> w = load<T, V>(weight + i);
+    Vec<T, V> y;
+    for (int k = 0; k < V; ++k) y.e[k] = Round<T>::from(to_float(x.e[k]) * scale * to_float(w.e[k]));
+    store<T, V>(out + i, y);
+  }
+}
+
+// One whole row: residual = T(sum of sources (+ add)); out = rmsnorm(residual) * weight.
+// `smem`: the platform's block-sum scratch.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE STRATA_INLINE void norm_row(P& p, const T* const* src, int n, const T* add, T* residual,
+                                               const T* weight, T* out, int64_t hidden, float epsilon, float* smem) {
+  const float mine = sum_row<V>(p, src, n, add, residual, hidden);
+  const float squares = p.block_sum(mine, smem);
+  scale_row<V>(p, residual, weight, out, rms_scale(squares, hidden, epsilon), hidden);
+}
+
+}  // namespace strata::fused::math

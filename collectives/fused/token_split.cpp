@@ -1,0 +1,110 @@
+// Token splitting (TokenWeave): the split arithmetic and the two-stream
+// overlap of one part's compute with the other part's fused call.
+#include <strata/fused.hpp>
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+namespace strata::fused {
+namespace detail {
+Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[3]) noexcept;  // allreduce_rmsnorm.cpp
+}  // namespace detail
+
+namespace {
+
+config::IntParam g_wave{"STRATA_SPLIT_WAVE", 256,
+                        "Token split: each part is a multiple of this many tokens (a GEMM wave's rows)", 1,
+                        int64_t{1} << 30};
+config::IntParam g_offset{"STRATA_SPLIT_OFFSET", 0,
+                          "Token split: tokens added to half the batch before rounding to the wave (tuned per model "
+                          "and GPU, as TokenWeave does)",
+                          -(int64_t{1} << 30), int64_t{1} << 30};
+config::IntParam g_min_tokens{"STRATA_SPLIT_MIN_TOKENS", 1024,
+                              "Token split: batches with fewer tokens are not split (overlap does not pay below)", 1,
+                              int64_t{1} << 40};
+config::IntParam g_comm_blocks{"STRATA_SPLIT_COMM_BLOCKS", 16,
+                               "Token split: thread blocks of the fused calls while compute runs beside them (0: the "
+                               "object's)",
+                               0, 256};
+
+// The tensors of tokens [begin, begin + count).
+Tensors rows_of(const Tensors& t, size_t begin, size_t count, size_t row_bytes) {
+  auto shift = [&](auto* p) {
+    return p == nullptr ? p : reinterpret_cast<decltype(p)>(reinterpret_cast<uintptr_t>(p) + begin * row_bytes);
+  };
+  Tensors r = t;
+  r.x = shift(t.x);
+  r.residual = shift(t.residual);
+  r.out = shift(t.out);
+  r.tokens = count;
+  return r;
+}
+
+}  // namespace
+
+Split split_tokens(size_t tokens, const SplitConfig& config) noexcept {
+  const auto wave = static_cast<int64_t>(config.wave > 0 ? config.wave : static_cast<size_t>(g_wave.get()));
+  const int64_t offset = config.offset != SplitConfig::kFromEnvironment ? config.offset : g_offset.get();
+  const size_t min_tokens = config.min_tokens > 0 ? config.min_tokens : static_cast<size_t>(g_min_tokens.get());
+  Split s;
+  s.first = tokens;
+  if (tokens < min_tokens || tokens < 2) return s;
+  const int64_t n = static_cast<int64_t>(tokens);
+  const int64_t half = n / 2 + offset;
+  int64_t first = (half + wave / 2) / wave * wave;  // nearest multiple, ties up
+  if (half < 0) first = 0;
+  if (first < wave) first = wave;
+  if (first >= n) return s;  // no room for a second part
+  s.first = static_cast<size_t>(first);
+  s.second = tokens - s.first;
+  return s;
+}
+
+Status run_split(AllreduceRmsnorm& fused, const Tensors& t, const Split& split, const ComputeRows& compute,
+                 const OverlapStreams& streams, const SplitConfig& config) noexcept {
+  if (!compute || split.first + split.second != t.tokens) {
+    STRATA_LOG(error, kColl, "run_split: the split (%zu + %zu) does not cover the %zu tokens", split.first,
+               split.second, t.tokens);
+    return Status::invalid_argument;
+  }
+  const Config& c = fused.config();
+  const size_t row_bytes = c.hidden * coll::size_of(c.type);
+  RunOptions whole;
+  whole.stream = streams.compute;
+  if (!split.split()) {
+    STRATA_TRY(compute(0, t.tokens, streams.compute));
+    return fused.run(t, whole);
+  }
+  const int budget = config.comm_blocks >= 0 ? config.comm_blocks : static_cast<int>(g_comm_blocks.get());
+  RunOptions part;
+  part.blocks = budget;
+  const Tensors first = rows_of(t, 0, split.first, row_bytes);
+  const Tensors second = rows_of(t, split.first, split.second, row_bytes);
+  if (c.memory == Memory::host) {
+    STRATA_TRY(compute(0, split.first, streams.compute));
+    STRATA_TRY(fused.run(first, part));
+    STRATA_TRY(compute(split.first, split.second, streams.compute));
+    return fused.run(second, part);
+  }
+  if (streams.comm == streams.compute) {
+    STRATA_LOG(error, kColl, "run_split: the compute and communication streams must differ");
+    return Status::invalid_argument;
+  }
+  void* ev[3] = {};
+  STRATA_TRY(detail::split_events(*fused.impl_, ev));
+  part.stream = streams.comm;
+  // compute 1 -> [comm] fused 1 ; compute 2 (overlaps fused 1) -> [comm] fused 2 ; compute waits for comm.
+  STRATA_TRY(compute(0, split.first, streams.compute));
+  STRATA_TRY(gpu::event_record(ev[0], streams.compute));
+  STRATA_TRY(gpu::stream_wait_event(streams.comm, ev[0]));
+  STRATA_TRY(fused.run(first, part));
+  STRATA_TRY(compute(split.first, split.second, streams.compute));
+  STRATA_TRY(gpu::event_record(ev[1], streams.compute));
+  STRATA_TRY(gpu::stream_wait_event(streams.comm, ev[1]));
+  STRATA_TRY(fused.run(second, part));
+  STRATA_TRY(gpu::event_record(ev[2], streams.comm));
+  return gpu::stream_wait_event(streams.compute, ev[2]);
+}
+
+}  // namespace strata::fused
