@@ -255,7 +255,9 @@ Status AllreduceRmsnorm::run(const Tensors& t, const RunOptions& options) noexce
   if (call.blocks <= 0)
     call.blocks = g_blocks.get() > 0 ? static_cast<int>(g_blocks.get()) : m.exchange->default_blocks();
   call.stream = options.stream;
-  return m.exchange->run(call);
+  STRATA_TRY(m.exchange->run(call));
+  // The shared path has finished the call: a wait that timed out shows now.
+  return m.path == Path::shared ? m.check_error() : Status::ok;
 }
 
 Algorithm AllreduceRmsnorm::chosen(size_t tokens) const noexcept {

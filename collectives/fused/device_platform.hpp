@@ -10,6 +10,7 @@
 namespace strata::fused {
 
 struct DevicePlatform {
+  using Accumulator = float;  // a few elements per thread, then a tree over the block
   __device__ int thread() const { return static_cast<int>(threadIdx.x); }
   __device__ int threads() const { return static_cast<int>(blockDim.x); }
   __device__ void sync() const { __syncthreads(); }

@@ -13,11 +13,12 @@ namespace strata::fused {
 
 class HostPlatform {
  public:
+  using Accumulator = double;  // one thread sums a whole row: double keeps it exact enough for fp32
   int thread() const { return 0; }
   int threads() const { return 1; }
   void sync() const {}
   bool sync_and(bool v) const { return v; }
-  float block_sum(float v, float* /*smem*/) const { return v; }
+  double block_sum(double v, float* /*smem*/) const { return v; }
 
   void store_release(uint32_t* p, uint32_t v) const { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
   uint32_t load_acquire(const uint32_t* p) const { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

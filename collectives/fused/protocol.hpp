@@ -6,7 +6,8 @@
 //   int thread() const, threads() const     this thread in its block, block size
 //   void sync()                              block barrier
 //   bool sync_and(bool)                      block barrier that ANDs a value
-//   float block_sum(float, float* smem)      sum over the block (all threads get it)
+//   Accumulator                              type of the row's sum of squares
+//   Accumulator block_sum(Accumulator, float* smem)  sum over the block (all threads get it)
 //   void store_release(uint32_t*, uint32_t)  system scope
 //   uint32_t load_acquire(const uint32_t*)   system scope
 //   uint32_t load_relaxed(const uint32_t*), void store_relaxed(uint32_t*, uint32_t)

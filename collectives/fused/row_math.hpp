@@ -73,13 +73,15 @@ STRATA_HOST_DEVICE STRATA_INLINE void store(T* p, const Vec<T, V>& v) {
 // dst = T(src[0] + ... + src[n-1] (+ add)), summed in that order in float,
 // over this thread's share of the row (elements p.thread() * V, stepping by
 // p.threads() * V). Returns the sum of squares of the rounded values this
-// thread wrote. `add` may be null; dst may be add or one of the sources
+// thread wrote, in the platform's accumulator (device: float, each thread
+// holding a few elements before the block's tree; host: double, one thread
+// summing the whole row). `add` may be null; dst may be add or one of the sources
 // (each element is read before it is written, by the same thread).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
-STRATA_HOST_DEVICE STRATA_INLINE float sum_row(const P& p, const T* const* src, int n, const T* add, T* dst,
-                                               int64_t hidden) {
-  float squares = 0.0f;
+STRATA_HOST_DEVICE STRATA_INLINE typename P::Accumulator sum_row(const P& p, const T* const* src, int n, const T* add,
+                                                                 T* dst, int64_t hidden) {
+  typename P::Accumulator squares = 0;
   for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < hidden; i += static_cast<int64_t>(p.threads()) * V) {
     float acc[V];
     const Vec<T, V> first = load<T, V>(src[0] + i);
@@ -95,7 +97,7 @@ STRATA_HOST_DEVICE STRATA_INLINE float sum_row(const P& p, const T* const* src, 
     Vec<T, V> out;
     for (int k = 0; k < V; ++k) {
       out.e[k] = Round<T>::from(acc[k]);
-      const float r = to_float(out.e[k]);
+      const typename P::Accumulator r = to_float(out.e[k]);
       squares += r * r;
     }
     store<T, V>(dst + i, out);
@@ -104,8 +106,9 @@ STRATA_HOST_DEVICE STRATA_INLINE float sum_row(const P& p, const T* const* src, 
 }
 
 // The RMSNorm scale of a row whose squares sum to `squares`.
-STRATA_HOST_DEVICE STRATA_INLINE float rms_scale(float squares, int64_t hidden, float epsilon) {
-  return 1.0f / sqrtf(squares / static_cast<float>(hidden) + epsilon);
+template <class A>
+STRATA_HOST_DEVICE STRATA_INLINE float rms_scale(A squares, int64_t hidden, float epsilon) {
+  return 1.0f / sqrtf(static_cast<float>(squares / static_cast<A>(hidden)) + epsilon);
 }
 
 // out = T(v * scale * weight) over this thread's share of the row (the
@@ -129,8 +132,7 @@ STRATA_HD_TEMPLATE
 template <int V, class P, class T>
 STRATA_HOST_DEVICE STRATA_INLINE void norm_row(P& p, const T* const* src, int n, const T* add, T* residual,
                                                const T* weight, T* out, int64_t hidden, float epsilon, float* smem) {
-  const float mine = sum_row<V>(p, src, n, add, residual, hidden);
-  const float squares = p.block_sum(mine, smem);
+  const auto squares = p.block_sum(sum_row<V>(p, src, n, add, residual, hidden), smem);
   scale_row<V>(p, residual, weight, out, rms_scale(squares, hidden, epsilon), hidden);
 }
 

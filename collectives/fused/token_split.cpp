@@ -72,6 +72,7 @@ Status run_split(AllreduceRmsnorm& fused, const Tensors& t, const Split& split, 
   const size_t row_bytes = c.hidden * coll::size_of(c.type);
   RunOptions whole;
   whole.stream = streams.compute;
+  whole.algorithm = config.algorithm;
   if (!split.split()) {
     STRATA_TRY(compute(0, t.tokens, streams.compute));
     return fused.run(t, whole);
@@ -79,6 +80,7 @@ Status run_split(AllreduceRmsnorm& fused, const Tensors& t, const Split& split, 
   const int budget = config.comm_blocks >= 0 ? config.comm_blocks : static_cast<int>(g_comm_blocks.get());
   RunOptions part;
   part.blocks = budget;
+  part.algorithm = config.algorithm;
   const Tensors first = rows_of(t, 0, split.first, row_bytes);
   const Tensors second = rows_of(t, split.first, split.second, row_bytes);
   if (c.memory == Memory::host) {

@@ -147,6 +147,7 @@ struct SplitConfig {
   int64_t offset = kFromEnvironment;  // tokens added to the half before rounding: STRATA_SPLIT_OFFSET
   size_t min_tokens = 0;              // no split below; 0: STRATA_SPLIT_MIN_TOKENS
   int comm_blocks = -1;               // block budget of the fused calls; -1: STRATA_SPLIT_COMM_BLOCKS (0: the object's)
+  Algorithm algorithm = Algorithm::automatic;  // of the fused calls
 };
 
 struct Split {

@@ -87,6 +87,17 @@ Status ipc_get_handle(void* device_ptr, IpcHandle* handle) noexcept;
 Status ipc_open(const IpcHandle& handle, void** device_ptr) noexcept;
 Status ipc_close(void* device_ptr) noexcept;
 
+// --- graphs ---------------------------------------------------------------------
+// Capture of the work queued on a stream into an executable graph (CUDA
+// graphs / HIP graphs), for callers that replay a step (and tests proving
+// that Strata's stream-ordered work can be captured).
+using GraphExec = void*;
+Status capture_begin(Stream stream) noexcept;
+// Ends the capture and instantiates what was captured.
+Status capture_end(Stream stream, GraphExec* exec) noexcept;
+Status graph_launch(GraphExec exec, Stream stream) noexcept;
+Status graph_destroy(GraphExec exec) noexcept;
+
 // --- the last runtime error, for messages ------------------------------------
 const char* last_error_string() noexcept;
 

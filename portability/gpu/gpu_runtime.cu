@@ -743,6 +743,44 @@ Status ipc_close(void* device_ptr) noexcept {
   return Status::ok;
 }
 
+// --- graphs ---------------------------------------------------------------------
+
+Status capture_begin(Stream stream) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuStreamBeginCapture(static_cast<gpuStream_t>(stream), gpuStreamCaptureModeThreadLocal));
+}
+
+Status capture_end(Stream stream, GraphExec* exec) noexcept {
+  if (exec == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuGraph_t graph = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuStreamEndCapture(static_cast<gpuStream_t>(stream), &graph)));
+  gpuGraphExec_t e = nullptr;
+  const Status s = STRATA_GPU_CHECK(gpuGraphInstantiate(&e, graph, 0));
+  (void)gpuGraphDestroy(graph);
+  STRATA_TRY(s);
+  *exec = static_cast<GraphExec>(e);
+  return Status::ok;
+}
+
+Status graph_launch(GraphExec exec, Stream stream) noexcept {
+  if (exec == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuGraphLaunch(static_cast<gpuGraphExec_t>(exec), static_cast<gpuStream_t>(stream)));
+}
+
+Status graph_destroy(GraphExec exec) noexcept {
+  if (exec == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  return STRATA_GPU_CHECK(gpuGraphExecDestroy(static_cast<gpuGraphExec_t>(exec)));
+}
+
 const char* last_error_string() noexcept { return t_last_error; }
 
 }  // namespace strata::gpu

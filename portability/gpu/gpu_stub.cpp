@@ -49,6 +49,11 @@ Status ipc_get_handle(void*, IpcHandle*) noexcept { return Status::not_supported
 Status ipc_open(const IpcHandle&, void**) noexcept { return Status::not_supported; }
 Status ipc_close(void*) noexcept { return Status::not_supported; }
 
+Status capture_begin(Stream) noexcept { return Status::not_supported; }
+Status capture_end(Stream, GraphExec*) noexcept { return Status::not_supported; }
+Status graph_launch(GraphExec, Stream) noexcept { return Status::not_supported; }
+Status graph_destroy(GraphExec) noexcept { return Status::not_supported; }
+
 const char* last_error_string() noexcept { return "no GPU backend in this build"; }
 
 }  // namespace strata::gpu

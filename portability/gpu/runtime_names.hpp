@@ -110,6 +110,17 @@
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 #define gpuOccupancyMaxPotentialBlockSize hipOccupancyMaxPotentialBlockSize
 
+// --- graphs ------------------------------------------------------------------------------
+#define gpuGraph_t hipGraph_t
+#define gpuGraphExec_t hipGraphExec_t
+#define gpuStreamBeginCapture hipStreamBeginCapture
+#define gpuStreamEndCapture hipStreamEndCapture
+#define gpuStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
+#define gpuGraphInstantiate(exec, graph, flags) hipGraphInstantiate(exec, graph, nullptr, nullptr, 0)
+#define gpuGraphDestroy hipGraphDestroy
+#define gpuGraphLaunch hipGraphLaunch
+#define gpuGraphExecDestroy hipGraphExecDestroy
+
 #elif defined(__CUDACC__) || defined(STRATA_HAVE_CUDA)
 
 #include <cuda_runtime.h>
@@ -211,6 +222,17 @@
 #define gpuFuncGetAttributes cudaFuncGetAttributes
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define gpuOccupancyMaxPotentialBlockSize cudaOccupancyMaxPotentialBlockSize
+
+// --- graphs ------------------------------------------------------------------------------
+#define gpuGraph_t cudaGraph_t
+#define gpuGraphExec_t cudaGraphExec_t
+#define gpuStreamBeginCapture cudaStreamBeginCapture
+#define gpuStreamEndCapture cudaStreamEndCapture
+#define gpuStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
+#define gpuGraphInstantiate(exec, graph, flags) cudaGraphInstantiate(exec, graph, flags)
+#define gpuGraphDestroy cudaGraphDestroy
+#define gpuGraphLaunch cudaGraphLaunch
+#define gpuGraphExecDestroy cudaGraphExecDestroy
 
 #else
 #error "portability/gpu/runtime_names.hpp: compile with hipcc, nvcc or STRATA_HAVE_CUDA"

@@ -1,0 +1,53 @@
+// The fused AllReduce-RMSNorm's oracle: inputs made from a seed (every rank
+// can make every rank's), the same math in float64 from the stored values,
+// and norm-wise relative errors. Values are read and rounded with the
+// independent references of tests/collectives/host/reference_float.hpp
+// (_Float16, bfloat16 chosen by value), not with Strata's conversions.
+#pragma once
+
+#include <strata/collectives.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace strata_test::fused {
+
+using strata::coll::DataType;
+
+double value_of(DataType type, const void* base, size_t i);
+void store_value(DataType type, void* base, size_t i, double v);  // rounds to nearest even
+
+struct Case {
+  size_t tokens = 1;
+  size_t hidden = 64;
+  DataType type = DataType::bfloat16;
+  float epsilon = 1e-5f;
+  int ranks = 2;
+  uint64_t seed = 1;
+  std::string describe() const;
+};
+
+struct Inputs {
+  std::vector<std::vector<unsigned char>> x;  // per rank, [tokens][hidden]
+  std::vector<unsigned char> residual;        // the same on every rank
+  std::vector<unsigned char> weight;
+};
+Inputs make_inputs(const Case& c);
+
+struct Reference {
+  std::vector<double> residual;  // residual + sum of x, in float64
+  std::vector<double> out;       // its RMSNorm times weight, in float64
+};
+Reference reference(const Case& c, const Inputs& in);
+
+// max |got - ref| / max |ref| over the tensor.
+double relative_error(const Case& c, const std::vector<double>& ref, const void* got);
+// The bound the issue sets: bfloat16 1e-2, float16 2e-3, float32 1e-5.
+double tolerance(DataType type);
+
+// A pattern no correct result holds (NaN in every element).
+void poison(DataType type, void* base, size_t count);
+
+}  // namespace strata_test::fused

@@ -1,0 +1,314 @@
+// The fused AllReduce-RMSNorm protocol (collectives/fused/protocol.hpp) run
+// by threads: each simulated rank is a driver thread that launches its
+// calls one after the other, each call a set of block threads (as a kernel
+// launch is), with no synchronisation between the ranks but the protocol's
+// flags. Ranks drift apart by whole calls, the block budget and the token
+// count change from call to call, and one-shot and two-shot alternate: the
+// call counter, the flag comparison and the double-buffered sets are
+// exercised as on the GPUs. Every call's residual and output are checked
+// against the float64 reference, every rank's output must have the same
+// bits, x must stay untouched, and guard bytes around every buffer too.
+// Under ThreadSanitizer (label `threads`) this also checks that the flags
+// order the data.
+#include "collectives/fused/fused_reference.hpp"
+#include "collectives/fused/host_platform.hpp"
+#include "collectives/fused/protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using strata::coll::DataType;
+using strata::fused::HostPlatform;
+namespace proto = strata::fused::proto;
+namespace math = strata::fused::math;
+using strata_test::fused::Case;
+using strata_test::fused::Inputs;
+using strata_test::fused::Reference;
+
+constexpr size_t kGuard = 64;
+constexpr unsigned char kGuardByte = 0xA5;
+
+// A buffer with guard bytes on both sides, 16-byte aligned (or deliberately
+// one element off, for the element-by-element path).
+class Guarded {
+ public:
+  Guarded(size_t bytes, size_t misalign) : bytes_(bytes), misalign_(misalign), store_(bytes + 2 * kGuard + 32) {
+    std::memset(store_.data(), kGuardByte, store_.size());
+  }
+  unsigned char* data() {
+    auto p = reinterpret_cast<uintptr_t>(store_.data()) + kGuard;
+    p = (p + 15) / 16 * 16 + misalign_;
+    return reinterpret_cast<unsigned char*>(p);
+  }
+  bool guards_intact() {
+    const unsigned char* d = data();
+    for (const unsigned char* p = store_.data(); p < d; ++p) {
+      if (*p != kGuardByte) return false;
+    }
+    for (const unsigned char* p = d + bytes_; p < store_.data() + store_.size(); ++p) {
+      if (*p != kGuardByte) return false;
+    }
+    return true;
+  }
+
+ private:
+  size_t bytes_;
+  size_t misalign_;
+  std::vector<unsigned char> store_;
+};
+
+struct Plan {
+  Case c;
+  Inputs in;
+  Reference ref;
+  bool two_shot = false;
+  int budget = 1;
+  bool in_place = false;  // out == x
+};
+
+template <class T, int V>
+void run_block(const proto::Args<T>& a, bool two_shot, int block, int blocks) {
+  HostPlatform p;
+  if (two_shot) {
+    proto::two_shot<V>(p, a, block, blocks, nullptr);
+  } else {
+    proto::one_shot<V>(p, a, block, blocks, nullptr);
+  }
+}
+
+// Every rank's regions, as the GPUs' IPC mappings are: one address space.
+struct Regions {
+  proto::Layout layout;
+  std::vector<std::vector<unsigned char>> store;
+  char* base[proto::kMaxRanks] = {};
+  std::vector<uint64_t> error;
+  Regions(int n, size_t max_tokens, size_t hidden, size_t element)
+      : layout(proto::Layout::of(max_tokens, hidden, element)),
+        store(static_cast<size_t>(n), std::vector<unsigned char>(layout.total + 256, 0)),
+        error(static_cast<size_t>(n), 0) {
+    for (int q = 0; q < n; ++q) {
+      auto p = reinterpret_cast<uintptr_t>(store[static_cast<size_t>(q)].data());
+      base[q] = reinterpret_cast<char*>((p + 255) / 256 * 256);
+    }
+  }
+};
+
+struct Outcome {
+  std::vector<unsigned char> residual, out;
+  bool guards = true;
+  bool x_untouched = true;
+};
+
+template <class T>
+void drive_rank(Regions& r, int rank, const std::vector<Plan>& plans, bool misalign, uint64_t timeout_ns,
+                std::vector<Outcome>* outcomes, int skip_call) {
+  for (size_t k = 0; k < plans.size(); ++k) {
+    if (static_cast<int>(k) == skip_call) continue;  // this rank never arrives
+    const Plan& pl = plans[k];
+    const size_t bytes = pl.c.tokens * pl.c.hidden * sizeof(T);
+    const size_t off = misalign ? sizeof(T) : 0;
+    Guarded x(bytes, off), residual(bytes, off), weight(pl.c.hidden * sizeof(T), off), out(bytes, off);
+    std::memcpy(x.data(), pl.in.x[static_cast<size_t>(rank)].data(), bytes);
+    std::memcpy(residual.data(), pl.in.residual.data(), bytes);
+    std::memcpy(weight.data(), pl.in.weight.data(), pl.c.hidden * sizeof(T));
+    strata_test::fused::poison(pl.c.type, out.data(), pl.c.tokens * pl.c.hidden);
+    proto::Args<T> a{};
+    for (int q = 0; q < pl.c.ranks; ++q) a.region[q] = r.base[q];
+    a.rank = rank;
+    a.nranks = pl.c.ranks;
+    a.layout = r.layout;
+    a.x = reinterpret_cast<const T*>(x.data());
+    a.residual = reinterpret_cast<T*>(residual.data());
+    a.weight = reinterpret_cast<const T*>(weight.data());
+    a.out = pl.in_place ? reinterpret_cast<T*>(x.data()) : reinterpret_cast<T*>(out.data());
+    a.tokens = static_cast<int64_t>(pl.c.tokens);
+    a.hidden = static_cast<int64_t>(pl.c.hidden);
+    a.epsilon = pl.c.epsilon;
+    a.timeout = timeout_ns;
+    a.error = &r.error[static_cast<size_t>(rank)];
+    const int blocks = proto::blocks_for(pl.two_shot, a.tokens, a.nranks, pl.budget);
+    const bool vector = !misalign && (pl.c.hidden * sizeof(T)) % 16 == 0;
+    std::vector<std::thread> launch;
+    for (int b = 1; b < blocks; ++b) {
+      launch.emplace_back([&, b] {
+        vector ? run_block<T, 16 / sizeof(T)>(a, pl.two_shot, b, blocks) : run_block<T, 1>(a, pl.two_shot, b, blocks);
+      });
+    }
+    vector ? run_block<T, 16 / sizeof(T)>(a, pl.two_shot, 0, blocks) : run_block<T, 1>(a, pl.two_shot, 0, blocks);
+    for (auto& t : launch) t.join();
+    Outcome& o = (*outcomes)[k];
+    o.residual.assign(residual.data(), residual.data() + bytes);
+    const unsigned char* result = pl.in_place ? x.data() : out.data();
+    o.out.assign(result, result + bytes);
+    o.guards = x.guards_intact() && residual.guards_intact() && weight.guards_intact() && out.guards_intact();
+    o.x_untouched = pl.in_place || std::memcmp(x.data(), pl.in.x[static_cast<size_t>(rank)].data(), bytes) == 0;
+  }
+}
+
+uint64_t seed_from_env() {
+  const char* s = std::getenv("STRATA_TEST_SEED");
+  return s != nullptr ? std::strtoull(s, nullptr, 0) : 0xF05EDull;
+}
+
+struct Param {
+  DataType type;
+  int ranks;
+  size_t hidden;
+  bool misalign;
+};
+
+class FusedProtocol : public ::testing::TestWithParam<Param> {};
+
+template <class T>
+void check_protocol(const Param& prm) {
+  const uint64_t seed = seed_from_env() ^ (static_cast<uint64_t>(prm.ranks) << 32) ^ prm.hidden;
+  SCOPED_TRACE("replay: STRATA_TEST_SEED=" + std::to_string(seed_from_env()));
+  std::mt19937_64 gen(seed);
+  const size_t max_tokens = 37;
+  const int calls = 24;
+  std::vector<Plan> plans(calls);
+  for (int k = 0; k < calls; ++k) {
+    Plan& p = plans[static_cast<size_t>(k)];
+    p.c.type = prm.type;
+    p.c.ranks = prm.ranks;
+    p.c.hidden = prm.hidden;
+    p.c.tokens = 1 + gen() % max_tokens;
+    p.c.epsilon = (gen() % 2) ? 1e-5f : 1e-2f;
+    p.c.seed = gen();
+    p.two_shot = gen() % 2;
+    p.budget = 1 + static_cast<int>(gen() % 5);
+    p.in_place = gen() % 4 == 0;
+    p.in = strata_test::fused::make_inputs(p.c);
+    p.ref = strata_test::fused::reference(p.c, p.in);
+  }
+  Regions regions(prm.ranks, max_tokens, prm.hidden, sizeof(T));
+  std::vector<std::vector<Outcome>> outcomes(static_cast<size_t>(prm.ranks), std::vector<Outcome>(calls));
+  std::vector<std::thread> ranks;
+  const uint64_t timeout = uint64_t{60} * 1000 * 1000 * 1000;  // a stuck protocol fails the test, not the job
+  for (int q = 0; q < prm.ranks; ++q) {
+    ranks.emplace_back(drive_rank<T>, std::ref(regions), q, std::cref(plans), prm.misalign, timeout,
+                       &outcomes[static_cast<size_t>(q)], -1);
+  }
+  for (auto& t : ranks) t.join();
+  for (int q = 0; q < prm.ranks; ++q) EXPECT_EQ(regions.error[static_cast<size_t>(q)], 0u) << "rank " << q;
+  for (int k = 0; k < calls; ++k) {
+    const Plan& p = plans[static_cast<size_t>(k)];
+    SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + (p.two_shot ? " two-shot" : " one-shot") +
+                 " budget " + std::to_string(p.budget) + (p.in_place ? " in place" : ""));
+    for (int q = 0; q < prm.ranks; ++q) {
+      const Outcome& o = outcomes[static_cast<size_t>(q)][static_cast<size_t>(k)];
+      EXPECT_TRUE(o.guards) << "rank " << q << " wrote outside its buffers";
+      EXPECT_TRUE(o.x_untouched) << "rank " << q << " changed x";
+      EXPECT_LE(strata_test::fused::relative_error(p.c, p.ref.residual, o.residual.data()),
+                strata_test::fused::tolerance(p.c.type))
+          << "residual of rank " << q;
+      EXPECT_LE(strata_test::fused::relative_error(p.c, p.ref.out, o.out.data()),
+                strata_test::fused::tolerance(p.c.type))
+          << "output of rank " << q;
+      EXPECT_EQ(o.out, outcomes[0][static_cast<size_t>(k)].out) << "rank " << q << "'s output differs from rank 0's";
+      EXPECT_EQ(o.residual, outcomes[0][static_cast<size_t>(k)].residual) << "rank " << q << "'s residual differs";
+    }
+  }
+}
+
+TEST_P(FusedProtocol, CallsAgainstFloat64) {
+  const Param& p = GetParam();
+  switch (p.type) {
+    case DataType::float32: check_protocol<float>(p); break;
+    case DataType::bfloat16: check_protocol<math::Bf16>(p); break;
+    default: check_protocol<math::F16>(p); break;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, FusedProtocol,
+    ::testing::Values(Param{DataType::bfloat16, 2, 64, false}, Param{DataType::bfloat16, 4, 136, false},
+                      Param{DataType::bfloat16, 8, 32, false}, Param{DataType::float16, 3, 40, false},
+                      Param{DataType::float32, 4, 68, false}, Param{DataType::float32, 2, 1000, false},
+                      Param{DataType::bfloat16, 5, 24, true}, Param{DataType::float32, 3, 20, true}));
+
+// A rank that never arrives: the others give up after the timeout, each
+// records that rank as the missing peer of the start barrier of that call,
+// and every thread returns.
+TEST(FusedProtocolTimeout, NamesTheMissingRank) {
+  Param prm{DataType::float32, 3, 16, false};
+  std::vector<Plan> plans(2);
+  for (size_t k = 0; k < plans.size(); ++k) {
+    Plan& p = plans[k];
+    p.c.type = prm.type;
+    p.c.ranks = prm.ranks;
+    p.c.hidden = prm.hidden;
+    p.c.tokens = 5;
+    p.c.seed = k + 1;
+    p.budget = 2;
+    p.in = strata_test::fused::make_inputs(p.c);
+    p.ref = strata_test::fused::reference(p.c, p.in);
+  }
+  Regions regions(prm.ranks, 5, prm.hidden, sizeof(float));
+  std::vector<std::vector<Outcome>> outcomes(3, std::vector<Outcome>(plans.size()));
+  const uint64_t timeout = 50u * 1000 * 1000;  // 50 ms
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> ranks;
+  for (int q = 0; q < 3; ++q) {
+    ranks.emplace_back(drive_rank<float>, std::ref(regions), q, std::cref(plans), false, timeout,
+                       &outcomes[static_cast<size_t>(q)], q == 2 ? 1 : -1);
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  // Call 1 (the first of rank 2's skipped) is the protocol's call number 2.
+  for (int q = 0; q < 2; ++q) {
+    ASSERT_NE(regions.error[static_cast<size_t>(q)], 0u) << "rank " << q << " did not notice";
+    const proto::ErrorFields e = proto::unpack_error(regions.error[static_cast<size_t>(q)]);
+    EXPECT_EQ(e.code, 1u);
+    EXPECT_EQ(e.peer, 2u) << "rank " << q;
+    EXPECT_EQ(e.phase, static_cast<uint32_t>(proto::kStart));
+    EXPECT_EQ(e.seq, 2u);
+  }
+  // The call before went through everywhere.
+  for (int q = 0; q < 3; ++q) {
+    EXPECT_LE(strata_test::fused::relative_error(plans[0].c, plans[0].ref.out,
+                                                 outcomes[static_cast<size_t>(q)][0].out.data()),
+              1e-5);
+  }
+}
+
+TEST(FusedProtocolArithmetic, RowsAndBlocks) {
+  for (int64_t tokens = 0; tokens < 40; ++tokens) {
+    for (int n = 1; n <= 8; ++n) {
+      int64_t covered = 0;
+      for (int q = 0; q < n; ++q) {
+        const int64_t lo = proto::owner_begin(tokens, q, n), hi = proto::owner_begin(tokens, q + 1, n);
+        EXPECT_LE(lo, hi);
+        EXPECT_LE(hi - lo, (tokens + n - 1) / n);
+        EXPECT_GE(hi - lo, tokens / n);
+        covered += hi - lo;
+      }
+      EXPECT_EQ(proto::owner_begin(tokens, 0, n), 0);
+      EXPECT_EQ(covered, tokens);
+      for (int budget = 1; budget < 300; budget += 37) {
+        const int g1 = proto::blocks_for(false, tokens, n, budget), g2 = proto::blocks_for(true, tokens, n, budget);
+        EXPECT_GE(g1, 1);
+        EXPECT_LE(g1, std::max<int64_t>(1, std::min<int64_t>(budget, tokens)));
+        EXPECT_LE(g2, std::max<int64_t>(1, (tokens + n - 1) / n));
+        EXPECT_LE(g1, proto::kMaxBlocks);
+      }
+    }
+  }
+  const proto::ErrorFields e = proto::unpack_error(proto::pack_error(1, proto::kMid, 7, 300, 0xfffffff0u));
+  EXPECT_EQ(e.code, 1u);
+  EXPECT_EQ(e.phase, 1u);
+  EXPECT_EQ(e.peer, 7u);
+  EXPECT_EQ(e.block, 300u & 0xff);
+  EXPECT_EQ(e.seq, 0xfffffff0u);
+}
+
+}  // namespace
