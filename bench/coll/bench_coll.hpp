@@ -6,6 +6,8 @@
 
 #include <strata/collectives.hpp>
 
+#include "bench/common/sampling.hpp"
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -23,18 +25,8 @@ struct Case {
   size_t count;  // elements per rank's call (allgather/reduce_scatter: the per-rank block)
 };
 
-struct Timing {
-  double us = 0;  // median time per call
-  bool verified = false;
-  bool ran = false;
-  std::string note;  // why it did not run
-};
-
-struct Options {
+struct Options : SampleOptions {
   bool device = false;
-  int warmup = 3;
-  int samples = 9;
-  double sample_us = 300;  // each sample times enough calls to last about this long
 };
 
 // Sizes of the per-rank buffers.

@@ -1,7 +1,7 @@
 // Device buffers: flat NCCL called directly (the peer) against Strata's
 // collectives, on one stream, timed with events.
 #include "bench/coll/bench_coll.hpp"
-#include "bench/coll/sampling.hpp"
+#include "bench/common/sampling.hpp"
 
 #if defined(STRATA_BENCH_NCCL)
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 // Host buffers: the MPI library's collective (the peer) against Strata's.
 #include "bench/coll/bench_coll.hpp"
-#include "bench/coll/sampling.hpp"
+#include "bench/common/sampling.hpp"
 
 #include <cstring>
 #include <functional>

@@ -1,20 +1,33 @@
-// The measurement loop both runners share: verify the first result, warm
-// up, pick a call count per sample, take samples, report the median.
+// The measurement loop of the benchmarks (strata-bench-coll,
+// strata-bench-fused): verify the first result, warm up, pick a call count
+// per sample, take samples, report the median.
 #pragma once
-
-#include "bench/coll/bench_coll.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace strata_bench {
+
+struct SampleOptions {
+  int warmup = 3;
+  int samples = 9;
+  double sample_us = 300;  // each sample times enough calls to last about this long
+};
+
+struct Timing {
+  double us = 0;  // median time per call
+  bool verified = false;
+  bool ran = false;
+  std::string note;  // why it did not run
+};
 
 // `sample(iters)` returns the seconds per call of `iters` back-to-back calls
 // (the slowest rank's), or a negative value on failure; `verify()` runs one
 // call on fresh inputs and checks the output.
 template <class Sample, class Verify>
-Timing measure(const Options& options, Sample sample, Verify verify) {
+Timing measure(const SampleOptions& options, Sample sample, Verify verify) {
   Timing t;
   t.verified = verify();
   if (!t.verified) {

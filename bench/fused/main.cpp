@@ -1,0 +1,202 @@
+// strata-bench-fused: Strata's fused AllReduce + residual + RMSNorm against
+// NCCL + a separate RMSNorm (device) or the MPI library + RMSNorm (host) in
+// the same run on the same data, with PyTorch's columns merged from
+// bench/fused/torch_peer.py's JSON (--torch), the one-shot/two-shot
+// crossover, and the transfer rate against what a rank can read from its
+// peers. Usage: docs/fused.md.
+#include "bench/fused/bench_fused.hpp"
+
+#include "tools/guarded_main.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace strata_bench::fused {
+namespace {
+
+using strata::fused::Algorithm;
+
+std::vector<size_t> parse_list(const std::string& s) {
+  std::vector<size_t> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(std::stoull(item));
+  }
+  return out;
+}
+
+struct TorchRow {
+  double nccl_us = NAN;
+  double two_shot_us = NAN;
+};
+
+std::map<std::pair<size_t, size_t>, TorchRow> read_torch(const std::string& path, std::string* machine) {
+  std::map<std::pair<size_t, size_t>, TorchRow> rows;
+  if (path.empty()) return rows;
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "strata-bench-fused: cannot read %s (PyTorch columns left empty)\n", path.c_str());
+    return rows;
+  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("rows")) {
+    std::fprintf(stderr, "strata-bench-fused: %s is not torch_peer.py's JSON\n", path.c_str());
+    return rows;
+  }
+  *machine = j.value("machine", "");
+  for (const auto& r : j["rows"]) {
+    TorchRow t;
+    if (r.contains("nccl_rmsnorm_us") && r["nccl_rmsnorm_us"].is_number()) t.nccl_us = r["nccl_rmsnorm_us"];
+    if (r.contains("two_shot_rmsnorm_us") && r["two_shot_rmsnorm_us"].is_number()) {
+      t.two_shot_us = r["two_shot_rmsnorm_us"];
+    }
+    rows[{r.value("tokens", size_t{0}), r.value("hidden", size_t{0})}] = t;
+  }
+  return rows;
+}
+
+std::string us(const Timing& t) {
+  if (!t.ran) return t.note.empty() ? "-" : "(" + t.note + ")";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f", t.us);
+  return b;
+}
+std::string num(double v, int decimals = 1, const char* suffix = "") {
+  if (!std::isfinite(v)) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*f%s", decimals, v, suffix);
+  return b;
+}
+std::string size_text(size_t bytes) {
+  char b[32];
+  if (bytes >= (size_t{1} << 20)) {
+    std::snprintf(b, sizeof b, "%.3g MiB", static_cast<double>(bytes) / (1 << 20));
+  } else {
+    std::snprintf(b, sizeof b, "%.3g KiB", static_cast<double>(bytes) / 1024);
+  }
+  return b;
+}
+
+// Bytes a rank reads from its peers in one call of `a` over n ranks.
+double peer_bytes(Algorithm a, size_t bytes, int n) {
+  if (a == Algorithm::one_shot) return static_cast<double>(bytes) * (n - 1);
+  if (a == Algorithm::two_shot) return 2.0 * static_cast<double>(bytes) * (n - 1) / n;
+  return NAN;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"strata-bench-fused: fused AllReduce + residual + RMSNorm against NCCL + RMSNorm"};
+  Options options;
+  std::string tokens_list = "1,8,64,128,512,1024,2048,8192", hidden_list = "4096,8192", type_name = "bfloat16";
+  std::string torch_json;
+  bool host = false;
+  app.add_option("--tokens", tokens_list, "Token counts, comma-separated");
+  app.add_option("--hidden", hidden_list, "Hidden sizes, comma-separated");
+  app.add_option("--type", type_name, "bfloat16, float16 or float32");
+  app.add_flag("--host", host, "Host buffers (MPI + host rows against the shared-memory path) instead of the GPU");
+  app.add_option("--blocks", options.blocks, "Thread blocks of the fused kernel (0: its default)");
+  app.add_option("--warmup", options.warmup, "Calls before timing");
+  app.add_option("--samples", options.samples, "Timed samples per point (the median is reported)");
+  app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last about this long");
+  app.add_option("--torch", torch_json, "torch_peer.py's JSON from the same job: PyTorch's columns");
+  CLI11_PARSE(app, argc, argv);
+  options.device = !host;
+
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  strata::coll::DataType type = strata::coll::DataType::bfloat16;
+  if (type_name == "float16") type = strata::coll::DataType::float16;
+  if (type_name == "float32") type = strata::coll::DataType::float32;
+  const std::vector<size_t> tokens = parse_list(tokens_list), hiddens = parse_list(hidden_list);
+  for (size_t t : tokens) options.max_tokens = std::max(options.max_tokens, t);
+
+  std::unique_ptr<Runner> runner(options.device ? make_device_runner(options) : make_host_runner(options));
+  if (!runner) {
+    if (rank == 0) std::fprintf(stderr, "strata-bench-fused: built without CUDA and NCCL: use --host\n");
+    MPI_Finalize();
+    return 2;
+  }
+  std::string torch_machine;
+  const auto torch = read_torch(torch_json, &torch_machine);
+  const double floor_bw = runner->peer_read_bandwidth();
+  if (rank == 0) {
+    std::printf("# strata-bench-fused: %s, %s, %d ranks\n\n", runner->describe().c_str(), type_name.c_str(), size);
+    if (floor_bw > 0) {
+      std::printf("Peer read rate (each rank copying from all %d peers at once, copy engines): %.0f GB/s\n\n", size - 1,
+                  floor_bw / 1e9);
+    }
+    if (!torch.empty()) std::printf("PyTorch columns: %s\n\n", torch_machine.c_str());
+    std::printf(
+        "| tokens | hidden | size | %s µs | PyTorch NCCL+RMSNorm µs | PyTorch two-shot+RMSNorm µs | "
+        "Strata µs | Strata picks | one-shot µs | two-shot µs | vs %s | vs PyTorch two-shot | peer GB/s | "
+        "%% of peer rate |\n",
+        runner->peer_name().c_str(), runner->peer_name().c_str());
+    std::printf("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+  }
+  std::map<size_t, size_t> crossover;  // hidden -> first token count where two-shot beat one-shot
+  bool wrong = false;                  // a fused result that differs from the peer's
+  for (size_t h : hiddens) {
+    for (size_t t : tokens) {
+      Case c;
+      c.tokens = t;
+      c.hidden = h;
+      c.type = type;
+      const Timing peer = runner->peer(c);
+      const Timing one = runner->ours(c, Algorithm::one_shot);
+      const Timing two = runner->ours(c, Algorithm::two_shot);
+      const Algorithm pick = runner->chosen(c);
+      const Timing& mine = pick == Algorithm::two_shot ? two : (pick == Algorithm::one_shot ? one : peer);
+      Timing fallback;
+      if (pick == Algorithm::fallback) fallback = runner->ours(c, Algorithm::fallback);
+      const Timing& strata = pick == Algorithm::fallback ? fallback : mine;
+      if (one.ran && two.ran && two.us < one.us && crossover.count(h) == 0) crossover[h] = t;
+      for (const Timing* x : {&one, &two, &strata}) wrong = wrong || x->note == "wrong result";
+      const TorchRow tr = torch.count({t, h}) ? torch.at({t, h}) : TorchRow{};
+      const double moved = peer_bytes(pick, c.bytes(), size);
+      const double gbs = strata.ran ? moved / (strata.us * 1e-6) / 1e9 : NAN;
+      if (rank == 0) {
+        std::printf("| %zu | %zu | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |\n", t, h,
+                    size_text(c.bytes()).c_str(), us(peer).c_str(), num(tr.nccl_us).c_str(),
+                    num(tr.two_shot_us).c_str(), us(strata).c_str(), strata::fused::to_string(pick),
+                    runner->path(c).c_str(), us(one).c_str(), us(two).c_str(),
+                    peer.ran && strata.ran ? num(peer.us / strata.us, 2, "x").c_str() : "-",
+                    strata.ran ? num(tr.two_shot_us / strata.us, 2, "x").c_str() : "-", num(gbs, 0).c_str(),
+                    floor_bw > 0 ? num(100.0 * gbs * 1e9 / floor_bw, 0, "%").c_str() : "-");
+        std::fflush(stdout);
+      }
+    }
+  }
+  if (rank == 0) {
+    std::printf("\nOne-shot/two-shot crossover (first token count where two-shot was faster):");
+    for (size_t h : hiddens) {
+      if (crossover.count(h)) {
+        std::printf(" hidden %zu: %zu tokens (%s);", h, crossover[h],
+                    size_text(crossover[h] * h * strata::coll::size_of(type)).c_str());
+      } else {
+        std::printf(" hidden %zu: none;", h);
+      }
+    }
+    std::printf("\n");
+  }
+  if (rank == 0 && wrong) std::printf("\nFAILED: a fused result differed from the peer's on the same inputs\n");
+  runner.reset();
+  MPI_Finalize();
+  return wrong ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace strata_bench::fused
+
+int main(int argc, char** argv) {
+  return strata::tools::guarded_main("strata-bench-fused", argc, argv, strata_bench::fused::run);
+}
