@@ -86,17 +86,20 @@ Status Model::init() {
   const uint64_t s = settings_.seed;
   for (size_t l = 0; l < L; ++l) {
     const float w1_scale = 1.0f / std::sqrt(static_cast<float>(H)), w2_scale = 1.0f / std::sqrt(static_cast<float>(F));
-    STRATA_TRY(ops_.upload(w1_[l],
-                           random_values(H * F, shape_.type, mix(s, 10 * l + 1 + 1000 * tp_rank_), w1_scale).data(),
-                           H * F * element_));
-    STRATA_TRY(ops_.upload(w2_[l],
-                           random_values(F * H, shape_.type, mix(s, 10 * l + 2 + 1000 * tp_rank_), w2_scale).data(),
-                           F * H * element_));
+    STRATA_TRY(ops_.upload(
+        w1_[l],
+        random_values(H * F, shape_.type, mix(s, 10 * l + 1 + 1000 * static_cast<uint64_t>(tp_rank_)), w1_scale).data(),
+        H * F * element_));
+    STRATA_TRY(ops_.upload(
+        w2_[l],
+        random_values(F * H, shape_.type, mix(s, 10 * l + 2 + 1000 * static_cast<uint64_t>(tp_rank_)), w2_scale).data(),
+        F * H * element_));
     STRATA_TRY(
         ops_.upload(norm_[l], random_values(H, shape_.type, mix(s, 10 * l + 3), 0.1f, 1.0f).data(), H * element_));
   }
-  STRATA_TRY(ops_.upload(input_, random_values(T * H, shape_.type, mix(s, 7 + 1000 * dp_rank_), 1.0f).data(),
-                         T * H * element_));
+  STRATA_TRY(ops_.upload(
+      input_, random_values(T * H, shape_.type, mix(s, 7 + 1000 * static_cast<uint64_t>(dp_rank_)), 1.0f).data(),
+      T * H * element_));
   if (!fused_) {
     strata::fused::Config cfg;
     cfg.max_tokens = T;

@@ -26,12 +26,14 @@ Status launch_probe(char* const* /*regions*/, int /*nranks*/, int /*rank*/, size
 uint64_t ticks_per_ms() noexcept { return 1000000; }
 int multiprocessors() noexcept { return 1; }
 
-#define STRATA_FUSED_INSTANTIATE(T)                                                       \
-  template Status launch_peer<T>(const proto::Args<T>&, bool, int, bool, void*) noexcept; \
-  template Status launch_local<T>(const T*, T*, const T*, T*, int64_t, int64_t, float, bool, void*) noexcept;
-STRATA_FUSED_INSTANTIATE(float)
-STRATA_FUSED_INSTANTIATE(math::Bf16)
-STRATA_FUSED_INSTANTIATE(math::F16)
-#undef STRATA_FUSED_INSTANTIATE
+template Status launch_peer<float>(const proto::Args<float>&, bool, int, bool, void*) noexcept;
+template Status launch_peer<math::Bf16>(const proto::Args<math::Bf16>&, bool, int, bool, void*) noexcept;
+template Status launch_peer<math::F16>(const proto::Args<math::F16>&, bool, int, bool, void*) noexcept;
+template Status launch_local<float>(const float*, float*, const float*, float*, int64_t, int64_t, float, bool,
+                                    void*) noexcept;
+template Status launch_local<math::Bf16>(const math::Bf16*, math::Bf16*, const math::Bf16*, math::Bf16*, int64_t,
+                                         int64_t, float, bool, void*) noexcept;
+template Status launch_local<math::F16>(const math::F16*, math::F16*, const math::F16*, math::F16*, int64_t, int64_t,
+                                        float, bool, void*) noexcept;
 
 }  // namespace strata::fused::kernels

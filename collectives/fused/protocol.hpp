@@ -106,7 +106,7 @@ struct Layout {
     l.total = l.data + 4 * l.tensor;  // two sets of (staged input, results)
     return l;
   }
-  STRATA_HOST_DEVICE size_t staged(uint32_t set) const { return data + set * 2 * tensor; }
+  STRATA_HOST_DEVICE size_t staged(uint32_t set) const { return data + static_cast<size_t>(set) * 2 * tensor; }
   STRATA_HOST_DEVICE size_t results(uint32_t set) const { return staged(set) + tensor; }
 };
 
