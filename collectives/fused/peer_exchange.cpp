@@ -33,7 +33,10 @@ class PeerExchange final : public Exchange {
   Status set_up(const Config& config, std::string* why);
 
   Status run(const Call& call) noexcept override {
-    const int blocks = proto::blocks_for(call.two_shot, static_cast<int64_t>(call.tensors.tokens), size_, call.blocks);
+    // Never more blocks than every GPU holds at once: a block waits for the
+    // same-numbered block of every peer, which must not wait for a free SM.
+    const int budget = call.blocks < max_blocks_ ? call.blocks : max_blocks_;
+    const int blocks = proto::blocks_for(call.two_shot, static_cast<int64_t>(call.tensors.tokens), size_, budget);
     return with_element(call.type, [&](auto element) {
       using T = decltype(element);
       const bool vector = vector_aligned(call.tensors, call.hidden, sizeof(T));
@@ -61,6 +64,7 @@ class PeerExchange final : public Exchange {
   uint64_t* error_device_ = nullptr;
   uint64_t timeout_ticks_ = 0;
   int default_blocks_ = 1;
+  int max_blocks_ = 1;  // the fewest multiprocessors of any rank's GPU
   gpu::Stream stream_ = nullptr;
 };
 
@@ -140,8 +144,13 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
 
   STRATA_TRY(probe(why));
   timeout_ticks_ = static_cast<uint64_t>(timeout_ms()) * kernels::ticks_per_ms();
-  default_blocks_ = kernels::multiprocessors();
-  if (default_blocks_ > proto::kMaxBlocks) default_blocks_ = proto::kMaxBlocks;
+  // One block of up to 1024 threads and 64 registers each fits on any
+  // multiprocessor, so the fewest multiprocessors of all ranks' GPUs is a
+  // budget every GPU holds at once (the same on every rank).
+  int multiprocessors = kernels::multiprocessors(), fewest = 0;
+  if (PMPI_Allreduce(&multiprocessors, &fewest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) return Status::mpi_error;
+  max_blocks_ = fewest < proto::kMaxBlocks ? fewest : proto::kMaxBlocks;
+  default_blocks_ = max_blocks_;
   return Status::ok;
 }
 

@@ -61,6 +61,33 @@ STRATA_HOST_DEVICE STRATA_INLINE Vec<T, V> load(const T* p) {
 #endif
 }
 
+// A load of memory another rank wrote during this kernel (a peer's staged
+// rows or results): on CUDA it bypasses L1 (ld.global.cg), which is not
+// coherent with writes made elsewhere while a kernel runs.
+template <class T, int V>
+STRATA_HOST_DEVICE STRATA_INLINE Vec<T, V> load_shared(const T* p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(Vec<T, V>) == 16) {
+    const uint4 u = __ldcg(reinterpret_cast<const uint4*>(p));
+    Vec<T, V> v;
+    __builtin_memcpy(&v, &u, sizeof v);
+    return v;
+  } else if constexpr (sizeof(Vec<T, V>) == 4) {
+    const unsigned u = __ldcg(reinterpret_cast<const unsigned*>(p));
+    Vec<T, V> v;
+    __builtin_memcpy(&v, &u, sizeof v);
+    return v;
+  } else {
+    const unsigned short u = __ldcg(reinterpret_cast<const unsigned short*>(p));
+    Vec<T, V> v;
+    __builtin_memcpy(&v, &u, sizeof v);
+    return v;
+  }
+#else
+  return load<T, V>(p);
+#endif
+}
+
 template <class T, int V>
 STRATA_HOST_DEVICE STRATA_INLINE void store(T* p, const Vec<T, V>& v) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
@@ -84,10 +111,10 @@ STRATA_HOST_DEVICE STRATA_INLINE typename P::Accumulator sum_row(const P& p, con
   typename P::Accumulator squares = 0;
   for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < hidden; i += static_cast<int64_t>(p.threads()) * V) {
     float acc[V];
-    const Vec<T, V> first = load<T, V>(src[0] + i);
+    const Vec<T, V> first = load_shared<T, V>(src[0] + i);
     for (int k = 0; k < V; ++k) acc[k] = to_float(first.e[k]);
     for (int s = 1; s < n; ++s) {
-      const Vec<T, V> more = load<T, V>(src[s] + i);
+      const Vec<T, V> more = load_shared<T, V>(src[s] + i);
       for (int k = 0; k < V; ++k) acc[k] += to_float(more.e[k]);
     }
     if (add != nullptr) {
