@@ -4,8 +4,7 @@
 #include "bench/common/sampling.hpp"
 
 #if defined(STRATA_BENCH_NCCL)
-#include <cuda_runtime.h>
-#include <nccl.h>
+#include "bench/common/nccl_world.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -44,33 +43,10 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 
 class DeviceRunner : public Runner {
  public:
-  explicit DeviceRunner(const Options& o) : options_(o) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-    int local_rank = 0, devices = 1;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_free(&local);
-    cudaGetDeviceCount(&devices);
-    cudaSetDevice(local_rank % (devices > 0 ? devices : 1));
-    cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    cudaEventCreate(&start_);
-    cudaEventCreate(&stop_);
-    ncclUniqueId id;
-    if (rank_ == 0) ncclGetUniqueId(&id);
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    ok_ = ncclCommInitRank(&comm_, size_, id, rank_) == ncclSuccess;
-  }
-  ~DeviceRunner() override {
-    if (ok_) ncclCommDestroy(comm_);
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-    cudaStreamDestroy(stream_);
-  }
+  explicit DeviceRunner(const Options& o) : options_(o), rank_(world_.rank), size_(world_.size) {}
 
   Timing peer(const Case& c) override {
-    if (!ok_) {
+    if (!world_.ok) {
       Timing none;
       none.note = "ncclCommInitRank failed";
       return none;
@@ -80,30 +56,25 @@ class DeviceRunner : public Runner {
     return run(c, [&, t, op](const void* s, void* r) {
       ncclResult_t rc = ncclInternalError;
       switch (c.collective) {
-        case Collective::allreduce: rc = ncclAllReduce(s, r, c.count, t, op, comm_, stream_); break;
-        case Collective::reduce_scatter: rc = ncclReduceScatter(s, r, c.count, t, op, comm_, stream_); break;
-        case Collective::allgather: rc = ncclAllGather(s, r, c.count, t, comm_, stream_); break;
-        case Collective::broadcast: rc = ncclBroadcast(r, r, c.count, t, 0, comm_, stream_); break;
-        case Collective::reduce: rc = ncclReduce(s, r, c.count, t, op, 0, comm_, stream_); break;
+        case Collective::allreduce: rc = ncclAllReduce(s, r, c.count, t, op, world_.comm, world_.stream); break;
+        case Collective::reduce_scatter:
+          rc = ncclReduceScatter(s, r, c.count, t, op, world_.comm, world_.stream);
+          break;
+        case Collective::allgather: rc = ncclAllGather(s, r, c.count, t, world_.comm, world_.stream); break;
+        case Collective::broadcast: rc = ncclBroadcast(r, r, c.count, t, 0, world_.comm, world_.stream); break;
+        case Collective::reduce: rc = ncclReduce(s, r, c.count, t, op, 0, world_.comm, world_.stream); break;
       }
       return rc == ncclSuccess;
     });
   }
 
   std::string peer_name() const override { return "NCCL (flat)"; }
-  std::string describe() const override {
-    int device = 0, version = 0;
-    cudaGetDevice(&device);
-    cudaDeviceProp prop{};
-    cudaGetDeviceProperties(&prop, device);
-    ncclGetVersion(&version);
-    return std::string("device buffers, ") + prop.name + ", NCCL " + std::to_string(version);
-  }
+  std::string describe() const override { return "device buffers, " + world_.describe(); }
 
   Timing ours(const Case& c, Algorithm a) override {
     strata::coll::Options o;
     o.algorithm = a;
-    o.stream = stream_;
+    o.stream = world_.stream;
     return run(c, [&, o](const void* s, void* r) {
       strata::Status st = strata::Status::internal;
       switch (c.collective) {
@@ -155,7 +126,7 @@ class DeviceRunner : public Runner {
     auto verify = [&] {
       const unsigned salt = 0x5eed;
       fresh(salt);
-      int ok = call(b.send, b.recv) && cudaStreamSynchronize(stream_) == cudaSuccess;
+      int ok = call(b.send, b.recv) && cudaStreamSynchronize(world_.stream) == cudaSuccess;
       if (ok && (c.collective != Collective::reduce || rank_ == 0)) {
         cudaMemcpy(host_recv.data(), b.recv, rb, cudaMemcpyDeviceToHost);
         const std::vector<char> want = expected_output(c, rank_, size_, salt);
@@ -164,30 +135,14 @@ class DeviceRunner : public Runner {
       MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
       return ok != 0;
     };
-    // Events around back-to-back calls on the stream; the slowest rank's
-    // time counts (every rank's events bracket the same calls).
-    auto sample = [&](int iters) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      int ok = cudaEventRecord(start_, stream_) == cudaSuccess;
-      for (int i = 0; i < iters && ok; ++i) ok = call(b.send, b.recv);
-      ok = ok && cudaEventRecord(stop_, stream_) == cudaSuccess && cudaEventSynchronize(stop_) == cudaSuccess;
-      float ms = 0;
-      if (ok) cudaEventElapsedTime(&ms, start_, stop_);
-      double t = ms * 1e-3 / iters;
-      MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      return ok ? t : -1.0;
-    };
+    auto sample = [&](int iters) { return world_.time_calls(iters, [&] { return call(b.send, b.recv); }); };
     return measure(options_, sample, verify);
   }
 
+  NcclWorld world_;
   Options options_;
-  int rank_ = 0;
-  int size_ = 1;
-  bool ok_ = false;
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  ncclComm_t comm_ = nullptr;
+  int rank_;
+  int size_;
 };
 
 }  // namespace

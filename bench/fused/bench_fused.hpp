@@ -11,6 +11,8 @@
 #include "bench/common/sampling.hpp"
 
 #include <cstddef>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace strata_bench::fused {
@@ -43,6 +45,20 @@ class Runner {
   virtual double peer_read_bandwidth() = 0;
   virtual std::string peer_name() const = 0;
   virtual std::string describe() const = 0;
+};
+
+// The fused objects of a run, one per (hidden, type), made on first use
+// (collective: every rank asks for the same cases in the same order).
+class Objects {
+ public:
+  Objects(const Options& options, strata::fused::Memory memory) : options_(options), memory_(memory) {}
+  strata::fused::AllreduceRmsnorm* get(const Case& c);
+  void clear() { objects_.clear(); }
+
+ private:
+  Options options_;
+  strata::fused::Memory memory_;
+  std::map<std::pair<size_t, int>, std::unique_ptr<strata::fused::AllreduceRmsnorm>> objects_;
 };
 
 Runner* make_host_runner(const Options& options);

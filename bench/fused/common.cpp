@@ -51,4 +51,19 @@ double relative_difference(const void* a, const void* b, size_t count, strata::c
   return scale > 0 ? worst / scale : worst;
 }
 
+strata::fused::AllreduceRmsnorm* Objects::get(const Case& c) {
+  auto& f = objects_[{c.hidden, static_cast<int>(c.type)}];
+  if (!f) {
+    strata::fused::Config cfg;
+    cfg.max_tokens = options_.max_tokens;
+    cfg.hidden = c.hidden;
+    cfg.type = c.type;
+    cfg.memory = memory_;
+    cfg.blocks = options_.blocks;
+    auto r = strata::fused::AllreduceRmsnorm::create(MPI_COMM_WORLD, cfg);
+    if (r) f = std::move(r).value();
+  }
+  return f.get();
+}
+
 }  // namespace strata_bench::fused

@@ -7,8 +7,7 @@
 #include "bench/fused/bench_fused.hpp"
 
 #if defined(STRATA_BENCH_NCCL)
-#include <cuda_runtime.h>
-#include <nccl.h>
+#include "bench/common/nccl_world.hpp"
 
 #include <algorithm>
 #include <map>
@@ -31,50 +30,28 @@ ncclDataType_t nccl_type(strata::coll::DataType t) {
 
 class DeviceRunner : public Runner {
  public:
-  explicit DeviceRunner(const Options& o) : options_(o) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm local;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
-    int local_rank = 0, devices = 1;
-    MPI_Comm_rank(local, &local_rank);
-    MPI_Comm_free(&local);
-    cudaGetDeviceCount(&devices);
-    cudaSetDevice(local_rank % (devices > 0 ? devices : 1));
-    cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking);
-    cudaEventCreate(&start_);
-    cudaEventCreate(&stop_);
-    ncclUniqueId id;
-    if (rank_ == 0) ncclGetUniqueId(&id);
-    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    ok_ = ncclCommInitRank(&comm_, size_, id, rank_) == ncclSuccess;
-  }
-  ~DeviceRunner() override {
-    objects_.clear();  // collective, before the communicator's users go
-    if (ok_) ncclCommDestroy(comm_);
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-    cudaStreamDestroy(stream_);
-  }
+  explicit DeviceRunner(const Options& o)
+      : options_(o), objects_(o, strata::fused::Memory::device), rank_(world_.rank), size_(world_.size) {}
+  ~DeviceRunner() override { objects_.clear(); }  // collective, while NCCL and the streams still exist
 
   Timing peer(const Case& c) override {
-    if (!ok_) return failed("ncclCommInitRank failed");
-    Buffers b(c, rank_, stream_);
+    if (!world_.ok) return failed("ncclCommInitRank failed");
+    Buffers b(c, rank_, world_.stream);
     if (!b.ok) return failed("cudaMalloc failed");
     auto call = [&] { return peer_call(c, b); };
     return measure(
-        options_, [&](int iters) { return sample(iters, call); }, call);
+        options_, [&](int iters) { return world_.time_calls(iters, call); }, call);
   }
 
   Timing ours(const Case& c, Algorithm a) override {
-    strata::fused::AllreduceRmsnorm* f = object(c);
+    strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     if (f == nullptr) return failed("create failed");
-    Buffers b(c, rank_, stream_);
+    Buffers b(c, rank_, world_.stream);
     if (!b.ok) return failed("cudaMalloc failed");
     strata::fused::RunOptions o;
     o.algorithm = a;
     o.blocks = options_.blocks;
-    o.stream = stream_;
+    o.stream = world_.stream;
     auto call = [&] { return f->run(b.tensors(), o) == strata::Status::ok; };
     auto verify = [&] {
       b.reset();
@@ -87,32 +64,24 @@ class DeviceRunner : public Runner {
              relative_difference(got.data(), want.data(), c.tokens * c.hidden, c.type) < 2e-2;
     };
     Timing t = measure(
-        options_, [&](int iters) { return sample(iters, call); }, verify);
+        options_, [&](int iters) { return world_.time_calls(iters, call); }, verify);
     if (f->check() != strata::Status::ok) return failed(f->error_message());
     return t;
   }
 
   Algorithm chosen(const Case& c) override {
-    strata::fused::AllreduceRmsnorm* f = object(c);
+    strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     return f != nullptr ? f->chosen(c.tokens) : Algorithm::fallback;
   }
   std::string path(const Case& c) override {
-    strata::fused::AllreduceRmsnorm* f = object(c);
+    strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     return f != nullptr ? strata::fused::to_string(f->path()) : "none";
   }
 
   double peer_read_bandwidth() override;
 
   std::string peer_name() const override { return "NCCL allreduce + RMSNorm"; }
-  std::string describe() const override {
-    int device = 0, version = 0;
-    cudaGetDevice(&device);
-    cudaDeviceProp prop{};
-    cudaGetDeviceProperties(&prop, device);
-    ncclGetVersion(&version);
-    return std::string("device buffers, ") + std::to_string(size_) + " x " + prop.name + ", NCCL " +
-           std::to_string(version);
-  }
+  std::string describe() const override { return "device buffers, " + world_.describe(); }
 
  private:
   static Timing failed(const std::string& why) {
@@ -172,55 +141,21 @@ class DeviceRunner : public Runner {
   };
 
   bool peer_call(const Case& c, Buffers& b) {
-    if (ncclAllReduce(b.x, b.out, c.tokens * c.hidden, nccl_type(c.type), ncclSum, comm_, stream_) != ncclSuccess) {
+    if (ncclAllReduce(b.x, b.out, c.tokens * c.hidden, nccl_type(c.type), ncclSum, world_.comm, world_.stream) !=
+        ncclSuccess) {
       return false;
     }
     strata::fused::Tensors t = b.tensors();
     t.x = b.out;
-    return strata::fused::residual_rmsnorm(t, c.hidden, c.type, strata::fused::Memory::device, stream_) ==
+    return strata::fused::residual_rmsnorm(t, c.hidden, c.type, strata::fused::Memory::device, world_.stream) ==
            strata::Status::ok;
   }
 
-  template <class Call>
-  double sample(int iters, Call call) {
-    cudaStreamSynchronize(stream_);
-    MPI_Barrier(MPI_COMM_WORLD);
-    cudaEventRecord(start_, stream_);
-    for (int i = 0; i < iters; ++i) {
-      if (!call()) return -1;
-    }
-    cudaEventRecord(stop_, stream_);
-    if (cudaEventSynchronize(stop_) != cudaSuccess) return -1;
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start_, stop_);
-    double mine = ms * 1e-3 / iters, slowest = 0;
-    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return slowest;
-  }
-
-  strata::fused::AllreduceRmsnorm* object(const Case& c) {
-    auto& f = objects_[{c.hidden, static_cast<int>(c.type)}];
-    if (!f) {
-      strata::fused::Config cfg;
-      cfg.max_tokens = options_.max_tokens;
-      cfg.hidden = c.hidden;
-      cfg.type = c.type;
-      cfg.memory = strata::fused::Memory::device;
-      cfg.blocks = options_.blocks;
-      auto r = strata::fused::AllreduceRmsnorm::create(MPI_COMM_WORLD, cfg);
-      if (r) f = std::move(r).value();
-    }
-    return f.get();
-  }
-
+  NcclWorld world_;
   Options options_;
-  int rank_ = 0;
-  int size_ = 1;
-  bool ok_ = false;
-  ncclComm_t comm_{};
-  cudaStream_t stream_{};
-  cudaEvent_t start_{}, stop_{};
-  std::map<std::pair<size_t, int>, std::unique_ptr<strata::fused::AllreduceRmsnorm>> objects_;
+  Objects objects_;
+  int rank_;
+  int size_;
 };
 
 // Every peer's buffer read at once by the copy engines, one stream per
@@ -251,19 +186,19 @@ double DeviceRunner::peer_read_bandwidth() {
   for (int s = 0; s < 6 && all_ok; ++s) {
     cudaDeviceSynchronize();
     MPI_Barrier(MPI_COMM_WORLD);
-    cudaEventRecord(start_, stream_);
+    cudaEventRecord(world_.start, world_.stream);
     for (int q = 0; q < size_; ++q) {
       if (q == rank_) continue;
       const auto i = static_cast<size_t>(q);
-      cudaStreamWaitEvent(streams[i], start_, 0);
+      cudaStreamWaitEvent(streams[i], world_.start, 0);
       cudaMemcpyAsync(local[i], remote[i], chunk, cudaMemcpyDeviceToDevice, streams[i]);
       cudaEventRecord(done[i], streams[i]);
-      cudaStreamWaitEvent(stream_, done[i], 0);
+      cudaStreamWaitEvent(world_.stream, done[i], 0);
     }
-    cudaEventRecord(stop_, stream_);
-    cudaEventSynchronize(stop_);
+    cudaEventRecord(world_.stop, world_.stream);
+    cudaEventSynchronize(world_.stop);
     float ms = 0;
-    cudaEventElapsedTime(&ms, start_, stop_);
+    cudaEventElapsedTime(&ms, world_.start, world_.stop);
     double rate = static_cast<double>(chunk) * (size_ - 1) / (ms * 1e-3), slowest = 0;
     MPI_Allreduce(&rate, &slowest, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     if (s > 0) rates.push_back(slowest);  // the first is the warm-up

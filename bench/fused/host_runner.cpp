@@ -14,7 +14,7 @@ using strata::fused::Algorithm;
 
 class HostRunner : public Runner {
  public:
-  explicit HostRunner(const Options& o) : options_(o) {
+  explicit HostRunner(const Options& o) : options_(o), objects_(o, strata::fused::Memory::host) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
@@ -27,7 +27,7 @@ class HostRunner : public Runner {
   }
 
   Timing ours(const Case& c, Algorithm a) override {
-    strata::fused::AllreduceRmsnorm* f = object(c);
+    strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     if (f == nullptr) {
       Timing t;
       t.note = "create failed";
@@ -52,11 +52,11 @@ class HostRunner : public Runner {
   }
 
   Algorithm chosen(const Case& c) override {
-    strata::fused::AllreduceRmsnorm* f = object(c);
+    strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     return f != nullptr ? f->chosen(c.tokens) : Algorithm::fallback;
   }
   std::string path(const Case& c) override {
-    strata::fused::AllreduceRmsnorm* f = object(c);
+    strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     return f != nullptr ? strata::fused::to_string(f->path()) : "none";
   }
   double peer_read_bandwidth() override { return 0; }
@@ -119,25 +119,10 @@ class HostRunner : public Runner {
     return slowest;
   }
 
-  strata::fused::AllreduceRmsnorm* object(const Case& c) {
-    auto& f = objects_[{c.hidden, static_cast<int>(c.type)}];
-    if (!f) {
-      strata::fused::Config cfg;
-      cfg.max_tokens = options_.max_tokens;
-      cfg.hidden = c.hidden;
-      cfg.type = c.type;
-      cfg.memory = strata::fused::Memory::host;
-      cfg.blocks = options_.blocks;
-      auto r = strata::fused::AllreduceRmsnorm::create(MPI_COMM_WORLD, cfg);
-      if (r) f = std::move(r).value();
-    }
-    return f.get();
-  }
-
   Options options_;
+  Objects objects_;
   int rank_ = 0;
   int size_ = 1;
-  std::map<std::pair<size_t, int>, std::unique_ptr<strata::fused::AllreduceRmsnorm>> objects_;
 };
 
 }  // namespace

@@ -51,4 +51,21 @@ bool agree(MPI_Comm comm, bool ok, const std::string& reason, const char* what, 
   return false;
 }
 
+Status all_on_one_node(MPI_Comm comm, const char* reach, std::string* why) noexcept {
+  int rank = 0, size = 0, node_size = 0;
+  MPI_Comm node = MPI_COMM_NULL;
+  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+      PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+      PMPI_Comm_size(node, &node_size) != MPI_SUCCESS) {
+    *why = "MPI_Comm_split_type failed";
+    return Status::mpi_error;
+  }
+  PMPI_Comm_free(&node);
+  const std::string what = std::string("one node for all ranks (") + reach + ")";
+  return agree(comm, node_size == size, "its node holds " + std::to_string(node_size) + " of the ranks", what.c_str(),
+               why)
+             ? Status::ok
+             : Status::not_supported;
+}
+
 }  // namespace strata::fused

@@ -79,6 +79,11 @@ proto::Args<T> args_of(const Call& call, char* const* regions, int rank, int nra
 // step for the message: "<what> failed on rank R: <that rank's reason>".
 bool agree(MPI_Comm comm, bool ok, const std::string& reason, const char* what, std::string* why) noexcept;
 
+// Status::ok when every rank of comm is on one node (collective), else
+// not_supported with `why` ("one node for all ranks (<reach>) failed on
+// rank R: ..."), or mpi_error.
+Status all_on_one_node(MPI_Comm comm, const char* reach, std::string* why) noexcept;
+
 // The wait limit of the protocol (STRATA_FUSED_TIMEOUT_MS).
 int64_t timeout_ms() noexcept;
 

@@ -73,19 +73,7 @@ struct PciAddress {
 };
 
 Status PeerExchange::set_up(const Config& config, std::string* why) {
-  // Where every rank is.
-  MPI_Comm node = MPI_COMM_NULL;
-  int node_size = 0;
-  if (PMPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-      PMPI_Comm_size(node, &node_size) != MPI_SUCCESS) {
-    *why = "MPI_Comm_split_type failed";
-    return Status::mpi_error;
-  }
-  PMPI_Comm_free(&node);
-  if (!agree(comm_, node_size == size_, "its node holds " + std::to_string(node_size) + " of the ranks",
-             "one node for all ranks (IPC reaches no further)", why)) {
-    return Status::not_supported;
-  }
+  STRATA_TRY(all_on_one_node(comm_, "IPC reaches no further", why));
   int device = -1;
   gpu::DeviceProperties props;
   const bool have_device = gpu::get_device(&device) == Status::ok && gpu::properties(device, &props) == Status::ok;

@@ -7,6 +7,7 @@
 #include "collectives/fused/exchange.hpp"
 #include "collectives/fused/host_platform.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace strata::fused {
@@ -24,18 +25,7 @@ class SharedExchange final : public Exchange {
   SharedExchange& operator=(const SharedExchange&) = delete;
 
   Status set_up(const Config& config, std::string* why) {
-    MPI_Comm node = MPI_COMM_NULL;
-    int node_size = 0;
-    if (PMPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-        PMPI_Comm_size(node, &node_size) != MPI_SUCCESS) {
-      *why = "MPI_Comm_split_type failed";
-      return Status::mpi_error;
-    }
-    PMPI_Comm_free(&node);
-    if (!agree(comm_, node_size == size_, "its node holds " + std::to_string(node_size) + " of the ranks",
-               "one node for all ranks (shared memory reaches no further)", why)) {
-      return Status::not_supported;
-    }
+    STRATA_TRY(all_on_one_node(comm_, "shared memory reaches no further", why));
     layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
     void* base = nullptr;
     const int rc =

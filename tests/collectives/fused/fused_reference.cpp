@@ -129,4 +129,18 @@ void poison(DataType type, void* base, size_t count) {
   for (size_t i = 0; i < count; ++i) std::memcpy(b + 2 * i, &nan, 2);
 }
 
+GuardedBuffer::GuardedBuffer(size_t bytes, size_t misalign, const void* from)
+    : bytes_(bytes), store_(bytes + 2 * kGuard + 32, kGuardByte) {
+  const auto base = reinterpret_cast<uintptr_t>(store_.data());
+  offset_ = (base + kGuard + 15) / 16 * 16 + misalign - base;
+  if (from != nullptr && bytes > 0) std::memcpy(data(), from, bytes);
+}
+
+bool GuardedBuffer::guards_intact() const {
+  for (size_t i = 0; i < store_.size(); ++i) {
+    if ((i < offset_ || i >= offset_ + bytes_) && store_[i] != kGuardByte) return false;
+  }
+  return true;
+}
+
 }  // namespace strata_test::fused

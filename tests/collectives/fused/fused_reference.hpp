@@ -50,4 +50,21 @@ double tolerance(DataType type);
 // A pattern no correct result holds (NaN in every element).
 void poison(DataType type, void* base, size_t count);
 
+// Host bytes with guard bytes on both sides, 16-byte aligned plus
+// `misalign` bytes (to reach the element-by-element paths), optionally
+// filled from `from`.
+class GuardedBuffer {
+ public:
+  GuardedBuffer(size_t bytes, size_t misalign, const void* from = nullptr);
+  unsigned char* data() { return store_.data() + offset_; }
+  bool guards_intact() const;
+
+ private:
+  static constexpr size_t kGuard = 64;
+  static constexpr unsigned char kGuardByte = 0xA5;
+  size_t bytes_;
+  std::vector<unsigned char> store_;
+  size_t offset_;
+};
+
 }  // namespace strata_test::fused

@@ -22,26 +22,7 @@ using strata::fused::SplitConfig;
 using strata::fused::Tensors;
 using strata_test::fused::Case;
 
-constexpr size_t kGuard = 32;
-constexpr unsigned char kGuardByte = 0x5C;
-
-struct Buffer {
-  std::vector<unsigned char> store;
-  size_t offset;
-  size_t bytes;
-  Buffer(const unsigned char* from, size_t n, size_t misalign) : store(n + 2 * kGuard + 32, kGuardByte), bytes(n) {
-    auto p = reinterpret_cast<uintptr_t>(store.data()) + kGuard;
-    offset = (p + 15) / 16 * 16 + misalign - reinterpret_cast<uintptr_t>(store.data());
-    if (from != nullptr) std::memcpy(data(), from, n);
-  }
-  unsigned char* data() { return store.data() + offset; }
-  bool guards_intact() const {
-    for (size_t i = 0; i < store.size(); ++i) {
-      if ((i < offset || i >= offset + bytes) && store[i] != kGuardByte) return false;
-    }
-    return true;
-  }
-};
+using Buffer = strata_test::fused::GuardedBuffer;
 
 struct MathParam {
   DataType type;
@@ -66,8 +47,8 @@ TEST_P(ResidualRmsnorm, AgainstFloat64) {
   const auto in = strata_test::fused::make_inputs(c);
   const auto ref = strata_test::fused::reference(c, in);
   const size_t e = strata::coll::size_of(c.type), bytes = c.tokens * c.hidden * e;
-  Buffer x(in.x[0].data(), bytes, p.misalign), residual(in.residual.data(), bytes, p.misalign),
-      weight(in.weight.data(), c.hidden * e, p.misalign), out(nullptr, bytes, p.misalign);
+  Buffer x(bytes, p.misalign, in.x[0].data()), residual(bytes, p.misalign, in.residual.data()),
+      weight(c.hidden * e, p.misalign, in.weight.data()), out(bytes, p.misalign);
   strata_test::fused::poison(c.type, out.data(), c.tokens * c.hidden);
   Tensors t;
   t.x = x.data();

@@ -34,37 +34,7 @@ using strata_test::fused::Case;
 using strata_test::fused::Inputs;
 using strata_test::fused::Reference;
 
-constexpr size_t kGuard = 64;
-constexpr unsigned char kGuardByte = 0xA5;
-
-// A buffer with guard bytes on both sides, 16-byte aligned (or deliberately
-// one element off, for the element-by-element path).
-class Guarded {
- public:
-  Guarded(size_t bytes, size_t misalign) : bytes_(bytes), misalign_(misalign), store_(bytes + 2 * kGuard + 32) {
-    std::memset(store_.data(), kGuardByte, store_.size());
-  }
-  unsigned char* data() {
-    auto p = reinterpret_cast<uintptr_t>(store_.data()) + kGuard;
-    p = (p + 15) / 16 * 16 + misalign_;
-    return reinterpret_cast<unsigned char*>(p);
-  }
-  bool guards_intact() {
-    const unsigned char* d = data();
-    for (const unsigned char* p = store_.data(); p < d; ++p) {
-      if (*p != kGuardByte) return false;
-    }
-    for (const unsigned char* p = d + bytes_; p < store_.data() + store_.size(); ++p) {
-      if (*p != kGuardByte) return false;
-    }
-    return true;
-  }
-
- private:
-  size_t bytes_;
-  size_t misalign_;
-  std::vector<unsigned char> store_;
-};
+using Guarded = strata_test::fused::GuardedBuffer;
 
 struct Plan {
   Case c;
