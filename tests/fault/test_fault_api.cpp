@@ -8,6 +8,7 @@
 
 #include <strata/collectives.hpp>
 #include <strata/fault.hpp>
+#include <strata/fused.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -127,6 +128,43 @@ TEST_F(FaultApi, RecordsStrataCollectivesWithOneNumberPerCommunicator) {
   }
   EXPECT_TRUE(listed);
   MPI_Comm_free(&half);
+}
+
+// Fused AllReduce-RMSNorm calls are recorded once each (the fallback's inner
+// allreduce is not a second record), numbered on the object's communicator.
+TEST_F(FaultApi, RecordsFusedCalls) {
+  strata::fused::Config cfg;
+  cfg.max_tokens = 4;
+  cfg.hidden = 8;
+  cfg.type = strata::coll::DataType::float32;
+  cfg.memory = strata::fused::Memory::host;
+  auto fused = strata::fused::AllreduceRmsnorm::create(MPI_COMM_WORLD, cfg);
+  ASSERT_TRUE(fused.ok());
+  std::vector<float> x(32, 1.0f), residual(32, 0.5f), weight(8, 1.0f), out(32);
+  strata::fused::Tensors t{x.data(), residual.data(), weight.data(), out.data(), 4, 1e-6f};
+  const size_t before = ops_of(([] {
+                                 sf::dump("before");
+                                 return read_dump();
+                               })(),
+                               "allreduce")
+                            .size();
+  for (auto a :
+       {strata::fused::Algorithm::fallback, strata::fused::Algorithm::one_shot, strata::fused::Algorithm::two_shot}) {
+    strata::fused::RunOptions o;
+    o.algorithm = a;
+    ASSERT_EQ(fused.value()->run(t, o), strata::Status::ok);
+  }
+  ASSERT_EQ(sf::dump("fused"), strata::Status::ok);
+  const auto lines = read_dump();
+  const auto calls = ops_of(lines, "fused_allreduce_rmsnorm");
+  ASSERT_EQ(calls.size(), 3u);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i]["state"], "done");
+    EXPECT_EQ(calls[i]["bytes"], 4 * 8 * 4);
+    EXPECT_EQ(calls[i]["seq"], i + 1) << "numbered on the object's own communicator";
+    EXPECT_NE(calls[i]["comm"], "0");
+  }
+  EXPECT_EQ(ops_of(lines, "allreduce").size(), before) << "the fallback's allreduce was recorded a second time";
 }
 
 TEST_F(FaultApi, FollowsNonBlockingRequestsToTheirCompletion) {
