@@ -142,12 +142,8 @@ TEST_F(FaultApi, RecordsFusedCalls) {
   ASSERT_TRUE(fused.ok());
   std::vector<float> x(32, 1.0f), residual(32, 0.5f), weight(8, 1.0f), out(32);
   strata::fused::Tensors t{x.data(), residual.data(), weight.data(), out.data(), 4, 1e-6f};
-  const size_t before = ops_of(([] {
-                                 sf::dump("before");
-                                 return read_dump();
-                               })(),
-                               "allreduce")
-                            .size();
+  ASSERT_EQ(sf::dump("before"), strata::Status::ok);
+  const size_t before = ops_of(read_dump(), "allreduce").size();
   for (auto a :
        {strata::fused::Algorithm::fallback, strata::fused::Algorithm::one_shot, strata::fused::Algorithm::two_shot}) {
     strata::fused::RunOptions o;
