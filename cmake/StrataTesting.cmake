@@ -85,8 +85,16 @@ function(_strata_register name exe np preload labels timeout args envs)
     add_test(NAME ${name} COMMAND $<TARGET_FILE:${exe}> ${args})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV};${envs}")
   endif()
+  # The build outputs the test runs: ctest reports the test "Not Run" while
+  # one is missing, and dev/quality.sh builds a stage's tests from this list
+  # (the command alone does not name them: ctest leaves out the command of a
+  # test whose executable is not built yet).
+  set(required $<TARGET_FILE:${exe}>)
+  if(preload)
+    list(APPEND required $<TARGET_FILE:strata_preload>)
+  endif()
   math(EXPR timeout "${timeout} * ${STRATA_TEST_TIMEOUT_SCALE}")
-  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout} REQUIRED_FILES "${required}")
 endfunction()
 
 # Defaults of the parsed T_NP and T_TIMEOUT (a macro: sets the caller's).

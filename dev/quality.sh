@@ -44,22 +44,43 @@ EOF
 }
 
 # Configures $1 with the remaining arguments and builds only the executables
-# (and preload library) of the tests `ctest $ctest_selection` selects.
+# (and preload library) of the tests `ctest $ctest_selection` selects: each
+# test's REQUIRED_FILES (cmake/StrataTesting.cmake) and the build outputs its
+# command names. A selected test without any is an error here, not a test
+# that ctest reports "Not Run" later.
 build_tests_of() {
   local dir=$1
   shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null || return
   local targets
+  # Before the build ctest cannot find the executables of the tests that run
+  # one directly: it prints "Could not find executable ..." on stdout ahead
+  # of the JSON and leaves out those tests' "command".
   targets=$(ctest --test-dir "$dir" "${ctest_selection[@]}" --show-only=json-v1 | python3 -c '
-import json, os, sys
+import json, os, subprocess, sys
 build = os.path.realpath(sys.argv[1]) + "/"
+known = set(line.split(":")[0] for line in
+            subprocess.run(["ninja", "-C", sys.argv[1], "-t", "targets", "all"], capture_output=True,
+                           text=True, check=True).stdout.splitlines())
+text = sys.stdin.read()
+tests = json.loads(text[text.index("{"):])["tests"]
+if not tests:
+    sys.exit("the selection has no tests")
 out = set()
-for t in json.load(sys.stdin)["tests"]:
-    for word in t.get("command", []):
+for t in tests:
+    words = list(t.get("command", []))
+    for prop in t.get("properties", []):
+        if prop["name"] == "REQUIRED_FILES":
+            words += prop["value"]
+    mine = set()
+    for word in words:
         for part in word.replace("=", ":").split(":"):
             p = os.path.realpath(part) if part.startswith("/") else ""
-            if p.startswith(build) and not os.path.isdir(p):
-                out.add(p[len(build):])
+            if p.startswith(build) and p[len(build):] in known:
+                mine.add(p[len(build):])
+    if not mine:
+        sys.exit("%s: no build target among its command and REQUIRED_FILES" % t["name"])
+    out |= mine
 print("\n".join(sorted(out)))' "$dir") || return
   # shellcheck disable=SC2086 # one target per word
   cmake --build "$dir" -j "$(nproc)" --target $targets
