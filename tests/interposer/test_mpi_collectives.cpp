@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -182,6 +183,22 @@ const std::vector<size_t>& counts() {
 int rank() { return strata_test::world_rank(); }
 int ranks() { return strata_test::world_size(); }
 
+// MPICH 4.0 to 4.1.1 (the library alone, no Strata) crash in MPI_Reduce with
+// MPI_IN_PLACE at a root other than 0 once the message is over
+// MPIR_CVAR_REDUCE_SHORT_MSG_SIZE (2048 bytes): the ch4 reduce composition
+// passes MPI_IN_PLACE, (void*)-1, to the node-local reduce as the root's send
+// buffer, which copies from it (pmodels/mpich#6540, fixed in 4.1.2 by #6543).
+// Those cases are left out there; every rank decides alike (root, count).
+bool library_crashes_in_place_reduce(int root, size_t bytes) {
+#if defined(MPICH_NUMVERSION)
+  return MPICH_NUMVERSION >= 40000000 && MPICH_NUMVERSION < 40102000 && root != 0 && bytes > 2048;
+#else
+  (void)root;
+  (void)bytes;
+  return false;
+#endif
+}
+
 // Both sides are evaluated once (they are often oracle calls).
 #define EXPECT_BYTES_EQ(got, want, what)                                                                  \
   do {                                                                                                    \
@@ -341,11 +358,16 @@ TEST(Collectives, Bcast) {
 
 TEST(Collectives, Reduce) {
   REQUIRE_MEMORY();
+  int left_out = 0;
   for (const TypeInfo& t : types()) {
     for (const OpInfo& o : ops()) {
       for (int root : {0, ranks() - 1}) {
         for (size_t n : counts()) {
           for (bool in_place : {false, true}) {
+            if (in_place && library_crashes_in_place_reduce(root, n * t.size)) {
+              ++left_out;
+              continue;
+            }
             const bool is_root = rank() == root;
             const std::string what = std::string(t.name) + " " + o.name + " root " + std::to_string(root) +
                                      " n=" + std::to_string(n) + (in_place ? " in place" : "");
@@ -367,6 +389,10 @@ TEST(Collectives, Reduce) {
         }
       }
     }
+  }
+  if (left_out > 0 && rank() == 0) {
+    std::printf("left out %d in-place reductions at root %d over 2048 bytes (MPICH 4.0-4.1.1 crashes in them)\n",
+                left_out, ranks() - 1);
   }
 }
 
