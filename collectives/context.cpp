@@ -1,4 +1,5 @@
 #include "collectives/context.hpp"
+#include "collectives/device_timer.hpp"
 
 #include "base/log.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -99,6 +100,7 @@ Result<std::unique_ptr<Context>> Context::create(MPI_Comm comm) noexcept {
   STRATA_TRY(c->build_two_level());
   c->build_machines();
   STRATA_TRY(c->find_shared_gpus());
+  install_device_timer();  // device times of recorded collectives on streams (STRATA_FAULT)
   return c;
 }
 

@@ -17,6 +17,9 @@ STRATA_FAULT_TLS thread_local int t_depth = 0;
 // outside recorded calls since its last collective (ticks, clock.hpp).
 STRATA_FAULT_TLS thread_local int64_t t_last_end_ns = 0;
 STRATA_FAULT_TLS thread_local int64_t t_compute_ns = 0;
+// Collectives on a stream this thread has recorded (the device timer times
+// every STRATA_FAULT_DEVICE_EVERY-th).
+STRATA_FAULT_TLS thread_local uint64_t t_stream_calls = 0;
 
 // The gap before a call that starts at `enq_ns`; collectives take (and
 // reset) the whole time since the previous collective.
@@ -125,7 +128,8 @@ void CollScope::begin(OpKind kind, MPI_Comm comm, uint64_t bytes, int root, void
     r.compute_ns = compute_before(r.enq_ns, true);
     index_ = p.ring->begin(r);
     recorded_ = true;
-    if (stream != nullptr) {
+    const uint64_t every = p.device_every.load(std::memory_order_relaxed);
+    if (stream != nullptr && every > 0 && t_stream_calls++ % every == 0) {
       if (const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire); timer && timer->mark) {
         stream_ = stream;
         device_begin_ = timer->mark(stream, timer->user);

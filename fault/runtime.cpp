@@ -86,6 +86,11 @@ config::StringParam g_inject{"STRATA_FAULT_INJECT", "",
 config::StringParam g_iface{"STRATA_FAULT_IFACE", "",
                             "Network interface of the out-of-band channel; empty: the first non-loopback IPv4 one "
                             "that is up (127.0.0.1 if none)"};
+config::IntParam g_device_every{"STRATA_FAULT_DEVICE_EVERY", 16,
+                                "Device times of collectives on a GPU stream: every N-th call of a thread is timed "
+                                "with two events on its stream (about 1-2 us of host time each call timed); 1: every "
+                                "call, 0: none",
+                                0, int64_t{1} << 20};
 config::BoolParam g_dump_at_exit{"STRATA_FAULT_DUMP_AT_EXIT", true,
                                  "With STRATA_FAULT=1: every rank writes its flight record at MPI_Finalize (or exit)"};
 
@@ -236,6 +241,7 @@ Status start(bool force) noexcept {
     const Settings settings = read_settings();
     if (record) {
       p.recording = true;
+      p.device_every.store(static_cast<uint64_t>(g_device_every.get()), std::memory_order_relaxed);
       if (!p.ring) {
         p.ring = std::make_unique<Ring>(static_cast<size_t>(g_ring.get()));
         p.sent_to = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));

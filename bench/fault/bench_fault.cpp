@@ -2,6 +2,7 @@
 // the same run (docs/fault.md, "Overhead").
 //
 //   mpirun -np 8 strata-bench-fault [--ops 2000] [--blocks 24] [--bytes 8]
+//   mpirun -np N strata-bench-fault --device [--device-bytes 65536,1048576]
 //
 // The calls go through the interposer's own entry points (what an
 // application under libstrata_preload.so runs), with the watchdog, the
@@ -13,11 +14,18 @@
 // rank's. The overhead is the median over ABBA groups of
 // (on1 + on2) / (off1 + off2) - 1. Also the cost of one recorded call
 // without MPI (a scope opened and closed in a loop, on one rank).
+// --device adds Strata's allreduce of float device buffers (NCCL, one GPU
+// per rank where there are enough, stream-ordered; a block ends with a
+// stream synchronisation), recorded with device times (the collectives
+// install the event timer; STRATA_FAULT_DEVICE_EVERY picks the calls timed).
 #include "fault/hooks.hpp"
 #include "interposer/transfer/collective_calls.hpp"
 #include "interposer/transfer/point_to_point.hpp"
 #include "tools/guarded_main.hpp"
 
+#include "portability/gpu/gpu_api.hpp"
+
+#include <strata/collectives.hpp>
 #include <strata/fault.hpp>
 
 #include <CLI/CLI.hpp>
@@ -54,26 +62,29 @@ struct Result {
   double overhead = 0, q25 = 0, q75 = 0;  // over ABBA groups
 };
 
-// Slowest rank's time for `ops` calls of `call`, in seconds.
-double block(int ops, const std::function<void()>& call) {
+// Slowest rank's time for `ops` calls of `call`, then `drain` (the
+// device's stream), in seconds.
+double block(int ops, const std::function<void()>& call, const std::function<void()>& drain) {
   PMPI_Barrier(MPI_COMM_WORLD);
   const double t0 = PMPI_Wtime();
   for (int i = 0; i < ops; ++i) call();
+  if (drain) drain();
   double t = PMPI_Wtime() - t0, slowest = 0;
   PMPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
 }
 
-Result measure(const std::string& name, int ops, int blocks, const std::function<void()>& call) {
+Result measure(const std::string& name, int ops, int blocks, const std::function<void()>& call,
+               const std::function<void()>& drain = {}) {
   sf::hooks::g_on.store(true);
-  block(ops, call);  // warm-up (contexts, model, connections)
+  block(ops, call, drain);  // warm-up (contexts, model, connections)
   std::vector<double> on, off, ratios;
   for (int b = 0; b + 3 < blocks; b += 4) {
     double t[4];
     for (int k = 0; k < 4; ++k) {
       const bool recording = k == 0 || k == 3;
       sf::hooks::g_on.store(recording);
-      t[k] = block(ops, call);
+      t[k] = block(ops, call, drain);
       (recording ? on : off).push_back(t[k] / ops);
     }
     ratios.push_back((t[0] + t[3]) / (t[1] + t[2]) - 1);
@@ -109,11 +120,14 @@ double scope_ns(bool collective, int64_t n) {
 static int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fault: the cost of fault recording and detection, on against off in one run"};
   int ops = 2000, blocks = 24, bytes = 8;
-  bool markdown = false;
+  bool markdown = false, device = false;
+  std::vector<size_t> device_bytes{size_t{64} << 10, size_t{1} << 20, size_t{16} << 20};
   app.add_option("--ops", ops, "Calls per block");
   app.add_option("--blocks", blocks, "Blocks per case (a multiple of 4: ABBA groups)");
   app.add_option("--bytes", bytes, "Payload per call (a multiple of 8)");
   app.add_flag("--markdown", markdown, "Print a markdown table");
+  app.add_flag("--device", device, "Also Strata's allreduce of device buffers (a GPU per rank, NCCL)");
+  app.add_option("--device-bytes", device_bytes, "Sizes of the device allreduce")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
@@ -137,6 +151,51 @@ static int run(int argc, char** argv) {
   }));
   results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks,
                             [&] { strata::interposer::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); }));
+  if (device) {
+    int gpus = 0;
+    if (strata::gpu::device_count(&gpus) != strata::Status::ok || gpus == 0) {
+      if (rank == 0) std::fprintf(stderr, "strata-bench-fault: --device needs a GPU\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    strata::gpu::set_device(rank % gpus);
+    strata::gpu::Stream stream = nullptr;
+    strata::gpu::stream_create(&stream);
+    const size_t largest = *std::max_element(device_bytes.begin(), device_bytes.end());
+    void* send = nullptr;
+    void* recv = nullptr;
+    if (strata::gpu::malloc_device(&send, largest) != strata::Status::ok ||
+        strata::gpu::malloc_device(&recv, largest) != strata::Status::ok) {
+      std::fprintf(stderr, "strata-bench-fault: no device memory: %s\n", strata::gpu::last_error_string());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    {  // not zeros: a timed reduction of zeros may take a shortcut somewhere
+      std::vector<float> values(largest / sizeof(float));
+      for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank)) % 64);
+      strata::gpu::memcpy_async(send, values.data(), values.size() * sizeof(float), stream);
+      strata::gpu::stream_synchronize(stream);
+    }
+    strata::coll::Options o;
+    o.stream = stream;
+    for (size_t b : device_bytes) {
+      const size_t elements = b / sizeof(float);
+      const std::string name = "strata::coll::allreduce " + std::to_string(b >> 10) + " KiB float (device, " +
+                               std::to_string(size) + (size > gpus ? " ranks sharing GPUs)" : " GPUs)");
+      const int device_ops = std::max(10, ops / (1 + static_cast<int>(b >> 20)));
+      results.push_back(measure(
+          name, device_ops, blocks,
+          [&] {
+            if (strata::coll::allreduce(send, recv, elements, strata::coll::DataType::float32, strata::coll::ReduceOp::sum,
+                                        MPI_COMM_WORLD, o) != strata::Status::ok) {
+              std::fprintf(stderr, "strata-bench-fault: device allreduce failed\n");
+              MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+          },
+          [&] { strata::gpu::stream_synchronize(stream); }));
+    }
+    strata::gpu::free_device(send);
+    strata::gpu::free_device(recv);
+    strata::gpu::stream_destroy(stream);
+  }
   const double coll_ns = scope_ns(true, 2000000), p2p_ns = scope_ns(false, 2000000);
   const bool diagnosed = !sf::diagnoses().empty();
   sf::stop();

@@ -1,0 +1,328 @@
+// The fused peer kernels (collectives/fused/kernels.cu) on one GPU, with no
+// MPI: each simulated rank is a stream of this process with its own region,
+// and every rank's kernel addresses every region directly, as the IPC
+// mappings make it across GPUs. The kernels of the ranks run concurrently
+// (their blocks together stay far below the multiprocessors), so the
+// device side of the protocol — system-scope release/acquire flags, the
+// call counter in device memory, the double-buffered sets, L1-bypassing
+// peer loads, the bounded waits and the error word — runs and is checked on
+// a machine with a single GPU. Calls alternate one-/two-shot, token counts
+// and block budgets, ranks are launched in a shuffled order; every result
+// is checked against the float64 reference, every rank's bits against rank
+// 0's, x unchanged, guard bytes around every device buffer intact.
+// Skipped without a GPU (labels fused, gpu).
+#include "collectives/fused/fused_reference.hpp"
+#include "collectives/fused/kernels.hpp"
+#include "collectives/fused/protocol.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using strata::Status;
+using strata::coll::DataType;
+namespace proto = strata::fused::proto;
+namespace math = strata::fused::math;
+namespace kernels = strata::fused::kernels;
+namespace gpu = strata::gpu;
+using strata_test::fused::Case;
+using strata_test::fused::Inputs;
+using strata_test::fused::Reference;
+
+#define GPU_OK(call) ASSERT_EQ((call), Status::ok) << #call << ": " << gpu::last_error_string()
+
+// Device bytes with kGuard guard bytes on both sides (16-byte aligned data).
+class DeviceGuarded {
+ public:
+  static constexpr size_t kGuard = 256;
+  static constexpr unsigned char kGuardByte = 0xA5;
+  explicit DeviceGuarded(size_t bytes) : bytes_(bytes) {
+    void* p = nullptr;
+    if (gpu::malloc_device(&p, bytes_ + 2 * kGuard) == Status::ok) base_ = static_cast<unsigned char*>(p);
+  }
+  ~DeviceGuarded() {
+    if (base_ != nullptr) gpu::free_device(base_);
+  }
+  DeviceGuarded(const DeviceGuarded&) = delete;
+  DeviceGuarded& operator=(const DeviceGuarded&) = delete;
+  bool ok() const { return base_ != nullptr; }
+  unsigned char* data() const { return base_ + kGuard; }
+  // Guards, then `from` (or NaN-like 0xFF bytes) in between.
+  Status fill(const void* from, gpu::Stream s) {
+    std::vector<unsigned char> image(bytes_ + 2 * kGuard, kGuardByte);
+    if (from != nullptr) {
+      std::memcpy(image.data() + kGuard, from, bytes_);
+    } else {
+      std::fill(image.begin() + kGuard, image.end() - kGuard, 0xFF);
+    }
+    staged_ = std::move(image);
+    return gpu::memcpy_async(base_, staged_.data(), staged_.size(), s);
+  }
+  // Copies everything back (synchronous on s); data bytes into *got.
+  Status read(gpu::Stream s, std::vector<unsigned char>* got, bool* guards) {
+    std::vector<unsigned char> image(bytes_ + 2 * kGuard);
+    STRATA_TRY(gpu::memcpy_async(image.data(), base_, image.size(), s));
+    STRATA_TRY(gpu::stream_synchronize(s));
+    got->assign(image.begin() + kGuard, image.end() - kGuard);
+    *guards = std::all_of(image.begin(), image.begin() + kGuard, [](unsigned char c) { return c == kGuardByte; }) &&
+              std::all_of(image.end() - kGuard, image.end(), [](unsigned char c) { return c == kGuardByte; });
+    return Status::ok;
+  }
+
+ private:
+  size_t bytes_;
+  unsigned char* base_ = nullptr;
+  std::vector<unsigned char> staged_;  // kept alive until the copy is done
+};
+
+// Every rank's region in device memory, zeroed, and its error word in
+// mapped host memory.
+struct Ranks {
+  int n;
+  proto::Layout layout;
+  char* region[proto::kMaxRanks] = {};
+  uint64_t* error_host[proto::kMaxRanks] = {};
+  uint64_t* error_device[proto::kMaxRanks] = {};
+  gpu::Stream stream[proto::kMaxRanks] = {};
+  bool ok = true;
+
+  Ranks(int ranks, size_t max_tokens, size_t hidden, size_t element)
+      : n(ranks), layout(proto::Layout::of(max_tokens, hidden, element)) {
+    for (int q = 0; q < n && ok; ++q) {
+      void* r = nullptr;
+      void* h = nullptr;
+      void* d = nullptr;
+      ok = gpu::stream_create(&stream[q]) == Status::ok && gpu::malloc_device(&r, layout.total) == Status::ok &&
+           gpu::memset_async(r, 0, layout.total, stream[q]) == Status::ok &&
+           gpu::malloc_pinned(&h, sizeof(uint64_t), true) == Status::ok &&
+           gpu::mapped_device_pointer(h, &d) == Status::ok;
+      region[q] = static_cast<char*>(r);
+      error_host[q] = static_cast<uint64_t*>(h);
+      error_device[q] = static_cast<uint64_t*>(d);
+      if (h != nullptr) *error_host[q] = 0;
+    }
+    for (int q = 0; q < n && ok; ++q) ok = gpu::stream_synchronize(stream[q]) == Status::ok;
+  }
+  ~Ranks() {
+    for (int q = 0; q < n; ++q) {
+      if (stream[q] != nullptr) gpu::stream_synchronize(stream[q]);
+      if (region[q] != nullptr) gpu::free_device(region[q]);
+      if (error_host[q] != nullptr) gpu::free_pinned(error_host[q]);
+      if (stream[q] != nullptr) gpu::stream_destroy(stream[q]);
+    }
+  }
+  Ranks(const Ranks&) = delete;
+  Ranks& operator=(const Ranks&) = delete;
+  uint64_t error(int q) const { return *static_cast<const volatile uint64_t*>(error_host[q]); }
+};
+
+struct Plan {
+  Case c;
+  Inputs in;
+  Reference ref;
+  bool two_shot = false;
+  int budget = 1;
+  bool in_place = false;
+};
+
+// One rank's buffers of one call, filled on its stream.
+struct RankBuffers {
+  DeviceGuarded x, residual, weight, out;
+  RankBuffers(size_t bytes, size_t weight_bytes) : x(bytes), residual(bytes), weight(weight_bytes), out(bytes) {}
+  bool ok() const { return x.ok() && residual.ok() && weight.ok() && out.ok(); }
+};
+
+template <class T>
+proto::Args<T> args_for(const Ranks& r, int rank, const Plan& p, const RankBuffers& b, uint64_t timeout) {
+  proto::Args<T> a{};
+  for (int q = 0; q < r.n; ++q) a.region[q] = r.region[q];
+  a.rank = rank;
+  a.nranks = r.n;
+  a.layout = r.layout;
+  a.x = reinterpret_cast<const T*>(b.x.data());
+  a.residual = reinterpret_cast<T*>(b.residual.data());
+  a.weight = reinterpret_cast<const T*>(b.weight.data());
+  a.out = p.in_place ? reinterpret_cast<T*>(b.x.data()) : reinterpret_cast<T*>(b.out.data());
+  a.tokens = static_cast<int64_t>(p.c.tokens);
+  a.hidden = static_cast<int64_t>(p.c.hidden);
+  a.epsilon = p.c.epsilon;
+  a.timeout = timeout;
+  a.error = r.error_device[rank];
+  return a;
+}
+
+uint64_t seed_from_env() {
+  const char* s = std::getenv("STRATA_TEST_SEED");
+  return s != nullptr ? std::strtoull(s, nullptr, 0) : 0xDE71CEull;
+}
+
+struct Param {
+  DataType type;
+  int ranks;
+  size_t hidden;
+};
+
+std::string name_of(const ::testing::TestParamInfo<Param>& info) {
+  const char* t = info.param.type == DataType::float32 ? "f32" : info.param.type == DataType::float16 ? "f16" : "bf16";
+  return std::string(t) + "_" + std::to_string(info.param.ranks) + "ranks_h" + std::to_string(info.param.hidden);
+}
+
+class FusedDeviceProtocol : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  }
+};
+
+template <class T>
+void check_calls(const Param& prm) {
+  const uint64_t seed = seed_from_env() ^ (static_cast<uint64_t>(prm.ranks) << 32) ^ prm.hidden;
+  SCOPED_TRACE("replay: STRATA_TEST_SEED=" + std::to_string(seed_from_env()));
+  std::mt19937_64 gen(seed);
+  const size_t max_tokens = 300;
+  const int calls = 16;
+  Ranks r(prm.ranks, max_tokens, prm.hidden, sizeof(T));
+  ASSERT_TRUE(r.ok) << gpu::last_error_string();
+  // Blocks of all ranks together stay well inside the GPU: every block a
+  // block waits for is resident.
+  const int budget_cap = std::max(1, std::min(16, kernels::multiprocessors() / (2 * prm.ranks)));
+  const uint64_t timeout = kernels::ticks_per_ms() * 20000;  // a stuck protocol fails the test, not the job
+  std::vector<int> order(static_cast<size_t>(prm.ranks));
+  std::iota(order.begin(), order.end(), 0);
+  for (int k = 0; k < calls; ++k) {
+    Plan p;
+    p.c.type = prm.type;
+    p.c.ranks = prm.ranks;
+    p.c.hidden = prm.hidden;
+    p.c.tokens = k % 5 == 0 ? max_tokens : 1 + gen() % max_tokens;
+    p.c.epsilon = (gen() % 2) ? 1e-5f : 1e-2f;
+    p.c.seed = gen();
+    p.two_shot = gen() % 2;
+    p.budget = 1 + static_cast<int>(gen() % static_cast<uint64_t>(budget_cap));
+    p.in_place = gen() % 4 == 0;
+    p.in = strata_test::fused::make_inputs(p.c);
+    p.ref = strata_test::fused::reference(p.c, p.in);
+    SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + (p.two_shot ? " two-shot" : " one-shot") +
+                 " budget " + std::to_string(p.budget) + (p.in_place ? " in place" : ""));
+    const size_t bytes = p.c.tokens * p.c.hidden * sizeof(T);
+    std::vector<std::unique_ptr<RankBuffers>> buf;
+    for (int q = 0; q < prm.ranks; ++q) {
+      buf.push_back(std::make_unique<RankBuffers>(bytes, p.c.hidden * sizeof(T)));
+      RankBuffers& b = *buf.back();
+      ASSERT_TRUE(b.ok()) << gpu::last_error_string();
+      gpu::Stream s = r.stream[q];
+      GPU_OK(b.x.fill(p.in.x[static_cast<size_t>(q)].data(), s));
+      GPU_OK(b.residual.fill(p.in.residual.data(), s));
+      GPU_OK(b.weight.fill(p.in.weight.data(), s));
+      GPU_OK(b.out.fill(nullptr, s));
+      GPU_OK(gpu::stream_synchronize(s));
+    }
+    // Launch every rank's kernel, in a fresh order each call.
+    std::shuffle(order.begin(), order.end(), gen);
+    const int blocks = proto::blocks_for(p.two_shot, static_cast<int64_t>(p.c.tokens), prm.ranks, p.budget);
+    const bool vector = (p.c.hidden * sizeof(T)) % 16 == 0;
+    for (int q : order) {
+      const proto::Args<T> a = args_for<T>(r, q, p, *buf[static_cast<size_t>(q)], timeout);
+      GPU_OK(kernels::launch_peer<T>(a, p.two_shot, blocks, vector, r.stream[q]));
+    }
+    std::vector<unsigned char> out0, res0;
+    for (int q = 0; q < prm.ranks; ++q) {
+      RankBuffers& b = *buf[static_cast<size_t>(q)];
+      std::vector<unsigned char> x, residual, weight, out;
+      bool gx = false, gr = false, gw = false, go = false;
+      GPU_OK(b.x.read(r.stream[q], &x, &gx));
+      GPU_OK(b.residual.read(r.stream[q], &residual, &gr));
+      GPU_OK(b.weight.read(r.stream[q], &weight, &gw));
+      GPU_OK(b.out.read(r.stream[q], &out, &go));
+      ASSERT_EQ(r.error(q), 0u) << "rank " << q << " recorded an error";
+      EXPECT_TRUE(gx && gr && gw && go) << "rank " << q << " wrote outside its buffers";
+      const std::vector<unsigned char>& result = p.in_place ? x : out;
+      if (!p.in_place) {
+        EXPECT_TRUE(x == p.in.x[static_cast<size_t>(q)]) << "rank " << q << " changed x";
+      }
+      EXPECT_LE(strata_test::fused::relative_error(p.c, p.ref.residual, residual.data()),
+                strata_test::fused::tolerance(p.c.type))
+          << "residual of rank " << q;
+      EXPECT_LE(strata_test::fused::relative_error(p.c, p.ref.out, result.data()),
+                strata_test::fused::tolerance(p.c.type))
+          << "output of rank " << q;
+      if (q == 0) {
+        out0 = result;
+        res0 = residual;
+      } else {
+        EXPECT_TRUE(result == out0) << "rank " << q << "'s output differs from rank 0's";
+        EXPECT_TRUE(residual == res0) << "rank " << q << "'s residual differs from rank 0's";
+      }
+    }
+  }
+}
+
+TEST_P(FusedDeviceProtocol, CallsAgainstFloat64) {
+  const Param& p = GetParam();
+  switch (p.type) {
+    case DataType::float32: check_calls<float>(p); break;
+    case DataType::bfloat16: check_calls<math::Bf16>(p); break;
+    default: check_calls<math::F16>(p); break;
+  }
+}
+
+// hidden 4096 and 2048: 16-byte accesses; 1000 (bf16: 2000 bytes) and 40
+// (f32: 160 bytes, f16: 80): rows of a multiple of 16 bytes or not.
+INSTANTIATE_TEST_SUITE_P(Shapes, FusedDeviceProtocol,
+                         ::testing::Values(Param{DataType::bfloat16, 2, 4096}, Param{DataType::bfloat16, 4, 2048},
+                                           Param{DataType::float16, 3, 1000}, Param{DataType::float32, 4, 40},
+                                           Param{DataType::bfloat16, 8, 1028}, Param{DataType::float32, 2, 16384}),
+                         name_of);
+
+// A rank that never launches: the others give up after the timeout, name
+// it as the missing peer of the start barrier, and their kernels end.
+TEST(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  Plan p;
+  p.c.type = DataType::float32;
+  p.c.ranks = 3;
+  p.c.hidden = 256;
+  p.c.tokens = 8;
+  p.budget = 2;
+  p.in = strata_test::fused::make_inputs(p.c);
+  Ranks r(3, p.c.tokens, p.c.hidden, sizeof(float));
+  ASSERT_TRUE(r.ok) << gpu::last_error_string();
+  const size_t bytes = p.c.tokens * p.c.hidden * sizeof(float);
+  std::vector<std::unique_ptr<RankBuffers>> buf;
+  for (int q = 0; q < 2; ++q) {
+    buf.push_back(std::make_unique<RankBuffers>(bytes, p.c.hidden * sizeof(float)));
+    RankBuffers& b = *buf.back();
+    ASSERT_TRUE(b.ok());
+    GPU_OK(b.x.fill(p.in.x[static_cast<size_t>(q)].data(), r.stream[q]));
+    GPU_OK(b.residual.fill(p.in.residual.data(), r.stream[q]));
+    GPU_OK(b.weight.fill(p.in.weight.data(), r.stream[q]));
+    GPU_OK(b.out.fill(nullptr, r.stream[q]));
+  }
+  const int blocks = proto::blocks_for(false, 8, 3, p.budget);
+  for (int q = 0; q < 2; ++q) {
+    const proto::Args<float> a = args_for<float>(r, q, p, *buf[static_cast<size_t>(q)], kernels::ticks_per_ms() * 100);
+    GPU_OK(kernels::launch_peer<float>(a, false, blocks, true, r.stream[q]));
+  }
+  for (int q = 0; q < 2; ++q) {
+    GPU_OK(gpu::stream_synchronize(r.stream[q]));
+  }
+  for (int q = 0; q < 2; ++q) {
+    ASSERT_NE(r.error(q), 0u) << "rank " << q << " did not notice";
+    const proto::ErrorFields e = proto::unpack_error(r.error(q));
+    EXPECT_EQ(e.code, 1u);
+    EXPECT_EQ(e.peer, 2u) << "rank " << q;
+    EXPECT_EQ(e.phase, static_cast<uint32_t>(proto::kStart));
+    EXPECT_EQ(e.seq, 1u);
+  }
+}
+
+}  // namespace
