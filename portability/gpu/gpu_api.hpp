@@ -93,6 +93,8 @@ Status ipc_close(void* device_ptr) noexcept;
 // that Strata's stream-ordered work can be captured).
 using GraphExec = void*;
 Status capture_begin(Stream stream) noexcept;
+// Is `stream` being captured (false without a GPU backend)?
+Status is_capturing(Stream stream, bool* capturing) noexcept;
 // Ends the capture and instantiates what was captured.
 Status capture_end(Stream stream, GraphExec* exec) noexcept;
 Status graph_launch(GraphExec exec, Stream stream) noexcept;

@@ -750,6 +750,15 @@ Status capture_begin(Stream stream) noexcept {
   return STRATA_GPU_CHECK(gpuStreamBeginCapture(static_cast<gpuStream_t>(stream), gpuStreamCaptureModeThreadLocal));
 }
 
+Status is_capturing(Stream stream, bool* capturing) noexcept {
+  *capturing = false;
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuStreamCaptureStatus status = gpuStreamCaptureStatusNone;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuStreamIsCapturing(static_cast<gpuStream_t>(stream), &status)));
+  *capturing = status != gpuStreamCaptureStatusNone;
+  return Status::ok;
+}
+
 Status capture_end(Stream stream, GraphExec* exec) noexcept {
   if (exec == nullptr) {
     return Status::invalid_argument;

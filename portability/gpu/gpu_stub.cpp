@@ -51,6 +51,10 @@ Status ipc_close(void*) noexcept { return Status::not_supported; }
 
 Status capture_begin(Stream) noexcept { return Status::not_supported; }
 Status capture_end(Stream, GraphExec*) noexcept { return Status::not_supported; }
+Status is_capturing(Stream, bool* capturing) noexcept {
+  *capturing = false;
+  return Status::ok;
+}
 Status graph_launch(GraphExec, Stream) noexcept { return Status::not_supported; }
 Status graph_destroy(GraphExec) noexcept { return Status::not_supported; }
 

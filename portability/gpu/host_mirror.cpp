@@ -1,5 +1,7 @@
 #include "portability/gpu/host_mirror.hpp"
 
+#include "base/log.hpp"
+
 #include <new>
 
 namespace strata::gpu {
@@ -17,6 +19,15 @@ Status HostMirror::open(void* user, size_t bytes, bool read, Stream stream) noex
   if (bytes == 0 || !is_device_memory(user)) {
     data_ = static_cast<char*>(user);
     return Status::ok;
+  }
+  // Host copies and a synchronisation cannot be captured in a graph (and
+  // would invalidate the capture): refuse before touching the stream.
+  bool capturing = false;
+  if (is_capturing(stream, &capturing) == Status::ok && capturing) {
+    STRATA_LOG_ONCE(warn, kDevice,
+                    "a device buffer would be staged through host memory while its stream is captured in a "
+                    "graph (ranks that share a GPU, or a build without NCCL): not capturable, refused");
+    return Status::not_supported;
   }
   try {
     copy_.resize(bytes);

@@ -114,6 +114,9 @@
 #define gpuGraph_t hipGraph_t
 #define gpuGraphExec_t hipGraphExec_t
 #define gpuStreamBeginCapture hipStreamBeginCapture
+#define gpuStreamIsCapturing hipStreamIsCapturing
+#define gpuStreamCaptureStatus hipStreamCaptureStatus
+#define gpuStreamCaptureStatusNone hipStreamCaptureStatusNone
 #define gpuStreamEndCapture hipStreamEndCapture
 #define gpuStreamCaptureModeThreadLocal hipStreamCaptureModeThreadLocal
 #define gpuGraphInstantiate(exec, graph, flags) hipGraphInstantiate(exec, graph, nullptr, nullptr, 0)
@@ -227,6 +230,9 @@
 #define gpuGraph_t cudaGraph_t
 #define gpuGraphExec_t cudaGraphExec_t
 #define gpuStreamBeginCapture cudaStreamBeginCapture
+#define gpuStreamIsCapturing cudaStreamIsCapturing
+#define gpuStreamCaptureStatus cudaStreamCaptureStatus
+#define gpuStreamCaptureStatusNone cudaStreamCaptureStatusNone
 #define gpuStreamEndCapture cudaStreamEndCapture
 #define gpuStreamCaptureModeThreadLocal cudaStreamCaptureModeThreadLocal
 #define gpuGraphInstantiate(exec, graph, flags) cudaGraphInstantiate(exec, graph, flags)

@@ -1,11 +1,17 @@
 // strata::kokkos::pack / unpack: the kernel choice and the launches of
-// pack_kernels.hpp on the caller's execution-space instance.
+// pack_kernels.hpp on the caller's execution-space instance. On CUDA and
+// HIP spaces the automatic choice is Strata's native kernels on the
+// space's stream (measured faster than the Kokkos launch of the same index
+// math: bench/results/kokkos-h200.md), the Kokkos kernel where this build
+// of Strata has no matching GPU backend.
 #include "portability/kokkos/compat.hpp"
 #include "portability/kokkos/pack_kernels.hpp"
 #include "portability/kokkos/spaces.hpp"
 #include "portability/kokkos/testing.hpp"
 
 #include "base/log.hpp"
+
+#include <strata/device.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -128,6 +134,30 @@ void run_host_engine(const ExecSpace& space, const StridedBlock& layout, char* u
   }
 }
 
+// The native kernels (portability/gpu) on the space's stream: not_supported
+// for host spaces, for spaces without a stream Strata's kernels can use, and
+// where Strata was built without the space's GPU backend.
+template <class ExecSpace, Dir D>
+Status run_native(const ExecSpace& space, const StridedBlock& layout, char* user, char* packed) noexcept {
+  void* stream = nullptr;  // the default stream may be null: `found` says whether there is one
+  bool found = false;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+    stream = space.cuda_stream();
+    found = true;
+  }
+#endif
+#if defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
+  if constexpr (std::is_same<ExecSpace, Kokkos::HIP>::value) {
+    stream = space.hip_stream();
+    found = true;
+  }
+#endif
+  (void)space;
+  if (!found) return Status::not_supported;
+  return D == Dir::pack ? device::pack(layout, user, packed, stream) : device::unpack(layout, packed, user, stream);
+}
+
 template <class ExecSpace, Dir D>
 Status run(const ExecSpace& space, const StridedBlock& layout, char* user, char* packed,
            const PackOptions& options) noexcept {
@@ -150,6 +180,10 @@ Status run(const ExecSpace& space, const StridedBlock& layout, char* user, char*
     return Status::invalid_argument;
   }
   Kernel kernel = options.kernel;
+  if (kernel == Kernel::automatic && !runs_on_host<ExecSpace>()) {
+    const Status native = run_native<ExecSpace, D>(space, layout, user, packed);
+    if (native != Status::not_supported) return native;
+  }
   if (kernel == Kernel::automatic) kernel = runs_on_host<ExecSpace>() ? Kernel::host_engine : Kernel::words;
   if (kernel == Kernel::host_engine && !runs_on_host<ExecSpace>()) {
     STRATA_LOG(error, kLayout, "kokkos pack: the host engine cannot run on execution space %s", ExecSpace::name());

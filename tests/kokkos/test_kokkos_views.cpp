@@ -177,7 +177,7 @@ void check_all_ranks(int cases, const std::vector<sk::Kernel>& kernels) {
 template <class Where>
 std::vector<sk::Kernel> kernels_of() {
   if (std::is_same<Where, Host>::value) return {sk::Kernel::host_engine, sk::Kernel::words};
-  return {sk::Kernel::automatic};
+  return {sk::Kernel::automatic, sk::Kernel::words};  // the native kernels on the space's stream, the Kokkos one
 }
 
 template <class Where>

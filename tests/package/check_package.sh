@@ -11,7 +11,13 @@ test -f "$work/prefix/lib/libstrata_preload.so" || test -f "$work/prefix/lib64/l
 # The application must use the MPI Strata was built against (Open MPI and
 # MPICH have different ABIs).
 mpicc=$(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+# And the Kokkos it was built against (a Kokkos built by hand, found
+# through Kokkos_DIR), with the same CUDA architectures.
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt" | grep -v NOTFOUND || true; }
+kokkos_dir=$(cached Kokkos_DIR)
+cuda_arch=$(cached CMAKE_CUDA_ARCHITECTURES)
 cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
-      ${mpicc:+-DMPI_C_COMPILER="$mpicc"} >/dev/null
+      ${mpicc:+-DMPI_C_COMPILER="$mpicc"} ${kokkos_dir:+-DKokkos_DIR="$kokkos_dir"} \
+      ${cuda_arch:+-DCMAKE_CUDA_ARCHITECTURES="$cuda_arch"} >/dev/null
 cmake --build "$work/build" >/dev/null
 LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64" "$work/build/consumer"
