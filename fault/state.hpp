@@ -26,7 +26,7 @@ struct ProcessState {
   std::unique_ptr<std::atomic<uint64_t>[]> sent_to;  // per world peer: messages sent
   std::unique_ptr<std::atomic<uint64_t>[]> received_from;
   std::atomic<const DeviceTimer*> device_timer{nullptr};
-  std::atomic<uint64_t> device_every{64};  // STRATA_FAULT_DEVICE_EVERY (0: no device marks)
+  std::atomic<uint64_t> device_every{64};   // STRATA_FAULT_DEVICE_EVERY (0: no device marks)
   std::atomic<int64_t> clock_offset_ns{0};  // this rank's clock minus the coordinator's (oob ping)
   std::atomic<int> dumping{0};              // a dump is being written (dumps do not overlap)
   char host[64] = {0};

@@ -170,7 +170,8 @@ static int run(int argc, char** argv) {
     }
     {  // not zeros: a timed reduction of zeros may take a shortcut somewhere
       std::vector<float> values(largest / sizeof(float));
-      for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank)) % 64);
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank)) % 64);
       strata::gpu::memcpy_async(send, values.data(), values.size() * sizeof(float), stream);
       strata::gpu::stream_synchronize(stream);
     }
@@ -184,8 +185,8 @@ static int run(int argc, char** argv) {
       results.push_back(measure(
           name, device_ops, blocks,
           [&] {
-            if (strata::coll::allreduce(send, recv, elements, strata::coll::DataType::float32, strata::coll::ReduceOp::sum,
-                                        MPI_COMM_WORLD, o) != strata::Status::ok) {
+            if (strata::coll::allreduce(send, recv, elements, strata::coll::DataType::float32,
+                                        strata::coll::ReduceOp::sum, MPI_COMM_WORLD, o) != strata::Status::ok) {
               std::fprintf(stderr, "strata-bench-fault: device allreduce failed\n");
               MPI_Abort(MPI_COMM_WORLD, 1);
             }
