@@ -49,6 +49,12 @@ struct KokkosResult {
   KokkosPoint point;
   int64_t blocks = 0;
   Timing ours, words, deep_copy, native;
+  Timing empty;  // an empty kernel on the space, timed the same way: the launch floor
+};
+
+// The floor every method pays per call: one launch of nothing.
+struct EmptyKernel {
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t) const {}
 };
 
 double median(std::vector<double> v) {
@@ -150,6 +156,8 @@ int run_point(const Space& space, const Sub& sub, const Contig& contig, const Ko
       [&] { (void)sk::pack_view(space, sub, ours); }, [&] { Kokkos::deep_copy(space, contig, sub); },
       [&] { (void)sk::pack_view(space, sub, words, sk::Order::layout, sk::PackOptions{sk::Kernel::words}); }};
   std::vector<Timing*> out = {&r->ours, &r->deep_copy, &r->words};
+  methods.push_back([&] { Kokkos::parallel_for("empty", Kokkos::RangePolicy<Space>(space, 0, 1), EmptyKernel{}); });
+  out.push_back(&r->empty);
   if (native_ok) {
     methods.push_back([&] { (void)native_pack(space, *layout, sub.data(), native.data()); });
     out.push_back(&r->native);
@@ -207,8 +215,8 @@ std::string ratio(const Timing& num, const Timing& den) {
 }
 
 void print_table(const std::vector<KokkosResult>& results, bool markdown) {
-  const char* head[] = {"subview",      "block B",   "packed",   "blocks",         "ours us",    "ours GB/s",
-                        "deep_copy us", "native us", "words us", "deep_copy/ours", "native/ours"};
+  const char* head[] = {"subview",      "block B",   "packed",   "blocks",         "ours us",     "ours GB/s",
+                        "deep_copy us", "native us", "words us", "deep_copy/ours", "native/ours", "empty launch us"};
   if (markdown) {
     std::printf("|");
     for (const char* h : head) std::printf(" %s |", h);
@@ -216,8 +224,8 @@ void print_table(const std::vector<KokkosResult>& results, bool markdown) {
     for (size_t i = 0; i < sizeof head / sizeof *head; ++i) std::printf(" --- |");
     std::printf("\n");
   } else {
-    std::printf("%-7s %7s %8s %8s %10s %9s %12s %10s %10s %14s %11s\n", head[0], head[1], head[2], head[3], head[4],
-                head[5], head[6], head[7], head[8], head[9], head[10]);
+    std::printf("%-7s %7s %8s %8s %10s %9s %12s %10s %10s %14s %11s %15s\n", head[0], head[1], head[2], head[3],
+                head[4], head[5], head[6], head[7], head[8], head[9], head[10], head[11]);
   }
   for (const KokkosResult& r : results) {
     char gbps[32];
@@ -233,15 +241,16 @@ void print_table(const std::vector<KokkosResult>& results, bool markdown) {
                                 us(r.native),
                                 us(r.words),
                                 ratio(r.deep_copy, r.ours),
-                                ratio(r.native, r.ours)};
+                                ratio(r.native, r.ours),
+                                us(r.empty)};
     if (markdown) {
       std::printf("|");
       for (const std::string& c : cols) std::printf(" %s |", c.c_str());
       std::printf("\n");
     } else {
-      std::printf("%-7s %7s %8s %8s %10s %9s %12s %10s %10s %14s %11s\n", cols[0].c_str(), cols[1].c_str(),
+      std::printf("%-7s %7s %8s %8s %10s %9s %12s %10s %10s %14s %11s %15s\n", cols[0].c_str(), cols[1].c_str(),
                   cols[2].c_str(), cols[3].c_str(), cols[4].c_str(), cols[5].c_str(), cols[6].c_str(), cols[7].c_str(),
-                  cols[8].c_str(), cols[9].c_str(), cols[10].c_str());
+                  cols[8].c_str(), cols[9].c_str(), cols[10].c_str(), cols[11].c_str());
     }
   }
 }
