@@ -58,6 +58,9 @@ Library* load() {
                tried.c_str());
     return nullptr;  // the handle stays open: resolved pointers may be in use nowhere, but closing gains nothing
   }
+  // Optional: ncclSend / ncclRecv came with NCCL 2.7 (device_p2p.cpp checks).
+  lib.Send = reinterpret_cast<decltype(lib.Send)>(dlsym(handle, "ncclSend"));
+  lib.Recv = reinterpret_cast<decltype(lib.Recv)>(dlsym(handle, "ncclRecv"));
   STRATA_LOG(info, kColl, "NCCL %d loaded", lib.version);
   return &lib;
 }

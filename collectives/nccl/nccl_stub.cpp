@@ -1,6 +1,8 @@
 // Builds without NCCL: no device backend; the API stages device buffers
-// through host memory (collectives/on_host.hpp).
+// through host memory (collectives/on_host.hpp, and p2p_api.cpp for
+// send/receive).
 #include "collectives/device_backend.hpp"
+#include "collectives/p2p_backend.hpp"
 
 namespace strata::coll::device {
 
@@ -23,5 +25,9 @@ Status broadcast(Context&, void*, size_t, DataType, int, Algorithm, void*) noexc
 Status reduce(Context&, const void*, void*, size_t, DataType, ReduceOp, int, Algorithm, void*) noexcept {
   return Status::not_supported;
 }
+
+bool p2p_available() noexcept { return false; }
+Status p2p_prepare(const P2pOp&) noexcept { return Status::not_supported; }
+Status p2p_post(const P2pOp*, size_t count) noexcept { return count == 0 ? Status::ok : Status::not_supported; }
 
 }  // namespace strata::coll::device

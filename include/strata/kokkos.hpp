@@ -36,9 +36,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 // Half precision: only where Kokkos has real 16-bit types (Kokkos 4 with
 // CUDA, HIP or SYCL; Kokkos 3.x and host-only builds map half_t to float).
@@ -135,16 +137,34 @@ struct CommOptions {
 
 namespace detail {
 struct RequestState;
-}
+
+// How a request completes when its transfer is ordered on an execution
+// space rather than tracked by MPI (the transports of
+// strata/kokkos_nccl.hpp). `poll` runs first in wait() (blocking = true)
+// and test(): a failure is returned and leaves the request active (e.g. its
+// group is still open, so it cannot complete yet); *finished = false means
+// not finished yet (test() reports not done). `finish` then runs once:
+// it waits for the transfer and what follows it (a receive's unpack) on
+// the space. `keep` lives until then: the View and the temporaries.
+struct OnSpace {
+  std::function<Status(bool blocking, bool* finished)> poll;
+  std::function<Status()> finish;
+  std::vector<std::shared_ptr<const void>> keep;
+};
+}  // namespace detail
 
 // A pending send or receive. It owns what the transfer needs until it
 // completes: the user's View (a reference-counted copy), the packed and
 // staging temporaries, and for a receive the unpack that follows. Move
-// only; destroying an active request waits for it.
+// only; destroying an active request waits for it (a request that cannot
+// complete then, e.g. destroyed inside its own group, keeps its temporaries
+// for good rather than free memory a transfer will still use; logged).
 class STRATA_API Request {
  public:
   Request() noexcept;
   explicit Request(std::shared_ptr<detail::RequestState> state) noexcept;
+  // A request completed on an execution space (detail::OnSpace).
+  static Result<Request> on_space(detail::OnSpace completion) noexcept;
   Request(Request&&) noexcept;
   Request& operator=(Request&&) noexcept;
   Request(const Request&) = delete;
@@ -159,7 +179,9 @@ class STRATA_API Request {
   bool active() const noexcept;
 
  private:
+  void release() noexcept;
   std::shared_ptr<detail::RequestState> state_;
+  std::function<Status(bool, bool*)> poll_;  // on_space requests only
 };
 
 // Waits for all; returns the first failure (every request is still waited for).

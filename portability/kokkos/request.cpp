@@ -1,11 +1,14 @@
-// strata::kokkos::Request: MPI completion of a transfer's pieces, then what
-// the transfer does after it (request_state.hpp).
+// strata::kokkos::Request: MPI completion of a transfer's pieces, or the
+// poll of a transfer ordered on an execution space (Request::on_space, for
+// strata/kokkos_nccl.hpp), then what the transfer does after it
+// (request_state.hpp).
 #include "portability/kokkos/mpi_path.hpp"
 #include "portability/kokkos/request_state.hpp"
 
 #include "base/log.hpp"
 
 #include <exception>
+#include <mutex>
 #include <new>
 #include <utility>
 #include <vector>
@@ -82,6 +85,40 @@ Status complete_one(RequestState* state, bool blocking, bool* done) noexcept {
   return complete_state(state, statuses.data());
 }
 
+// An on_space request's poll (detail::OnSpace); its failures are logged here.
+Status poll_once(const std::function<Status(bool, bool*)>& poll, bool blocking, bool* finished) noexcept {
+  *finished = true;
+  Status s = Status::ok;
+  try {
+    s = poll(blocking, finished);
+  } catch (const std::exception& e) {
+    STRATA_LOG(error, kP2p, "kokkos: polling a request failed: %s", e.what());
+    return Status::internal;
+  }
+  if (s != Status::ok) {
+    STRATA_LOG(error, kP2p,
+               "kokkos: a request cannot complete (%s; one posted in a group completes after its "
+               "group_end)",
+               to_string(s));
+  }
+  return s;
+}
+
+// Requests that could not complete when destroyed: their transfers may
+// still use the temporaries, so these stay alive to the end of the process.
+void keep_for_good(std::shared_ptr<RequestState> state) noexcept {
+  // Never destroyed (at exit Kokkos may be finalized already); reachable, so
+  // not a leak to LeakSanitizer.
+  static std::mutex mutex;
+  static auto* kept = new (std::nothrow) std::vector<std::shared_ptr<RequestState>>();
+  try {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (kept != nullptr) kept->push_back(std::move(state));
+  } catch (...) {
+    // Out of memory: the state goes; nothing better is possible.
+  }
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -89,27 +126,54 @@ Request::Request() noexcept = default;
 Request::Request(std::shared_ptr<detail::RequestState> state) noexcept : state_(std::move(state)) {}
 Request::Request(Request&&) noexcept = default;
 
+Result<Request> Request::on_space(detail::OnSpace completion) noexcept {
+  try {
+    auto st = std::make_shared<detail::RequestState>();
+    st->finish = std::move(completion.finish);
+    st->keep = std::move(completion.keep);
+    Request r(std::move(st));
+    r.poll_ = std::move(completion.poll);
+    return Result<Request>(std::move(r));
+  } catch (const std::bad_alloc&) {
+    STRATA_LOG(error, kP2p, "kokkos: out of memory for a request");
+    return Status::out_of_memory;
+  }
+}
+
 Request& Request::operator=(Request&& other) noexcept {
   if (this != &other) {
-    if (active()) (void)wait();
+    release();
     state_ = std::move(other.state_);
+    poll_ = std::move(other.poll_);
   }
   return *this;
 }
 
-Request::~Request() {
+Request::~Request() { release(); }
+
+void Request::release() noexcept {
+  if (!active()) return;
+  const Status s = wait();
   if (active()) {
-    const Status s = wait();
-    if (s != Status::ok) {
-      STRATA_LOG(warn, kP2p, "kokkos: a request destroyed while active completed with %s", to_string(s));
-    }
+    STRATA_LOG(error, kP2p,
+               "kokkos: a request destroyed before it could complete: its View and temporaries are "
+               "kept to the end of the process");
+    detail::keep_for_good(std::move(state_));
+  } else if (s != Status::ok) {
+    STRATA_LOG(warn, kP2p, "kokkos: a request destroyed while active completed with %s", to_string(s));
   }
+  state_.reset();
+  poll_ = nullptr;
 }
 
 bool Request::active() const noexcept { return state_ != nullptr && !state_->complete; }
 
 Status Request::wait() noexcept {
   if (!state_) return Status::ok;
+  if (poll_ && !state_->complete) {
+    bool finished = true;
+    STRATA_TRY(detail::poll_once(poll_, true, &finished));
+  }
   bool done = false;
   return detail::complete_one(state_.get(), true, &done);
 }
@@ -119,6 +183,14 @@ Status Request::test(bool* done) noexcept {
   if (!state_) {
     *done = true;
     return Status::ok;
+  }
+  if (poll_ && !state_->complete) {
+    bool finished = true;
+    STRATA_TRY(detail::poll_once(poll_, false, &finished));
+    if (!finished) {
+      *done = false;
+      return Status::ok;
+    }
   }
   return detail::complete_one(state_.get(), false, done);
 }
