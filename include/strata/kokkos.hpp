@@ -66,7 +66,7 @@ enum class Order {
 
 // Which pack kernel runs.
 enum class Kernel {
-  automatic,    // host spaces: host_engine; device spaces: words
+  automatic,    // host spaces: host_engine; CUDA/HIP spaces: the native kernels on the space's stream (else words)
   host_engine,  // Strata's host pack engine in parallel chunks (host-executed spaces only)
   words,        // the device kernel: one word per work item, the shared index math (any space)
 };
