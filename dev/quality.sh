@@ -57,7 +57,7 @@ build_tests_of() {
   # one directly: it prints "Could not find executable ..." on stdout ahead
   # of the JSON and leaves out those tests' "command".
   targets=$(ctest --test-dir "$dir" "${ctest_selection[@]}" --show-only=json-v1 | python3 -c '
-import json, os, subprocess, sys
+import json, os, re, subprocess, sys
 build = os.path.realpath(sys.argv[1]) + "/"
 known = set(line.split(":")[0] for line in
             subprocess.run(["ninja", "-C", sys.argv[1], "-t", "targets", "all"], capture_output=True,
@@ -74,7 +74,7 @@ for t in tests:
             words += prop["value"]
     mine = set()
     for word in words:
-        for part in word.replace("=", ":").split(":"):
+        for part in re.split("[=:|]", word):  # -DVAR=a|b|c lists, VAR=a:b paths
             p = os.path.realpath(part) if part.startswith("/") else ""
             if p.startswith(build) and p[len(build):] in known:
                 mine.add(p[len(build):])

@@ -16,7 +16,7 @@ mpicc=$(sed -n 's/^MPI_C_COMPILER:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
 cached() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt" | grep -v NOTFOUND || true; }
 kokkos_dir=$(cached Kokkos_DIR)
 cuda_arch=$(cached CMAKE_CUDA_ARCHITECTURES)
-cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" \
+cmake -S "$source_dir/consumer" -B "$work/build" -G Ninja --no-warn-unused-cli -DCMAKE_PREFIX_PATH="$work/prefix" \
       ${mpicc:+-DMPI_C_COMPILER="$mpicc"} ${kokkos_dir:+-DKokkos_DIR="$kokkos_dir"} \
       ${cuda_arch:+-DCMAKE_CUDA_ARCHITECTURES="$cuda_arch"} >/dev/null
 cmake --build "$work/build" >/dev/null
