@@ -241,6 +241,29 @@ void oracle_unpack(const V& v, const unsigned char* packed, strata::kokkos::Orde
   });
 }
 
+// Bytes of any memory space, to and from the host.
+using Bytes = std::vector<unsigned char>;
+template <class Mem>
+using RawBytes = Kokkos::View<unsigned char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using HostRaw = RawBytes<Kokkos::HostSpace>;
+
+template <class Mem>
+Bytes download(const void* p, size_t n) {
+  Bytes out(n);
+  if (n > 0) {
+    Kokkos::deep_copy(HostRaw(out.data(), n), RawBytes<Mem>(static_cast<unsigned char*>(const_cast<void*>(p)), n));
+  }
+  return out;
+}
+
+template <class Mem>
+void upload(void* p, const Bytes& b) {
+  if (!b.empty()) {
+    Kokkos::deep_copy(RawBytes<Mem>(static_cast<unsigned char*>(p), b.size()),
+                      HostRaw(const_cast<unsigned char*>(b.data()), b.size()));
+  }
+}
+
 // "" when equal, else where the first difference is.
 inline std::string first_difference(const unsigned char* want, const unsigned char* got, size_t n, const char* what) {
   for (size_t i = 0; i < n; ++i) {

@@ -24,27 +24,10 @@ namespace {
 
 using namespace strata_test;
 namespace sk = strata::kokkos;
-using Bytes = std::vector<unsigned char>;
 using strata::Stream;
 using strata::StridedBlock;
 
 constexpr int64_t kGuard = 32;
-
-template <class Mem>
-using RawBytes = Kokkos::View<unsigned char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using HostRaw = RawBytes<Kokkos::HostSpace>;
-
-template <class Mem>
-Bytes download(const unsigned char* p, size_t n) {
-  Bytes out(n);
-  Kokkos::deep_copy(HostRaw(out.data(), n), RawBytes<Mem>(const_cast<unsigned char*>(p), n));
-  return out;
-}
-
-template <class Mem>
-void upload(unsigned char* p, const Bytes& b) {
-  Kokkos::deep_copy(RawBytes<Mem>(p, b.size()), HostRaw(const_cast<unsigned char*>(b.data()), b.size()));
-}
 
 uint64_t master_seed() {
   static const uint64_t seed = [] {

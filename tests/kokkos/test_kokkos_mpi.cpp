@@ -11,6 +11,7 @@
 // messages split into many pieces, contiguous Views (sent in place), empty
 // subviews, MPI_PROC_NULL, and a receive whose message is too short.
 // STRATA_TEST_SEED=<seed> replays a run (all ranks use rank 0's seed).
+#include "kokkos/kokkos_message_util.hpp"
 #include "kokkos/kokkos_test_util.hpp"
 #include "support/mpi_test.hpp"
 
@@ -29,35 +30,9 @@ namespace {
 
 using namespace strata_test;
 namespace sk = strata::kokkos;
-using Bytes = std::vector<unsigned char>;
 
-template <class Mem>
-using RawBytes = Kokkos::View<unsigned char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using HostRaw = RawBytes<Kokkos::HostSpace>;
-
-template <class Mem>
-Bytes download(const void* p, size_t n) {
-  Bytes out(n);
-  if (n) Kokkos::deep_copy(HostRaw(out.data(), n), RawBytes<Mem>(static_cast<unsigned char*>(const_cast<void*>(p)), n));
-  return out;
-}
-
-template <class Mem>
-void upload(void* p, const Bytes& b) {
-  if (!b.empty())
-    Kokkos::deep_copy(RawBytes<Mem>(static_cast<unsigned char*>(p), b.size()),
-                      HostRaw(const_cast<unsigned char*>(b.data()), b.size()));
-}
-
-uint64_t shared_seed() {
-  static const uint64_t seed = [] {
-    unsigned long long s = test_seed();
-    MPI_Bcast(&s, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (world_rank() == 0) std::printf("test_kokkos_mpi seed %llu (replay: STRATA_TEST_SEED=%llu)\n", s, s);
-    return static_cast<uint64_t>(s);
-  }();
-  return seed;
-}
+// Elements of a sender's View at most (send_spec).
+constexpr int64_t kBudget = 1500;
 
 // How a round moves its messages.
 enum class Mode { nonblocking, polling, blocking_send, staged, pieces, explicit_order };
@@ -73,40 +48,14 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
-// A sender's View: shape, bounds and contents, a function of (seed, round,
-// sender) so that every rank can rebuild any sender's.
-struct SendSpec {
-  Shape shape;
-  Bounds bounds{};
-  Bytes contents;
-};
-
-template <class T, int R, class L>
-SendSpec send_spec(uint64_t seed, int round, int sender) {
-  Rng rng(seed * 1000003u + static_cast<uint64_t>(round) * 7919u + static_cast<uint64_t>(sender));
-  SendSpec s;
-  s.shape = random_shape(rng, R, 1500, std::is_same<L, Kokkos::LayoutStride>::value);
-  s.bounds = random_bounds(rng, s.shape, R, true);
-  return s;
-}
-
-template <class V>
-Bytes contents_of(uint64_t seed, int round, int sender, const V& v) {
-  Rng rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(round * 64 + sender + 1)));
-  Bytes b(v.span() * sizeof(typename V::value_type));
-  fill_random(b.data(), b.size(), rng);
-  return b;
-}
-
 // One round of all-to-all exchanges of subviews of type (T, R, L).
 template <class Where, class T, int R, class L>
 void exchange_round(int round, Mode mode) {
   using Space = typename Where::space;
   using Mem = typename Space::memory_space;
   using V = ViewOf<T, R, L, Mem>;
-  using HostV = Kokkos::View<typename Nest<T, R>::type, L, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   constexpr bool strided = std::is_same<L, Kokkos::LayoutStride>::value;
-  const uint64_t seed = shared_seed();
+  const uint64_t seed = shared_seed("test_kokkos_mpi");
   const int me = world_rank();
   const int n = world_size();
   Space space;
@@ -121,46 +70,21 @@ void exchange_round(int round, Mode mode) {
   SCOPED_TRACE(what.str());
 
   // My send View (rebuildable by everyone).
-  const SendSpec mine = send_spec<T, R, L>(seed, round, me);
+  const SendSpec mine = send_spec<T, R, L>(seed, round, me, kBudget);
   V send_base = make_view<V>("send", mine.shape);
   upload<Mem>(send_base.data(), contents_of(seed, round, me, send_base));
   auto send_sub = make_subview(send_base, mine.bounds);
 
-  // One receive View per peer: extents of the peer's subview, other padding
-  // and offsets (and dimension order).
-  struct Incoming {
-    V base;  // NOLINT
-    Bounds bounds{};
-    Bytes original;
-    int from = 0;
-  };
-  std::vector<Incoming> in;
-  Rng rng(seed + 31 * static_cast<uint64_t>(me) + 1000 * static_cast<uint64_t>(round));
+  // One receive View per peer.
+  std::vector<int> senders;
   for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    const SendSpec theirs = send_spec<T, R, L>(seed, round, p);
-    Shape shape;
-    Bounds bounds{};
-    for (int d = 0; d < R; ++d) {
-      const size_t e = theirs.bounds[d].second - theirs.bounds[d].first;
-      const size_t lo = static_cast<size_t>(uniform(rng, 0, 2));
-      shape.extent[d] = e + lo + static_cast<size_t>(uniform(rng, 0, 2));
-      bounds[d] = {lo, lo + e};
-    }
-    if (strided) random_strides(rng, R, &shape);
-    Incoming x;
-    x.base = make_view<V>("recv", shape);
-    x.bounds = bounds;
-    x.original.resize(x.base.span() * sizeof(T));
-    fill_random(x.original.data(), x.original.size(), rng);
-    upload<Mem>(x.base.data(), x.original);
-    x.from = p;
-    in.push_back(std::move(x));
+    if (p != me) senders.push_back(p);
   }
+  std::vector<Incoming<V>> in = receive_views<T, R, L, V>(seed, round, kBudget, senders);
 
   // Post, move, complete.
   std::vector<sk::Request> requests;
-  for (Incoming& x : in) {
+  for (Incoming<V>& x : in) {
     auto r = sk::irecv(space, make_subview(x.base, x.bounds), x.from, round * 16 + x.from, MPI_COMM_WORLD, options);
     ASSERT_TRUE(r.ok()) << strata::to_string(r.status());
     requests.push_back(std::move(r).value());
@@ -187,22 +111,8 @@ void exchange_round(int round, Mode mode) {
   if (mode == Mode::pieces) sk::detail::set_max_piece_bytes(0);
 
   // Check every receive against the oracle.
-  for (Incoming& x : in) {
-    const SendSpec theirs = send_spec<T, R, L>(seed, round, x.from);
-    Bytes their_contents;
-    {
-      // The sender's View as the sender built it, on the host.
-      ViewOf<T, R, L, Kokkos::HostSpace> shape_only = make_view<ViewOf<T, R, L, Kokkos::HostSpace>>("s", theirs.shape);
-      their_contents = contents_of(seed, round, x.from, shape_only);
-      HostV their_base(reinterpret_cast<T*>(their_contents.data()), shape_only.layout());
-      const Bytes message = oracle_pack(make_subview(their_base, theirs.bounds), options.order);
-      Bytes expect = x.original;
-      HostV expect_base(reinterpret_cast<T*>(expect.data()), x.base.layout());
-      oracle_unpack(make_subview(expect_base, x.bounds), message.data(), options.order);
-      const Bytes got = download<Mem>(x.base.data(), expect.size());
-      ASSERT_EQ(first_difference(expect.data(), got.data(), expect.size(), "received View"), "")
-          << "from rank " << x.from;
-    }
+  for (const Incoming<V>& x : in) {
+    ASSERT_EQ((received_difference<T, R, L>(seed, round, kBudget, x, options.order)), "") << "from rank " << x.from;
   }
 }
 

@@ -17,6 +17,7 @@
 // STRATA_TEST_SEED=<seed> replays a run (all ranks use rank 0's seed).
 #include <strata/kokkos_nccl.hpp>
 
+#include "kokkos/kokkos_message_util.hpp"
 #include "kokkos/kokkos_test_util.hpp"
 #include "support/mpi_test.hpp"
 
@@ -39,36 +40,10 @@ namespace {
 using namespace strata_test;
 namespace sk = strata::kokkos;
 namespace skn = strata::kokkos::nccl;
-using Bytes = std::vector<unsigned char>;
 using strata::Status;
 
-template <class Mem>
-using RawBytes = Kokkos::View<unsigned char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using HostRaw = RawBytes<Kokkos::HostSpace>;
-
-template <class Mem>
-Bytes download(const void* p, size_t n) {
-  Bytes out(n);
-  if (n) Kokkos::deep_copy(HostRaw(out.data(), n), RawBytes<Mem>(static_cast<unsigned char*>(const_cast<void*>(p)), n));
-  return out;
-}
-
-template <class Mem>
-void upload(void* p, const Bytes& b) {
-  if (!b.empty())
-    Kokkos::deep_copy(RawBytes<Mem>(static_cast<unsigned char*>(p), b.size()),
-                      HostRaw(const_cast<unsigned char*>(b.data()), b.size()));
-}
-
-uint64_t shared_seed() {
-  static const uint64_t seed = [] {
-    unsigned long long s = test_seed();
-    MPI_Bcast(&s, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-    if (world_rank() == 0) std::printf("test_kokkos_nccl seed %llu (replay: STRATA_TEST_SEED=%llu)\n", s, s);
-    return static_cast<uint64_t>(s);
-  }();
-  return seed;
-}
+// Elements of a sender's View at most (send_spec).
+constexpr int64_t kBudget = 1200;
 
 // --- why a Device case cannot run here ------------------------------------
 
@@ -143,30 +118,6 @@ std::string skip_reason() {
 
 // --- the messages -----------------------------------------------------------
 
-// A sender's View: shape, bounds, contents, a function of (seed, round,
-// sender) so that every rank can rebuild any sender's.
-struct SendSpec {
-  Shape shape;
-  Bounds bounds{};
-};
-
-template <class T, int R, class L>
-SendSpec send_spec(uint64_t seed, int round, int sender) {
-  Rng rng(seed * 1000003u + static_cast<uint64_t>(round) * 7919u + static_cast<uint64_t>(sender));
-  SendSpec s;
-  s.shape = random_shape(rng, R, 1200, std::is_same<L, Kokkos::LayoutStride>::value);
-  s.bounds = random_bounds(rng, s.shape, R, true);  // now and then empty: nothing moves
-  return s;
-}
-
-template <class V>
-Bytes contents_of(uint64_t seed, int round, int sender, const V& v) {
-  Rng rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(round * 64 + sender + 1)));
-  Bytes b(v.span() * sizeof(typename V::value_type));
-  fill_random(b.data(), b.size(), rng);
-  return b;
-}
-
 // How a round posts its transfers.
 enum class Mode {
   grouped,  // every receive and send in one group, then wait_all
@@ -204,9 +155,8 @@ void run_round(int round, Pattern pattern, Mode mode) {
   using Space = typename Where::space;
   using Mem = typename Space::memory_space;
   using V = ViewOf<T, R, L, Mem>;
-  using HostV = Kokkos::View<typename Nest<T, R>::type, L, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   constexpr bool strided = std::is_same<L, Kokkos::LayoutStride>::value;
-  const uint64_t seed = shared_seed();
+  const uint64_t seed = shared_seed("test_kokkos_nccl");
   const int me = world_rank();
   Space space;
 
@@ -215,39 +165,12 @@ void run_round(int round, Pattern pattern, Mode mode) {
        << " " << sizeof(T) << "-byte elements; replay: STRATA_TEST_SEED=" << seed;
   SCOPED_TRACE(what.str());
 
-  const SendSpec mine = send_spec<T, R, L>(seed, round, me);
+  const SendSpec mine = send_spec<T, R, L>(seed, round, me, kBudget);
   V send_base = make_view<V>("send", mine.shape);
   upload<Mem>(send_base.data(), contents_of(seed, round, me, send_base));
   auto send_sub = make_subview(send_base, mine.bounds);
 
-  struct Incoming {
-    V base;  // NOLINT
-    Bounds bounds{};
-    Bytes original;
-    int from = 0;
-  };
-  std::vector<Incoming> in;
-  Rng rng(seed + 31 * static_cast<uint64_t>(me) + 1000 * static_cast<uint64_t>(round));
-  for (int p : peers(pattern, false)) {
-    const SendSpec theirs = send_spec<T, R, L>(seed, round, p);
-    Shape shape;
-    Bounds bounds{};
-    for (int d = 0; d < R; ++d) {
-      const size_t e = theirs.bounds[d].second - theirs.bounds[d].first;
-      const size_t lo = static_cast<size_t>(uniform(rng, 0, 2));
-      shape.extent[d] = e + lo + static_cast<size_t>(uniform(rng, 0, 2));
-      bounds[d] = {lo, lo + e};
-    }
-    if (strided) random_strides(rng, R, &shape);
-    Incoming x;
-    x.base = make_view<V>("recv", shape);
-    x.bounds = bounds;
-    x.original.resize(x.base.span() * sizeof(T));
-    fill_random(x.original.data(), x.original.size(), rng);
-    upload<Mem>(x.base.data(), x.original);
-    x.from = p;
-    in.push_back(std::move(x));
-  }
+  std::vector<Incoming<V>> in = receive_views<T, R, L, V>(seed, round, kBudget, peers(pattern, false));
 
   if (mode == Mode::blocking) {
     // Pairs: the even rank sends, then receives; the odd one the other way.
@@ -264,7 +187,7 @@ void run_round(int round, Pattern pattern, Mode mode) {
   } else {
     std::vector<sk::Request> requests;
     ASSERT_EQ(skn::group_start(), Status::ok);
-    for (Incoming& x : in) {
+    for (Incoming<V>& x : in) {
       auto r = skn::irecv(space, make_subview(x.base, x.bounds), x.from, MPI_COMM_WORLD);
       ASSERT_TRUE(r.ok()) << strata::to_string(r.status());
       requests.push_back(std::move(r).value());
@@ -287,18 +210,8 @@ void run_round(int round, Pattern pattern, Mode mode) {
   }
 
   // Every receive against the oracle, on host copies.
-  for (Incoming& x : in) {
-    const SendSpec theirs = send_spec<T, R, L>(seed, round, x.from);
-    ViewOf<T, R, L, Kokkos::HostSpace> shape_only = make_view<ViewOf<T, R, L, Kokkos::HostSpace>>("s", theirs.shape);
-    Bytes their_contents = contents_of(seed, round, x.from, shape_only);
-    HostV their_base(reinterpret_cast<T*>(their_contents.data()), shape_only.layout());
-    const Bytes message = oracle_pack(make_subview(their_base, theirs.bounds), sk::Order::layout);
-    Bytes expect = x.original;
-    HostV expect_base(reinterpret_cast<T*>(expect.data()), x.base.layout());
-    oracle_unpack(make_subview(expect_base, x.bounds), message.data(), sk::Order::layout);
-    const Bytes got = download<Mem>(x.base.data(), expect.size());
-    ASSERT_EQ(first_difference(expect.data(), got.data(), expect.size(), "received View"), "")
-        << "from rank " << x.from;
+  for (const Incoming<V>& x : in) {
+    ASSERT_EQ((received_difference<T, R, L>(seed, round, kBudget, x, sk::Order::layout)), "") << "from rank " << x.from;
   }
   // The send View is only read.
   const Bytes after = download<Mem>(send_base.data(), send_base.span() * sizeof(T));

@@ -25,30 +25,8 @@ namespace {
 
 using namespace strata_test;
 namespace sk = strata::kokkos;
-using Bytes = std::vector<unsigned char>;
 
 constexpr size_t kGuard = 64;
-
-template <class Mem>
-using RawBytes = Kokkos::View<unsigned char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using HostRaw = RawBytes<Kokkos::HostSpace>;
-
-template <class Mem>
-Bytes download(const void* p, size_t n) {
-  Bytes out(n);
-  if (n > 0) {
-    Kokkos::deep_copy(HostRaw(out.data(), n), RawBytes<Mem>(static_cast<unsigned char*>(const_cast<void*>(p)), n));
-  }
-  return out;
-}
-
-template <class Mem>
-void upload(void* p, const Bytes& b) {
-  if (!b.empty()) {
-    Kokkos::deep_copy(RawBytes<Mem>(static_cast<unsigned char*>(p), b.size()),
-                      HostRaw(const_cast<unsigned char*>(b.data()), b.size()));
-  }
-}
 
 uint64_t master_seed() {
   static const uint64_t seed = [] {
