@@ -39,25 +39,6 @@ bool is_device(const ::strata::device::Pointer& p) {
   return p.kind == ::strata::device::MemoryKind::device || p.kind == ::strata::device::MemoryKind::managed;
 }
 
-// Makes the buffers' device current for the call (NCCL communicators are
-// per device), restoring the caller's.
-class OnDevice {
- public:
-  explicit OnDevice(int device) {
-    if (device >= 0 && gpu::get_device(&previous_) == Status::ok && previous_ != device &&
-        gpu::set_device(device) == Status::ok) {
-      restore_ = true;
-    }
-  }
-  ~OnDevice() {
-    if (restore_) gpu::set_device(previous_);
-  }
-
- private:
-  int previous_ = -1;
-  bool restore_ = false;
-};
-
 // One call's context, algorithm and path.
 struct Plan {
   Context* context = nullptr;
@@ -119,7 +100,7 @@ Status allreduce(const void* send, void* recv, size_t count, DataType type, Redu
   }
   Result<Plan> p = plan(Collective::allreduce, {send, recv}, count * size_of(type), comm, options);
   if (!p) return p.status();
-  OnDevice on(p.value().device);
+  gpu::ScopedDevice on(p.value().device);
   Context& c = *p.value().context;
   if (p.value().nccl) return device::allreduce(c, send, recv, count, type, op, p.value().algorithm, options.stream);
   return on_host::allreduce(c, send, recv, count, type, op, p.value().algorithm, options.stream);
@@ -136,7 +117,7 @@ Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType 
   Result<Plan> p = plan(Collective::reduce_scatter, {send, recv},
                         recv_count * size_of(type) * static_cast<size_t>(size), comm, options);
   if (!p) return p.status();
-  OnDevice on(p.value().device);
+  gpu::ScopedDevice on(p.value().device);
   Context& c = *p.value().context;
   if (p.value().nccl) {
     return device::reduce_scatter(c, send, recv, recv_count, type, op, p.value().algorithm, options.stream);
@@ -153,7 +134,7 @@ Status allgather(const void* send, void* recv, size_t send_count, DataType type,
   Result<Plan> p =
       plan(Collective::allgather, {send, recv}, send_count * size_of(type) * static_cast<size_t>(size), comm, options);
   if (!p) return p.status();
-  OnDevice on(p.value().device);
+  gpu::ScopedDevice on(p.value().device);
   Context& c = *p.value().context;
   if (p.value().nccl) return device::allgather(c, send, recv, send_count, type, p.value().algorithm, options.stream);
   return on_host::allgather(c, send, recv, send_count, type, p.value().algorithm, options.stream);
@@ -165,7 +146,7 @@ Status broadcast(void* buffer, size_t count, DataType type, int root, MPI_Comm c
   STRATA_TRY(checked_root(root, comm));
   Result<Plan> p = plan(Collective::broadcast, {buffer}, count * size_of(type), comm, options);
   if (!p) return p.status();
-  OnDevice on(p.value().device);
+  gpu::ScopedDevice on(p.value().device);
   Context& c = *p.value().context;
   if (p.value().nccl) return device::broadcast(c, buffer, count, type, root, p.value().algorithm, options.stream);
   return on_host::broadcast(c, buffer, count, type, root, p.value().algorithm, options.stream);
@@ -183,7 +164,7 @@ Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceO
   Result<Plan> p =
       plan(Collective::reduce, {send, rank == root ? recv : nullptr}, count * size_of(type), comm, options);
   if (!p) return p.status();
-  OnDevice on(p.value().device);
+  gpu::ScopedDevice on(p.value().device);
   Context& c = *p.value().context;
   if (p.value().nccl) return device::reduce(c, send, recv, count, type, op, root, p.value().algorithm, options.stream);
   return on_host::reduce(c, send, recv, count, type, op, root, p.value().algorithm, options.stream);
@@ -197,7 +178,7 @@ Status build_secondary_partition(const void* primary, size_t shard_count, void* 
     return Status::invalid_argument;
   Result<Context*> c = Context::of(comm);
   if (!c) return c.status();
-  OnDevice on(where(primary).device);
+  gpu::ScopedDevice on(where(primary).device);
   return on_host::build_secondary_partition(*c.value(), primary, shard_count, secondary, type, level, options.stream);
 }
 
@@ -207,7 +188,7 @@ Status gather_from_secondary(const void* secondary, size_t shard_count, void* fu
   if (!valid(type) || ((secondary == nullptr || full == nullptr) && shard_count > 0)) return Status::invalid_argument;
   Result<Context*> c = Context::of(comm);
   if (!c) return c.status();
-  OnDevice on(where(full).device);
+  gpu::ScopedDevice on(where(full).device);
   return on_host::gather_from_secondary(*c.value(), secondary, shard_count, full, type, level, options.stream);
 }
 

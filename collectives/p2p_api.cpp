@@ -84,11 +84,6 @@ Status check(const void* buf, size_t count, DataType type, int peer, MPI_Comm co
   return Status::ok;
 }
 
-bool is_device(const void* p) {
-  const ::strata::device::MemoryKind k = gpu::classify(p).kind;
-  return k == ::strata::device::MemoryKind::device || k == ::strata::device::MemoryKind::managed;
-}
-
 // Chooses the path of a checked call with something to move; creates the
 // context and NCCL communicator where the path needs them.
 Result<Op> plan(bool send, void* buf, size_t bytes, int peer, MPI_Comm comm, const Options& options) {
@@ -99,7 +94,7 @@ Result<Op> plan(bool send, void* buf, size_t bytes, int peer, MPI_Comm comm, con
   op.peer = peer;
   op.comm = comm;
   op.stream = options.stream;
-  if (is_device(buf)) {
+  if (gpu::is_device_memory(buf)) {
     Result<Context*> context = Context::of(comm);  // collective over comm the first time
     if (!context) return context.status();
     if (context.value()->ranks_share_a_gpu() || !device::nccl_available()) {

@@ -16,26 +16,6 @@ namespace {
 // patch; both orders put 2.7.0 at 2700 and everything later above it.
 constexpr int kFirstP2pVersion = 2700;
 
-// Makes `device` current for a scope, restoring the caller's.
-class OnDevice {
- public:
-  explicit OnDevice(int device) {
-    if (device >= 0 && gpu::get_device(&previous_) == Status::ok && previous_ != device &&
-        gpu::set_device(device) == Status::ok) {
-      restore_ = true;
-    }
-  }
-  ~OnDevice() {
-    if (restore_) gpu::set_device(previous_);
-  }
-  OnDevice(const OnDevice&) = delete;
-  OnDevice& operator=(const OnDevice&) = delete;
-
- private:
-  int previous_ = -1;
-  bool restore_ = false;
-};
-
 }  // namespace
 
 bool p2p_available() noexcept {
@@ -53,7 +33,7 @@ bool p2p_available() noexcept {
 
 Status p2p_prepare(const P2pOp& op) noexcept {
   if (op.context == nullptr) return Status::internal;
-  OnDevice on(op.device);
+  gpu::ScopedDevice on(op.device);
   Result<ncclComm_t> comm = comm_for(*op.context, op.context->comm());
   return comm.status();
 }
@@ -69,7 +49,7 @@ Status p2p_post(const P2pOp* ops, size_t count) noexcept {
   Status first = Status::ok;
   for (size_t i = 0; i < count && first == Status::ok; ++i) {
     const P2pOp& op = ops[i];
-    OnDevice on(op.device);
+    gpu::ScopedDevice on(op.device);
     Result<ncclComm_t> comm = comm_for(*op.context, op.context->comm());
     if (!comm) {
       first = comm.status();

@@ -53,27 +53,6 @@ Status streams_for(int device, Streams** out) {
   return Status::ok;
 }
 
-// Makes `device` current for the scope, restoring the caller's device.
-class OnDevice {
- public:
-  explicit OnDevice(int device) : target_(device) {
-    if (gpu::get_device(&previous_) == Status::ok && previous_ != device) {
-      status_ = gpu::set_device(device);
-    } else {
-      previous_ = device;
-    }
-  }
-  ~OnDevice() {
-    if (previous_ != target_) gpu::set_device(previous_);
-  }
-  Status status() const { return status_; }
-
- private:
-  int target_;
-  int previous_ = -1;
-  Status status_ = Status::ok;
-};
-
 int64_t part_bytes(const DevicePart& p) { return p.layout->packed_bytes(); }
 
 // The first `bytes` packed bytes of a part, as whole blocks and the bytes of
@@ -137,7 +116,7 @@ Status DeviceMessage::reserve(int64_t bytes) {
 }
 
 Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count) {
-  OnDevice on(message.device());
+  gpu::ScopedDevice on(message.device());
   STRATA_TRY(on.status());
   Streams* s = nullptr;
   STRATA_TRY(streams_for(message.device(), &s));
@@ -183,7 +162,7 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
 }
 
 Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
-  OnDevice on(message.device());
+  gpu::ScopedDevice on(message.device());
   STRATA_TRY(on.status());
   Streams* s = nullptr;
   STRATA_TRY(streams_for(message.device(), &s));
@@ -237,7 +216,7 @@ Status wait_for_queued_unpacks() {
   Status result = Status::ok;
   for (auto& [device, s] : thread_streams()) {
     if (!s.queued) continue;
-    OnDevice on(device);
+    gpu::ScopedDevice on(device);
     const Status st = on.status() == Status::ok ? gpu::stream_synchronize(s.kernels) : on.status();
     if (result == Status::ok) result = st;
     s.queued = false;
@@ -255,7 +234,7 @@ Status copy_bytes(void* dst, const void* src, int64_t bytes) {
     std::memcpy(dst, src, static_cast<size_t>(bytes));
     return Status::ok;
   }
-  OnDevice on(device);
+  gpu::ScopedDevice on(device);
   STRATA_TRY(on.status());
   Streams* s = nullptr;
   STRATA_TRY(streams_for(device, &s));
@@ -264,7 +243,7 @@ Status copy_bytes(void* dst, const void* src, int64_t bytes) {
 }
 
 Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, Staging* host) {
-  OnDevice on(device);
+  gpu::ScopedDevice on(device);
   STRATA_TRY(on.status());
   Streams* s = nullptr;
   STRATA_TRY(streams_for(device, &s));
@@ -275,7 +254,7 @@ Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, S
 }
 
 Status copy_span_to_device(int device, const Staging& host, char* user, int64_t lo, int64_t hi) {
-  OnDevice on(device);
+  gpu::ScopedDevice on(device);
   STRATA_TRY(on.status());
   Streams* s = nullptr;
   STRATA_TRY(streams_for(device, &s));

@@ -103,4 +103,28 @@ Status graph_destroy(GraphExec exec) noexcept;
 // --- the last runtime error, for messages ------------------------------------
 const char* last_error_string() noexcept;
 
+// Makes `device` current for a scope (a negative one: no change) and
+// restores the caller's at its end. status(): whether `device` could be
+// made current (ok where nothing had to change).
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device) noexcept {
+    if (device >= 0 && get_device(&previous_) == Status::ok && previous_ != device) {
+      status_ = set_device(device);
+      restore_ = status_ == Status::ok;
+    }
+  }
+  ~ScopedDevice() {
+    if (restore_) set_device(previous_);
+  }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+  Status status() const noexcept { return status_; }
+
+ private:
+  int previous_ = -1;
+  bool restore_ = false;
+  Status status_ = Status::ok;
+};
+
 }  // namespace strata::gpu
