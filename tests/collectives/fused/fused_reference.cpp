@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -52,6 +53,11 @@ void store_value(DataType type, void* base, size_t i, double v) {
     }
     default: return;
   }
+}
+
+uint64_t seed_from_env(uint64_t fallback) {
+  const char* s = std::getenv("STRATA_TEST_SEED");
+  return s != nullptr ? std::strtoull(s, nullptr, 0) : fallback;
 }
 
 std::string Case::describe() const {

@@ -42,6 +42,20 @@ struct Reference {
 };
 Reference reference(const Case& c, const Inputs& in);
 
+// One call of a protocol test: the case, its inputs and float64 result,
+// and how the call runs.
+struct Plan {
+  Case c;
+  Inputs in;
+  Reference ref;
+  bool two_shot = false;
+  int budget = 1;         // blocks asked for
+  bool in_place = false;  // out == x
+};
+
+// STRATA_TEST_SEED when set (a replay), else `fallback`.
+uint64_t seed_from_env(uint64_t fallback);
+
 // max |got - ref| / max |ref| over the tensor.
 double relative_error(const Case& c, const std::vector<double>& ref, const void* got);
 // The bound the issue sets: bfloat16 1e-2, float16 2e-3, float32 1e-5.

@@ -125,14 +125,7 @@ struct Ranks {
   uint64_t error(int q) const { return *static_cast<const volatile uint64_t*>(error_host[q]); }
 };
 
-struct Plan {
-  Case c;
-  Inputs in;
-  Reference ref;
-  bool two_shot = false;
-  int budget = 1;
-  bool in_place = false;
-};
+using strata_test::fused::Plan;
 
 // One rank's buffers of one call, filled on its stream.
 struct RankBuffers {
@@ -160,10 +153,7 @@ proto::Args<T> args_for(const Ranks& r, int rank, const Plan& p, const RankBuffe
   return a;
 }
 
-uint64_t seed_from_env() {
-  const char* s = std::getenv("STRATA_TEST_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 0) : 0xDE71CEull;
-}
+uint64_t seed_from_env() { return strata_test::fused::seed_from_env(0xDE71CEull); }
 
 struct Param {
   DataType type;

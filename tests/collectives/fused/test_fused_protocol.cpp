@@ -36,14 +36,7 @@ using strata_test::fused::Reference;
 
 using Guarded = strata_test::fused::GuardedBuffer;
 
-struct Plan {
-  Case c;
-  Inputs in;
-  Reference ref;
-  bool two_shot = false;
-  int budget = 1;
-  bool in_place = false;  // out == x
-};
+using strata_test::fused::Plan;
 
 template <class T, int V>
 void run_block(const proto::Args<T>& a, bool two_shot, int block, int blocks) {
@@ -124,10 +117,7 @@ void drive_rank(Regions& r, int rank, const std::vector<Plan>& plans, bool misal
   }
 }
 
-uint64_t seed_from_env() {
-  const char* s = std::getenv("STRATA_TEST_SEED");
-  return s != nullptr ? std::strtoull(s, nullptr, 0) : 0xF05EDull;
-}
+uint64_t seed_from_env() { return strata_test::fused::seed_from_env(0xF05EDull); }
 
 struct Param {
   DataType type;
