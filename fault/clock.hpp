@@ -7,7 +7,8 @@
 // now_ticks(): what the hooks stamp records with, two per call, so it must
 // be cheap: the time-stamp counter (~10 ns) where the CPU says it is
 // invariant (constant rate, running in every C-state: CPUID 0x80000007
-// EDX bit 8), else now_ns() itself. Ticks become nanoseconds on the
+// EDX bit 8) or the kernel uses it as its clock source (it checked it),
+// else now_ns() itself. Ticks become nanoseconds on the
 // CLOCK_MONOTONIC scale with a rate measured at start-up and refined by
 // the agent against CLOCK_MONOTONIC over the whole run (ticks_to_ns).
 #pragma once
@@ -59,6 +60,8 @@ inline int64_t tick_span_ns(int64_t span) {
 // Chooses the tick source and measures its rate (about 2 ms). Call once,
 // before any hook runs.
 void calibrate_ticks();
+// What now_ticks() reads, in words (for logs and the benchmark).
+const char* tick_source();
 // Refines the rate against CLOCK_MONOTONIC over the time since calibration
 // (the agent, each tick).
 void refine_ticks();

@@ -262,9 +262,9 @@ Status start(bool force) noexcept {
       install_signal_handlers();
       static bool registered = false;
       if (!registered) registered = std::atexit(at_exit) == 0;
-      STRATA_LOG(info, kFault, "fault detection on: ring of %zu records, %s, action %s, records in %s",
+      STRATA_LOG(info, kFault, "fault detection on: ring of %zu records, %s, action %s, records in %s, times from %s",
                  p.ring->capacity(), g_agent ? "watchdog running" : "no watchdog", to_string(settings.action),
-                 settings.dir.c_str());
+                 settings.dir.c_str(), tick_source());
     }
     if (inject::any()) STRATA_LOG(warn, kFault, "fault injection on this rank: %s", p.inject_text);
     g_started = true;
