@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <csignal>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -59,7 +61,19 @@ Status Agent::start() {
   }
   next_tick_ = now_ns() + settings_.tick_ns;
   try {
-    thread_ = std::thread([this] { run(); });
+    // The watchdog thread never takes SIGTERM: the handler (signals.cpp)
+    // waits for a dump in progress, which this thread may be writing.
+    sigset_t term, previous;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, &previous);
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   } catch (...) {
     STRATA_LOG(warn, kFault, "could not start the watchdog thread: fault detection is off");
     return Status::internal;

@@ -57,6 +57,13 @@ inline int64_t tick_span_ns(int64_t span) {
   return static_cast<int64_t>(static_cast<double>(span) * ticks_detail::g_ns_per_tick.load(std::memory_order_relaxed));
 }
 
+// A duration in nanoseconds -> ticks (the start-up rate).
+inline uint64_t ns_to_ticks(int64_t ns) {
+  if (ns <= 0) return 0;
+  if (!ticks_detail::g_tsc) return static_cast<uint64_t>(ns);
+  return static_cast<uint64_t>(static_cast<double>(ns) / ticks_detail::g_ns_per_tick.load(std::memory_order_relaxed));
+}
+
 // Chooses the tick source and measures its rate (about 2 ms). Call once,
 // before any hook runs.
 void calibrate_ticks();

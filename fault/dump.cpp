@@ -95,7 +95,9 @@ int write_dump(const char* reason) {
       const uint64_t head = p.ring->head();
       for (uint64_t i = p.ring->tail(); i < head; ++i) {
         Record r;
-        if (p.ring->read(i, &r)) write_record(w, p, in_ns(r));
+        if (!p.ring->read(i, &r)) continue;
+        r.dev_ns = p.device_times.find(i);
+        write_record(w, p, in_ns(r));
       }
       w.flush();
       if (w.failed()) rc = EIO;

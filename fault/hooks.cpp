@@ -17,9 +17,20 @@ STRATA_FAULT_TLS thread_local int t_depth = 0;
 // outside recorded calls since its last collective (ticks, clock.hpp).
 STRATA_FAULT_TLS thread_local int64_t t_last_end_ns = 0;
 STRATA_FAULT_TLS thread_local int64_t t_compute_ns = 0;
-// Collectives on a stream this thread has recorded (the device timer times
-// every STRATA_FAULT_DEVICE_EVERY-th).
-STRATA_FAULT_TLS thread_local uint64_t t_stream_calls = 0;
+// Collectives on a stream this thread has recorded since the last one it
+// had timed on the device, and when that was (ticks).
+STRATA_FAULT_TLS thread_local uint64_t t_stream_calls = ~uint64_t{0} >> 1;
+STRATA_FAULT_TLS thread_local uint64_t t_last_timed = 0;
+
+// Whether this collective on a stream, entering at `enq`, is timed.
+bool device_sample(const ProcessState& p, uint64_t enq) {
+  const uint64_t every = p.device_every.load(std::memory_order_relaxed);
+  if (every == 0 || ++t_stream_calls < every) return false;
+  if (t_last_timed != 0 && enq - t_last_timed < p.device_period_ticks.load(std::memory_order_relaxed)) return false;
+  t_stream_calls = 0;
+  t_last_timed = enq;
+  return true;
+}
 
 // The gap before a call that starts at `enq_ns`; collectives take (and
 // reset) the whole time since the previous collective.
@@ -128,8 +139,7 @@ void CollScope::begin(OpKind kind, MPI_Comm comm, uint64_t bytes, int root, void
     r.compute_ns = compute_before(r.enq_ns, true);
     index_ = p.ring->begin(r);
     recorded_ = true;
-    const uint64_t every = p.device_every.load(std::memory_order_relaxed);
-    if (stream != nullptr && every > 0 && t_stream_calls++ % every == 0) {
+    if (stream != nullptr && device_sample(p, static_cast<uint64_t>(r.enq_ns))) {
       if (const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire); timer && timer->mark) {
         stream_ = stream;
         device_begin_ = timer->mark(stream, timer->user);
@@ -149,7 +159,12 @@ void CollScope::end() noexcept {
   if (device_begin_ != nullptr) {
     const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire);
     void* device_end = timer && timer->mark ? timer->mark(stream_, timer->user) : nullptr;
-    p.ring->set_device_marks(index_, device_begin_, device_end);
+    // The watchdog resolves the marks (or, with null, releases them).
+    if (!p.device_marks.push({index_, device_begin_, device_end}) && timer && timer->elapsed) {
+      int64_t unused = 0;
+      timer->elapsed(device_begin_, nullptr, &unused, timer->user);
+      timer->elapsed(device_end, nullptr, &unused, timer->user);
+    }
   }
   t_last_end_ns = static_cast<int64_t>(now_ticks());
   p.ring->finish(index_, t_last_end_ns);

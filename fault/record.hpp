@@ -40,7 +40,7 @@ struct Record {
   int64_t enq_ns = 0;    // the call entered Strata (non-blocking: the post)
   int64_t start_ns = 0;  // blocking: = enq_ns; non-blocking: the first blocking wait that included it (0: none)
   int64_t end_ns = 0;    // left, or completed (0 while active)
-  int64_t dev_ns = -1;   // device-side duration from the device timer hook (-1: none)
+  int64_t dev_ns = -1;   // device-side duration from the device timer hook (-1: none; kept in DeviceTimes)
   // Time the calling thread spent outside recorded communication before this
   // call: since its previous collective (collectives), since its previous
   // call (others). The fail-slow detector's measure of computation.
@@ -66,10 +66,7 @@ struct alignas(64) Slot {
   std::atomic<int64_t> enq_ns{0};
   std::atomic<int64_t> start_ns{0};
   std::atomic<int64_t> end_ns{0};
-  std::atomic<int64_t> dev_ns{-1};
   std::atomic<int64_t> compute_ns{0};
-  std::atomic<void*> dev_begin{nullptr};  // device timer marks, resolved by the agent
-  std::atomic<void*> dev_end{nullptr};
 };
 
 }  // namespace strata::fault

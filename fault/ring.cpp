@@ -29,22 +29,50 @@ const char* to_string(OpState state) {
   return "?";
 }
 
-Ring::Ring(size_t capacity) {
+Ring::Ring(size_t capacity, bool shared_writers) : shared_(shared_writers) {
   size_t c = 16;
   while (c < capacity) c <<= 1;
   slots_ = std::make_unique<Slot[]>(c);
   mask_ = c - 1;
 }
 
-uint64_t Ring::begin(const RecordStart& r) {
-  const uint64_t index = head_.fetch_add(1, std::memory_order_acq_rel);
-  Slot& s = slot(index);
-  // Take the slot; an updater of the record it held may still be inside.
+// A writer's hold on a slot is an odd sequence word; the release fence
+// orders it before the data stores, so a reader that saw any of them sees
+// the word changed (the seqlock writer's protocol).
+void Ring::claim(uint64_t index, Slot& s) const {
+  if (!shared_) {
+    s.gen.store(2 * index + 1, kRelaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    return;
+  }
+  // An updater of the record the slot held may still be inside.
   uint64_t g = s.gen.load(kRelaxed);
   for (;;) {
     if ((g & 1) == 0 && s.gen.compare_exchange_weak(g, 2 * index + 1, std::memory_order_acquire, kRelaxed)) break;
     if (g & 1) g = s.gen.load(kRelaxed);
   }
+}
+
+bool Ring::lock_published(uint64_t index, Slot& s) const {
+  uint64_t expected = published(index);
+  if (!shared_) {
+    if (s.gen.load(kRelaxed) != expected) return false;  // overwritten
+    s.gen.store(2 * index + 1, kRelaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    return true;
+  }
+  while (!s.gen.compare_exchange_weak(expected, 2 * index + 1, std::memory_order_acquire, kRelaxed)) {
+    if (expected != published(index)) return false;  // overwritten (or being overwritten)
+  }
+  return true;
+}
+
+uint64_t Ring::begin(const RecordStart& r) {
+  // Single writer: the index is handed out (head moves) only once the
+  // record is published, so a reader never waits on a slot in progress.
+  const uint64_t index = shared_ ? head_.fetch_add(1, std::memory_order_acq_rel) : head_.load(kRelaxed);
+  Slot& s = slot(index);
+  claim(index, s);
   s.kind.store(static_cast<uint8_t>(r.kind), kRelaxed);
   s.state.store(static_cast<uint8_t>(OpState::active), kRelaxed);
   s.comm.store(r.comm, kRelaxed);
@@ -57,20 +85,13 @@ uint64_t Ring::begin(const RecordStart& r) {
   s.enq_ns.store(r.enq_ns, kRelaxed);
   s.start_ns.store(r.started ? r.enq_ns : 0, kRelaxed);
   s.end_ns.store(0, kRelaxed);
-  s.dev_ns.store(-1, kRelaxed);
   s.compute_ns.store(r.compute_ns, kRelaxed);
-  s.dev_begin.store(nullptr, kRelaxed);
-  s.dev_end.store(nullptr, kRelaxed);
   s.gen.store(published(index), std::memory_order_release);
+  if (!shared_) head_.store(index + 1, std::memory_order_release);
+  // The next record's slot, for writing: its lines were last written a
+  // whole ring ago and may since have been read by the agent's core.
+  __builtin_prefetch(&slot(index + 1), 1, 3);
   return index;
-}
-
-bool Ring::lock_published(uint64_t index, Slot& s) const {
-  uint64_t expected = published(index);
-  while (!s.gen.compare_exchange_weak(expected, 2 * index + 1, std::memory_order_acquire, kRelaxed)) {
-    if (expected != published(index)) return false;  // overwritten (or being overwritten)
-  }
-  return true;
 }
 
 void Ring::finish(uint64_t index, int64_t end_ns, OpState state) {
@@ -97,30 +118,6 @@ void Ring::mark_started(uint64_t index, int64_t start_ns) {
   s.gen.store(published(index), std::memory_order_release);
 }
 
-void Ring::set_device_marks(uint64_t index, void* begin_mark, void* end_mark) {
-  Slot& s = slot(index);
-  if (!lock_published(index, s)) return;
-  s.dev_begin.store(begin_mark, kRelaxed);
-  s.dev_end.store(end_mark, kRelaxed);
-  s.gen.store(published(index), std::memory_order_release);
-}
-
-bool Ring::take_device_marks(uint64_t index, void** begin_mark, void** end_mark) {
-  Slot& s = slot(index);
-  if (!lock_published(index, s)) return false;
-  *begin_mark = s.dev_begin.exchange(nullptr, kRelaxed);
-  *end_mark = s.dev_end.exchange(nullptr, kRelaxed);
-  s.gen.store(published(index), std::memory_order_release);
-  return *begin_mark != nullptr && *end_mark != nullptr;
-}
-
-void Ring::set_device_ns(uint64_t index, int64_t ns) {
-  Slot& s = slot(index);
-  if (!lock_published(index, s)) return;
-  s.dev_ns.store(ns, kRelaxed);
-  s.gen.store(published(index), std::memory_order_release);
-}
-
 bool Ring::read(uint64_t index, Record* out) const {
   const Slot& s = slot(index);
   for (int attempt = 0; attempt < 8; ++attempt) {
@@ -143,7 +140,6 @@ bool Ring::read(uint64_t index, Record* out) const {
     r.enq_ns = s.enq_ns.load(kRelaxed);
     r.start_ns = s.start_ns.load(kRelaxed);
     r.end_ns = s.end_ns.load(kRelaxed);
-    r.dev_ns = s.dev_ns.load(kRelaxed);
     r.compute_ns = s.compute_ns.load(kRelaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s.gen.load(kRelaxed) == g1) {

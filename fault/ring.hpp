@@ -1,8 +1,15 @@
-// The per-rank flight recorder: a bounded ring of records. Writers (any
-// thread in an MPI call) claim the next index with one fetch_add; a slot is
+// The per-rank flight recorder: a bounded ring of records. A slot is
 // guarded by its sequence word, so a reader (the agent, a dump, a signal
 // handler) never sees half a record and a late end never lands in a record
 // that has since reused the slot. Nothing here allocates after construction.
+//
+// Two writer modes. Shared (MPI_THREAD_MULTIPLE: threads call at once):
+// a writer claims the next index with a fetch_add and holds a slot with a
+// compare-and-swap of its sequence word. Single (any lower thread level:
+// one thread calls at a time, and MPI requires the application to order
+// them): plain stores behind the sequence word, no read-modify-write at
+// all, which is most of a record's cost on CPUs where a locked instruction
+// takes 10-20 ns. Readers never write, in either mode.
 #pragma once
 
 #include "fault/record.hpp"
@@ -32,7 +39,7 @@ struct RecordStart {
 class Ring {
  public:
   // `capacity` is rounded up to a power of two (at least 16).
-  explicit Ring(size_t capacity);
+  explicit Ring(size_t capacity, bool shared_writers = true);
   Ring(const Ring&) = delete;
   Ring& operator=(const Ring&) = delete;
 
@@ -44,11 +51,6 @@ class Ring {
   void mark_posted(uint64_t index);
   // Sets start_ns of a non-blocking record that has none yet.
   void mark_started(uint64_t index, int64_t start_ns);
-  // Device timer marks of an active record (the agent resolves them).
-  void set_device_marks(uint64_t index, void* begin_mark, void* end_mark);
-  // Takes the marks out of a record (each is handed out once).
-  bool take_device_marks(uint64_t index, void** begin_mark, void** end_mark);
-  void set_device_ns(uint64_t index, int64_t ns);
 
   // Copies record `index`; false when it was overwritten, not yet written,
   // or being written. Async-signal-safe.
@@ -57,6 +59,7 @@ class Ring {
   // One past the last index handed out.
   uint64_t head() const { return head_.load(std::memory_order_acquire); }
   size_t capacity() const { return mask_ + 1; }
+  bool shared_writers() const { return shared_; }
   // The oldest index that may still be in the ring.
   uint64_t tail() const {
     const uint64_t h = head();
@@ -65,11 +68,15 @@ class Ring {
 
  private:
   Slot& slot(uint64_t index) const { return slots_[index & mask_]; }
-  // Holds the slot of `index` (its gen is 2*index+2) for an update.
+  // Holds the slot of `index` (its gen is 2*index+2) for an update; false
+  // when it holds another record now.
   bool lock_published(uint64_t index, Slot& s) const;
+  // Holds the slot for writing record `index` (begin).
+  void claim(uint64_t index, Slot& s) const;
 
   std::unique_ptr<Slot[]> slots_;
   size_t mask_;
+  bool shared_;
   std::atomic<uint64_t> head_{0};
 };
 

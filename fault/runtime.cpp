@@ -86,11 +86,15 @@ config::StringParam g_inject{"STRATA_FAULT_INJECT", "",
 config::StringParam g_iface{"STRATA_FAULT_IFACE", "",
                             "Network interface of the out-of-band channel; empty: the first non-loopback IPv4 one "
                             "that is up (127.0.0.1 if none)"};
-config::IntParam g_device_every{"STRATA_FAULT_DEVICE_EVERY", 64,
-                                "Device times of collectives on a GPU stream: every N-th call of a thread is timed "
-                                "with two events on its stream (about 4 us of host time per call timed on an H200); "
-                                "1: every call, 0: none",
+config::IntParam g_device_every{"STRATA_FAULT_DEVICE_EVERY", 1,
+                                "Device times of collectives on a GPU stream: a thread times a call (two events on "
+                                "its stream, 4-15 us of host time on an H200) when it is at least the N-th since the "
+                                "thread's last timed one and STRATA_FAULT_DEVICE_PERIOD_US has passed; 0: none",
                                 0, int64_t{1} << 20};
+config::IntParam g_device_period{"STRATA_FAULT_DEVICE_PERIOD_US", 10000,
+                                 "Least time between two device-timed collectives of a thread (0: no least time; "
+                                 "with STRATA_FAULT_DEVICE_EVERY=1 every call is timed)",
+                                 0, int64_t{1} << 32};
 config::BoolParam g_dump_at_exit{"STRATA_FAULT_DUMP_AT_EXIT", true,
                                  "With STRATA_FAULT=1: every rank writes its flight record at MPI_Finalize (or exit)"};
 
@@ -242,8 +246,13 @@ Status start(bool force) noexcept {
     if (record) {
       p.recording = true;
       p.device_every.store(static_cast<uint64_t>(g_device_every.get()), std::memory_order_relaxed);
+      p.device_period_ticks.store(ns_to_ticks(1000 * g_device_period.get()), std::memory_order_relaxed);
       if (!p.ring) {
-        p.ring = std::make_unique<Ring>(static_cast<size_t>(g_ring.get()));
+        // Below MPI_THREAD_MULTIPLE one thread calls MPI at a time: the
+        // ring's single-writer mode (no atomic read-modify-write).
+        int level = MPI_THREAD_SINGLE;
+        if (PMPI_Query_thread(&level) != MPI_SUCCESS) level = MPI_THREAD_MULTIPLE;
+        p.ring = std::make_unique<Ring>(static_cast<size_t>(g_ring.get()), level == MPI_THREAD_MULTIPLE);
         p.sent_to = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));
         p.received_from = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));
       }

@@ -106,34 +106,25 @@ void Scanner::finished(ProcessState& p, const Record& r, oob::Heartbeat* out) {
 
 void Scanner::resolve_device(ProcessState& p) {
   const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire);
-  if (timer == nullptr || timer->elapsed == nullptr) return;
+  p.device_marks.drain(&marks_);
+  if (timer == nullptr || timer->elapsed == nullptr) return;  // kept until a timer is back
   size_t keep = 0;
-  for (size_t i = 0; i < marks_.size(); ++i) {
+  for (const PendingMarks& m : marks_) {
     int64_t ns = -1;
-    const int rc = timer->elapsed(marks_[i].first, marks_[i].second, &ns, timer->user);
+    const int rc = timer->elapsed(m.begin, m.end, &ns, timer->user);
     if (rc == 0) {
-      marks_[keep] = marks_[i];
-      marks_index_[keep++] = marks_index_[i];
+      marks_[keep++] = m;
     } else if (rc == 1) {
-      p.ring->set_device_ns(marks_index_[i], ns);
+      p.device_times.set(m.index, ns);
     }
   }
   marks_.resize(keep);
-  marks_index_.resize(keep);
 }
 
 void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
   Ring& ring = *p.ring;
   const uint64_t head = ring.head();
   if (head - next_ > ring.capacity()) next_ = head - ring.capacity();  // lost to wrap-around
-  auto take_marks = [&](const Record& r) {
-    void* b = nullptr;
-    void* e = nullptr;
-    if (is_collective(r.kind) && ring.take_device_marks(r.index, &b, &e)) {
-      marks_.emplace_back(b, e);
-      marks_index_.push_back(r.index);
-    }
-  };
   // Records still active at the last tick.
   size_t keep = 0;
   for (uint64_t index : active_) {
@@ -143,7 +134,6 @@ void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
     if (r.state == OpState::active || r.state == OpState::posted) {
       active_[keep++] = index;
     } else {
-      take_marks(r);
       finished(p, r, out);
     }
   }
@@ -159,7 +149,6 @@ void Scanner::scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out) {
     if (r.state == OpState::active || r.state == OpState::posted) {
       active_.push_back(next_);
     } else {
-      take_marks(r);
       finished(p, r, out);
     }
   }

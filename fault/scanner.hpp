@@ -5,6 +5,7 @@
 // (the hang candidate) and which non-blocking ones are pending.
 #pragma once
 
+#include "fault/device_times.hpp"
 #include "fault/oob/messages.hpp"
 #include "fault/record.hpp"
 #include "fault/settings.hpp"
@@ -33,10 +34,9 @@ class Scanner {
   void resolve_device(ProcessState& p);
 
   Settings settings_;
-  uint64_t next_ = 0;                           // the next new index to look at
-  std::vector<uint64_t> active_;                // indices seen active
-  std::vector<std::pair<void*, void*>> marks_;  // device timer marks to resolve, of records marks_index_
-  std::vector<uint64_t> marks_index_;
+  uint64_t next_ = 0;                // the next new index to look at
+  std::vector<uint64_t> active_;     // indices seen active
+  std::vector<PendingMarks> marks_;  // device timer marks to resolve
   stats::TypicalDurations typical_;
   uint64_t ops_done_ = 0;
   bool has_last_ = false;

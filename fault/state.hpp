@@ -4,6 +4,7 @@
 #pragma once
 
 #include "fault/comms.hpp"
+#include "fault/device_times.hpp"
 #include "fault/requests.hpp"
 #include "fault/ring.hpp"
 
@@ -26,7 +27,13 @@ struct ProcessState {
   std::unique_ptr<std::atomic<uint64_t>[]> sent_to;  // per world peer: messages sent
   std::unique_ptr<std::atomic<uint64_t>[]> received_from;
   std::atomic<const DeviceTimer*> device_timer{nullptr};
-  std::atomic<uint64_t> device_every{64};   // STRATA_FAULT_DEVICE_EVERY (0: no device marks)
+  // Which collectives on a stream are timed on the device: at least every-th
+  // call of a thread since its last timed one (0: none) and at least
+  // period_ticks since it (STRATA_FAULT_DEVICE_EVERY, _PERIOD_US).
+  std::atomic<uint64_t> device_every{1};
+  std::atomic<uint64_t> device_period_ticks{0};
+  DeviceMarks device_marks;                 // timed calls' marks, for the watchdog
+  DeviceTimes device_times;                 // their resolved durations, for dumps
   std::atomic<int64_t> clock_offset_ns{0};  // this rank's clock minus the coordinator's (oob ping)
   std::atomic<int> dumping{0};              // a dump is being written (dumps do not overlap)
   char host[64] = {0};

@@ -121,7 +121,7 @@ double scope_ns(bool collective, int64_t n) {
 // the hooks stamp with, CLOCK_MONOTONIC, and one record begun and finished
 // in a private ring of the default size (no hooks, no MPI).
 struct Parts {
-  double tick_ns, clock_ns, ring_ns;
+  double tick_ns, clock_ns, ring_single_ns, ring_shared_ns;
 };
 Parts parts(int64_t n) {
   auto per_op = [n](auto&& body) {
@@ -134,13 +134,17 @@ Parts parts(int64_t n) {
   Parts p{};
   p.tick_ns = per_op([&](int64_t) { sink = sink + sf::now_ticks(); });
   p.clock_ns = per_op([&](int64_t) { sink = sink + static_cast<uint64_t>(sf::now_ns()); });
-  sf::Ring ring(4096);
-  sf::RecordStart r;
-  r.kind = sf::OpKind::allreduce;
-  p.ring_ns = per_op([&](int64_t i) {
-    r.enq_ns = i + 1;
-    ring.finish(ring.begin(r), i + 2);
-  });
+  auto ring_ns = [&](bool shared) {
+    sf::Ring ring(4096, shared);
+    sf::RecordStart r;
+    r.kind = sf::OpKind::allreduce;
+    return per_op([&](int64_t i) {
+      r.enq_ns = i + 1;
+      ring.finish(ring.begin(r), i + 2);
+    });
+  };
+  p.ring_single_ns = ring_ns(false);
+  p.ring_shared_ns = ring_ns(true);
   return p;
 }
 
@@ -149,17 +153,18 @@ Parts parts(int64_t n) {
 static int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fault: the cost of fault recording and detection, on against off in one run"};
   int ops = 2000, blocks = 24, bytes = 8;
-  bool markdown = false, device = false;
+  bool markdown = false, device = false, multiple = false;
   std::vector<size_t> device_bytes{size_t{64} << 10, size_t{1} << 20, size_t{16} << 20};
   app.add_option("--ops", ops, "Calls per block");
   app.add_option("--blocks", blocks, "Blocks per case (a multiple of 4: ABBA groups)");
   app.add_option("--bytes", bytes, "Payload per call (a multiple of 8)");
   app.add_flag("--markdown", markdown, "Print a markdown table");
+  app.add_flag("--thread-multiple", multiple, "Ask for MPI_THREAD_MULTIPLE (the ring's shared-writer mode)");
   app.add_flag("--device", device, "Also Strata's allreduce of device buffers (a GPU per rank, NCCL)");
   app.add_option("--device-bytes", device_bytes, "Sizes of the device allreduce")->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -241,8 +246,13 @@ static int run(int argc, char** argv) {
     }
     std::printf("\none recorded call without MPI (rank 0): collective scope %.0f ns, point-to-point scope %.0f ns\n",
                 coll_ns, p2p_ns);
-    std::printf("its parts: a tick read %.1f ns (%s), CLOCK_MONOTONIC %.1f ns, a ring record begun and finished %.1f ns\n",
-                cost.tick_ns, sf::tick_source(), cost.clock_ns, cost.ring_ns);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    std::printf(
+        "its parts: a tick read %.1f ns (%s), CLOCK_MONOTONIC %.1f ns, a ring record begun and finished "
+        "%.1f ns single-writer (below MPI_THREAD_MULTIPLE: this run %s), %.1f ns shared (MPI_THREAD_MULTIPLE)\n",
+        cost.tick_ns, sf::tick_source(), cost.clock_ns, cost.ring_single_ns,
+        level == MPI_THREAD_MULTIPLE ? "no" : "yes", cost.ring_shared_ns);
     std::printf("diagnoses during the benchmark: %s\n", diagnosed ? "some (see the log)" : "none");
   }
   MPI_Finalize();

@@ -3,7 +3,9 @@
 // and communicator on every rank, non-blocking requests followed to their
 // completion, the device timer hook, dump() readable as JSON lines,
 // nothing diagnosed on a clean run, stop().
+#include "fault/clock.hpp"
 #include "fault/hooks.hpp"
+#include "fault/state.hpp"
 #include "support/mpi_test.hpp"
 
 #include <strata/collectives.hpp>
@@ -199,7 +201,7 @@ TEST_F(FaultApi, FollowsNonBlockingRequestsToTheirCompletion) {
   EXPECT_EQ(waits[0]["first_request"], "irecv");
 }
 
-// With STRATA_FAULT_DEVICE_EVERY=2 (the test's environment) every second
+// With STRATA_FAULT_DEVICE_EVERY=2 and no least period (the test's environment) every second
 // collective on a stream gets two marks, whatever came before on the thread.
 TEST_F(FaultApi, DeviceTimerTimesEverySecondDeviceCollective) {
   static const sf::DeviceTimer timer{fake_mark, fake_elapsed, nullptr};
@@ -232,6 +234,36 @@ TEST_F(FaultApi, DeviceTimerTimesEverySecondDeviceCollective) {
   EXPECT_EQ(dev[0], 1000);  // the two marks of a call are consecutive
   EXPECT_EQ(dev[1], 1000);
   EXPECT_TRUE(strata_test::all_ranks_agree(dev.size() == 2 && dev[0] == 1000 && dev[1] == 1000));
+}
+
+// STRATA_FAULT_DEVICE_PERIOD_US: after a timed call, none is timed until
+// the period has passed, however many calls come.
+TEST_F(FaultApi, DeviceTimerWaitsThePeriodBetweenTimedCalls) {
+  static const sf::DeviceTimer timer{fake_mark, fake_elapsed, nullptr};
+  sf::ProcessState& p = sf::process();
+  const uint64_t every = p.device_every.load(), period = p.device_period_ticks.load();
+  sf::set_device_timer(&timer);
+  int stream = 0;
+  auto stream_calls = [&](int n) {
+    const int before = g_marks.load();
+    for (int i = 0; i < n; ++i) {
+      sf::CollScope rec(sf::OpKind::bcast, MPI_COMM_WORLD, uint64_t{64}, 0, &stream);
+      int v = 1;
+      PMPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    return g_marks.load() - before;
+  };
+  p.device_every.store(1);
+  p.device_period_ticks.store(0);
+  EXPECT_EQ(stream_calls(1), 2);  // timed: nothing to wait for
+  p.device_period_ticks.store(sf::ns_to_ticks(int64_t{10} * 1000000000));
+  EXPECT_EQ(stream_calls(8), 0);  // within 10 s of the last timed one
+  p.device_period_ticks.store(sf::ns_to_ticks(1000000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(stream_calls(1), 2);  // 1 ms later: timed again
+  p.device_every.store(every);
+  p.device_period_ticks.store(period);
+  sf::set_device_timer(nullptr);
 }
 
 TEST_F(FaultApi, CleanRunHasNoDiagnosisAndStops) {

@@ -2,6 +2,7 @@
 // writers and a reader, the JSON-lines writer against a JSON parser, the
 // injection grammar, the request table, diagnosis JSON.
 #include "fault/detect/diagnosis.hpp"
+#include "fault/device_times.hpp"
 #include "fault/inject.hpp"
 #include "fault/line_writer.hpp"
 #include "fault/requests.hpp"
@@ -24,8 +25,11 @@ namespace {
 
 using namespace strata::fault;
 
-TEST(Ring, RecordsAndWrapsAround) {
-  Ring ring(20);  // rounded up to 32
+// Both writer modes keep the same records.
+class RingModes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RingModes, RecordsAndWrapsAround) {
+  Ring ring(20, GetParam());  // rounded up to 32
   EXPECT_EQ(ring.capacity(), 32u);
   for (uint64_t i = 0; i < 100; ++i) {
     RecordStart s;
@@ -53,6 +57,95 @@ TEST(Ring, RecordsAndWrapsAround) {
   ring.mark_posted(71);
   ASSERT_TRUE(ring.read(71, &r));
   EXPECT_EQ(r.state, OpState::posted);
+  ring.mark_started(71, 3000);  // a blocking call started at its entry
+  ASSERT_TRUE(ring.read(71, &r));
+  EXPECT_EQ(r.start_ns, 1071);
+  RecordStart nb;
+  nb.kind = OpKind::irecv;
+  nb.enq_ns = 2500;
+  nb.started = false;
+  ASSERT_EQ(ring.begin(nb), 100u);
+  ASSERT_TRUE(ring.read(100, &r));
+  EXPECT_EQ(r.start_ns, 0);
+  ring.mark_started(100, 3000);
+  ring.mark_started(100, 4000);  // only the first start counts
+  ring.mark_started(12, 4000);   // overwritten: nothing
+  ASSERT_TRUE(ring.read(100, &r));
+  EXPECT_EQ(r.start_ns, 3000);
+  ring.finish(71, 5000, OpState::lost);
+  ASSERT_TRUE(ring.read(71, &r));
+  EXPECT_EQ(r.state, OpState::lost);
+  EXPECT_EQ(r.end_ns, 5000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Writers, RingModes, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "shared" : "single"; });
+
+// The single-writer mode (plain stores behind the sequence word) against a
+// reader on another core: every record read is whole, begun or finished.
+TEST(Ring, SingleWriterNeverTearsARecordForAReader) {
+  Ring ring(64, false);
+  constexpr uint64_t kRecords = 400000;
+  std::atomic<bool> done{false}, reading{false};
+  std::atomic<uint64_t> checked{0}, torn{0};
+  std::thread reader([&] {
+    for (bool last = false; !last;) {
+      last = done.load();
+      reading.store(true);
+      const uint64_t head = ring.head();
+      for (uint64_t i = ring.tail(); i < head; ++i) {
+        Record r;
+        if (!ring.read(i, &r)) continue;
+        const bool whole =
+            r.index == i && r.seq == i && r.bytes == 3 * i && r.tag == static_cast<int32_t>(i % 1000) &&
+            r.enq_ns == static_cast<int64_t>(i) + 1 &&
+            ((r.state == OpState::active && r.end_ns == 0) || (r.state == OpState::posted && r.end_ns == 0) ||
+             (r.state == OpState::done && r.end_ns == r.enq_ns + 7));
+        if (!whole) torn.fetch_add(1);
+        checked.fetch_add(1);
+      }
+    }
+  });
+  while (!reading.load()) std::this_thread::yield();
+  for (uint64_t i = 0; i < kRecords; ++i) {
+    RecordStart s;
+    s.kind = OpKind::isend;
+    s.seq = i;
+    s.bytes = 3 * i;
+    s.tag = static_cast<int32_t>(i % 1000);
+    s.enq_ns = static_cast<int64_t>(i) + 1;
+    const uint64_t index = ring.begin(s);
+    ASSERT_EQ(index, i);
+    ring.mark_posted(index);
+    ring.finish(index, static_cast<int64_t>(i) + 8);
+  }
+  done.store(true);
+  reader.join();
+  EXPECT_EQ(ring.head(), kRecords);
+  EXPECT_EQ(torn.load(), 0u);
+  EXPECT_GT(checked.load(), 0u);
+}
+
+TEST(DeviceTimes, KeepsTheLastDurationsByRecord) {
+  DeviceTimes t;
+  EXPECT_EQ(t.find(5), -1);
+  t.set(5, 1234);
+  EXPECT_EQ(t.find(5), 1234);
+  EXPECT_EQ(t.find(6), -1);
+  t.set(5 + DeviceTimes::kEntries, 99);  // the same entry, a later record
+  EXPECT_EQ(t.find(5), -1);
+  EXPECT_EQ(t.find(5 + DeviceTimes::kEntries), 99);
+  DeviceMarks marks;
+  int a = 0, b = 0;
+  ASSERT_TRUE(marks.push({7, &a, &b}));
+  std::vector<PendingMarks> out{{1, nullptr, nullptr}};
+  marks.drain(&out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].index, 7u);
+  EXPECT_EQ(out[1].begin, &a);
+  EXPECT_EQ(out[1].end, &b);
+  marks.drain(&out);
+  EXPECT_EQ(out.size(), 2u);  // drained once
 }
 
 TEST(Ring, ConcurrentWritersNeverTearARecord) {
