@@ -50,10 +50,13 @@ struct Record {
 // enq/start/end and compute in nanoseconds (Ring::read gives ticks).
 Record in_ns(Record r);
 
-// The shared slot. `gen` is a sequence lock: 0 empty, odd while a writer
-// holds the slot, 2*index+2 when the record of that index is published.
+// The shared slot. `gen` is a sequence lock: odd while a writer holds the
+// slot, and every write (a new record or an update) moves it on by two, so
+// a reader that saw the same even value before and after its copy saw no
+// write at all. `index` names the record the slot holds.
 struct alignas(64) Slot {
   std::atomic<uint64_t> gen{0};
+  std::atomic<uint64_t> index{~uint64_t{0}};  // none yet
   std::atomic<uint8_t> kind{0};
   std::atomic<uint8_t> state{0};
   std::atomic<uint32_t> comm{kNoComm};

@@ -7,8 +7,6 @@ namespace {
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
 
-uint64_t published(uint64_t index) { return 2 * index + 2; }
-
 }  // namespace
 
 Record in_ns(Record r) {
@@ -38,33 +36,35 @@ Ring::Ring(size_t capacity, bool shared_writers) : shared_(shared_writers) {
 
 // A writer's hold on a slot is an odd sequence word; the release fence
 // orders it before the data stores, so a reader that saw any of them sees
-// the word changed (the seqlock writer's protocol).
-void Ring::claim(uint64_t index, Slot& s) const {
+// the word changed (the seqlock writer's protocol). The word to release with
+// is the held one plus one: never a value seen before.
+uint64_t Ring::claim(Slot& s) const {
+  uint64_t g = s.gen.load(kRelaxed);
   if (!shared_) {
-    s.gen.store(2 * index + 1, kRelaxed);
+    s.gen.store(g + 1, kRelaxed);
     std::atomic_thread_fence(std::memory_order_release);
-    return;
+    return g + 2;
   }
   // An updater of the record the slot held may still be inside.
-  uint64_t g = s.gen.load(kRelaxed);
   for (;;) {
-    if ((g & 1) == 0 && s.gen.compare_exchange_weak(g, 2 * index + 1, std::memory_order_acquire, kRelaxed)) break;
+    if ((g & 1) == 0 && s.gen.compare_exchange_weak(g, g + 1, std::memory_order_acquire, kRelaxed)) return g + 2;
     if (g & 1) g = s.gen.load(kRelaxed);
   }
 }
 
-bool Ring::lock_published(uint64_t index, Slot& s) const {
-  uint64_t expected = published(index);
+uint64_t Ring::hold(uint64_t index, Slot& s) const {
   if (!shared_) {
-    if (s.gen.load(kRelaxed) != expected) return false;  // overwritten
-    s.gen.store(2 * index + 1, kRelaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    return true;
+    if (s.index.load(kRelaxed) != index) return 0;  // overwritten
+    return claim(s);
   }
-  while (!s.gen.compare_exchange_weak(expected, 2 * index + 1, std::memory_order_acquire, kRelaxed)) {
-    if (expected != published(index)) return false;  // overwritten (or being overwritten)
+  for (;;) {
+    uint64_t g = s.gen.load(std::memory_order_acquire);
+    if (g & 1) continue;  // a writer is inside
+    // Read under `g`: if the compare-and-swap below succeeds, no write came
+    // in between, so the slot still holds what this read saw.
+    if (s.index.load(kRelaxed) != index) return 0;
+    if (s.gen.compare_exchange_weak(g, g + 1, std::memory_order_acquire, kRelaxed)) return g + 2;
   }
-  return true;
 }
 
 uint64_t Ring::begin(const RecordStart& r) {
@@ -72,7 +72,8 @@ uint64_t Ring::begin(const RecordStart& r) {
   // record is published, so a reader never waits on a slot in progress.
   const uint64_t index = shared_ ? head_.fetch_add(1, std::memory_order_acq_rel) : head_.load(kRelaxed);
   Slot& s = slot(index);
-  claim(index, s);
+  const uint64_t release = claim(s);
+  s.index.store(index, kRelaxed);
   s.kind.store(static_cast<uint8_t>(r.kind), kRelaxed);
   s.state.store(static_cast<uint8_t>(OpState::active), kRelaxed);
   s.comm.store(r.comm, kRelaxed);
@@ -86,7 +87,7 @@ uint64_t Ring::begin(const RecordStart& r) {
   s.start_ns.store(r.started ? r.enq_ns : 0, kRelaxed);
   s.end_ns.store(0, kRelaxed);
   s.compute_ns.store(r.compute_ns, kRelaxed);
-  s.gen.store(published(index), std::memory_order_release);
+  s.gen.store(release, std::memory_order_release);
   if (!shared_) head_.store(index + 1, std::memory_order_release);
   // The next record's slot, for writing: its lines were last written a
   // whole ring ago and may since have been read by the agent's core.
@@ -96,37 +97,39 @@ uint64_t Ring::begin(const RecordStart& r) {
 
 void Ring::finish(uint64_t index, int64_t end_ns, OpState state) {
   Slot& s = slot(index);
-  if (!lock_published(index, s)) return;
+  const uint64_t release = hold(index, s);
+  if (release == 0) return;
   s.end_ns.store(end_ns, kRelaxed);
   s.state.store(static_cast<uint8_t>(state), kRelaxed);
-  s.gen.store(published(index), std::memory_order_release);
+  s.gen.store(release, std::memory_order_release);
 }
 
 void Ring::mark_posted(uint64_t index) {
   Slot& s = slot(index);
-  if (!lock_published(index, s)) return;
+  const uint64_t release = hold(index, s);
+  if (release == 0) return;
   if (s.state.load(kRelaxed) == static_cast<uint8_t>(OpState::active)) {
     s.state.store(static_cast<uint8_t>(OpState::posted), kRelaxed);
   }
-  s.gen.store(published(index), std::memory_order_release);
+  s.gen.store(release, std::memory_order_release);
 }
 
 void Ring::mark_started(uint64_t index, int64_t start_ns) {
   Slot& s = slot(index);
-  if (s.start_ns.load(kRelaxed) != 0 || !lock_published(index, s)) return;
+  if (s.start_ns.load(kRelaxed) != 0) return;
+  const uint64_t release = hold(index, s);
+  if (release == 0) return;
   if (s.start_ns.load(kRelaxed) == 0) s.start_ns.store(start_ns, kRelaxed);
-  s.gen.store(published(index), std::memory_order_release);
+  s.gen.store(release, std::memory_order_release);
 }
 
 bool Ring::read(uint64_t index, Record* out) const {
   const Slot& s = slot(index);
   for (int attempt = 0; attempt < 8; ++attempt) {
     const uint64_t g1 = s.gen.load(std::memory_order_acquire);
-    if (g1 != published(index)) {
-      if (g1 == 2 * index + 1) continue;  // being updated: try again
-      return false;
-    }
+    if (g1 & 1) continue;  // being written: try again
     Record r;
+    const uint64_t held = s.index.load(kRelaxed);
     r.index = index;
     r.kind = static_cast<OpKind>(s.kind.load(kRelaxed));
     r.state = static_cast<OpState>(s.state.load(kRelaxed));
@@ -142,10 +145,10 @@ bool Ring::read(uint64_t index, Record* out) const {
     r.end_ns = s.end_ns.load(kRelaxed);
     r.compute_ns = s.compute_ns.load(kRelaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (s.gen.load(kRelaxed) == g1) {
-      *out = r;
-      return true;
-    }
+    if (s.gen.load(kRelaxed) != g1) continue;  // written meanwhile
+    if (held != index) return false;           // another record (overwritten, or not yet written)
+    *out = r;
+    return true;
   }
   return false;
 }

@@ -68,11 +68,11 @@ class Ring {
 
  private:
   Slot& slot(uint64_t index) const { return slots_[index & mask_]; }
-  // Holds the slot of `index` (its gen is 2*index+2) for an update; false
-  // when it holds another record now.
-  bool lock_published(uint64_t index, Slot& s) const;
-  // Holds the slot for writing record `index` (begin).
-  void claim(uint64_t index, Slot& s) const;
+  // Holds the slot of record `index` for an update and returns the
+  // sequence word to release it with; 0 when the slot holds another record.
+  uint64_t hold(uint64_t index, Slot& s) const;
+  // Holds the slot for a new record (begin); returns the word to release with.
+  uint64_t claim(Slot& s) const;
 
   std::unique_ptr<Slot[]> slots_;
   size_t mask_;
