@@ -13,14 +13,17 @@
 // the agent has nothing to scan or ship. Each block's time is the slowest
 // rank's. The overhead is the median over ABBA groups of
 // (on1 + on2) / (off1 + off2) - 1. Also the cost of one recorded call
-// without MPI (a scope opened and closed in a loop, on one rank).
+// without MPI (a scope opened and closed in a loop, on one rank) and its
+// parts (a tick read, CLOCK_MONOTONIC, a bare ring record in each mode).
 // --device adds Strata's allreduce of float device buffers (NCCL, one GPU
 // per rank where there are enough, stream-ordered; a block ends with a
 // stream synchronisation), recorded with device times (the collectives
-// install the event timer; STRATA_FAULT_DEVICE_EVERY picks the calls timed).
+// install the event timer; STRATA_FAULT_DEVICE_EVERY and _PERIOD_US pick the
+// calls timed), and how many records in the ring carry a device time.
 #include "fault/clock.hpp"
 #include "fault/hooks.hpp"
 #include "fault/ring.hpp"
+#include "fault/state.hpp"
 #include "interposer/transfer/collective_calls.hpp"
 #include "interposer/transfer/point_to_point.hpp"
 #include "tools/guarded_main.hpp"
@@ -38,6 +41,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -117,6 +121,30 @@ double scope_ns(bool collective, int64_t n) {
          static_cast<double>(n);
 }
 
+// The device collectives still in the ring and how many carry a device
+// time (the watchdog resolves the marks at its ticks: wait two), with the
+// median of those times.
+struct DeviceTimed {
+  int records = 0, timed = 0;
+  double median_us = 0;
+};
+DeviceTimed device_timed() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  const sf::ProcessState& p = sf::process();
+  DeviceTimed d;
+  std::vector<double> us;
+  if (!p.ring) return d;
+  for (uint64_t i = p.ring->tail(); i < p.ring->head(); ++i) {
+    sf::Record r;
+    if (!p.ring->read(i, &r) || r.kind != sf::OpKind::allreduce) continue;
+    ++d.records;
+    if (const int64_t ns = p.device_times.find(i); ns >= 0) us.push_back(1e-3 * static_cast<double>(ns));
+  }
+  d.timed = static_cast<int>(us.size());
+  if (!us.empty()) d.median_us = median(us);
+  return d;
+}
+
 // What a record is made of, in nanoseconds per operation: the tick read
 // the hooks stamp with, CLOCK_MONOTONIC, and one record begun and finished
 // in a private ring of the default size (no hooks, no MPI).
@@ -176,6 +204,7 @@ static int run(int argc, char** argv) {
   std::vector<double> in(static_cast<size_t>(count), 1.0), out(static_cast<size_t>(count));
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
   std::vector<Result> results;
+  DeviceTimed timed;
   results.push_back(measure("MPI_Allreduce " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
     strata::interposer::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }));
@@ -227,6 +256,7 @@ static int run(int argc, char** argv) {
           },
           [&] { strata::gpu::stream_synchronize(stream); }));
     }
+    timed = device_timed();
     strata::gpu::free_device(send);
     strata::gpu::free_device(recv);
     strata::gpu::stream_destroy(stream);
@@ -253,6 +283,10 @@ static int run(int argc, char** argv) {
         "%.1f ns single-writer (below MPI_THREAD_MULTIPLE: this run %s), %.1f ns shared (MPI_THREAD_MULTIPLE)\n",
         cost.tick_ns, sf::tick_source(), cost.clock_ns, cost.ring_single_ns,
         level == MPI_THREAD_MULTIPLE ? "no" : "yes", cost.ring_shared_ns);
+    if (device) {
+      std::printf("device times: %d of the %d device allreduce records in the ring carry one (median %.2f us)\n",
+                  timed.timed, timed.records, timed.median_us);
+    }
     std::printf("diagnoses during the benchmark: %s\n", diagnosed ? "some (see the log)" : "none");
   }
   MPI_Finalize();
