@@ -1,5 +1,6 @@
 #include "fault/coordinator.hpp"
 
+#include "base/log.hpp"
 #include "fault/detect/diagnosis.hpp"
 
 #include <algorithm>
@@ -77,8 +78,10 @@ void Coordinator::on_heartbeat(const oob::Heartbeat& hb, int64_t now_ns) {
 
 void Coordinator::on_lost(int rank, int64_t now_ns) {
   if (rank < 0 || rank >= size_) return;
-  ranks_[static_cast<size_t>(rank)].lost = true;
-  if (!ranks_[static_cast<size_t>(rank)].heard) ranks_[static_cast<size_t>(rank)].heard_ns = now_ns;
+  RankInfo& info = ranks_[static_cast<size_t>(rank)];
+  if (!info.lost) info.lost_ns = now_ns;
+  info.lost = true;
+  if (!info.heard) info.heard_ns = now_ns;
 }
 
 bool Coordinator::all_final() const {
@@ -160,10 +163,31 @@ Diagnosis Coordinator::death(int rank, int64_t now_ns) const {
 
 Coordinator::Actions Coordinator::tick(int64_t now_ns) {
   Actions out;
-  // Deaths and silences first: they explain the hangs that follow.
+  // Deaths and silences first: they explain the hangs that follow. A job
+  // one of whose ranks died is torn down by its launcher (SIGTERM to the
+  // others), so the deaths that follow the first within the heartbeat
+  // timeout are that teardown, not new faults: logged, not diagnosed. The
+  // first is the earliest connection to close, whatever the rank numbers.
+  std::vector<int> newly_dead;
+  for (int r = 0; r < size_; ++r) {
+    const RankInfo& info = ranks_[static_cast<size_t>(r)];
+    if (info.lost && !info.final && dead_reported_.insert(r).second) newly_dead.push_back(r);
+  }
+  std::sort(newly_dead.begin(), newly_dead.end(), [this](int a, int b) {
+    return ranks_[static_cast<size_t>(a)].lost_ns < ranks_[static_cast<size_t>(b)].lost_ns;
+  });
+  for (int r : newly_dead) {
+    if (first_death_ns_ != 0 &&
+        ranks_[static_cast<size_t>(r)].lost_ns - first_death_ns_ < settings_.heartbeat_timeout_ns) {
+      STRATA_LOG(info, kFault, "rank %d ended %.1f ms after the first death: the job's teardown, not a new fault", r,
+                 1e-6 * static_cast<double>(ranks_[static_cast<size_t>(r)].lost_ns - first_death_ns_));
+      continue;
+    }
+    if (first_death_ns_ == 0) first_death_ns_ = ranks_[static_cast<size_t>(r)].lost_ns;
+    out.diagnoses.push_back(death(r, now_ns));
+  }
   for (int r = 0; r < size_; ++r) {
     RankInfo& info = ranks_[static_cast<size_t>(r)];
-    if (info.lost && !info.final && dead_reported_.insert(r).second) out.diagnoses.push_back(death(r, now_ns));
     if (r != me_ && info.heard && !info.final && !info.lost && !info.silence_reported &&
         now_ns - info.heard_ns > settings_.heartbeat_timeout_ns) {
       info.silence_reported = true;

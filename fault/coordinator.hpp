@@ -58,6 +58,7 @@ class Coordinator {
     bool silence_reported = false;
     int64_t offset_ns = 0;
     int64_t heard_ns = 0;  // when the last heartbeat arrived (coordinator clock)
+    int64_t lost_ns = 0;   // when its connection closed
     oob::Heartbeat last;   // the latest heartbeat (samples stripped)
   };
   Diagnosis death(int rank, int64_t now_ns) const;
@@ -80,6 +81,7 @@ class Coordinator {
   int64_t suspect_since_ = 0;
   std::set<std::pair<int, int64_t>> hangs_reported_;
   std::set<int> dead_reported_;
+  int64_t first_death_ns_ = 0;  // when the first death was diagnosed (0: none)
 };
 
 }  // namespace strata::fault

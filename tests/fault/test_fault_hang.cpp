@@ -1,5 +1,6 @@
 // Hang diagnosis on hand-built rank views: who is missing, and whether the
 // culprit is a rank (non-comm hang) or a link or the operation (comm hang).
+#include "fault/coordinator.hpp"
 #include "fault/detect/hang.hpp"
 #include "fault/op_kind.hpp"
 
@@ -148,6 +149,35 @@ TEST(Hang, SubCommunicatorMembersOnly) {
   EXPECT_EQ(d->comm, "abc");
   EXPECT_EQ(d->missing, std::vector<int>{3});
   EXPECT_EQ(d->ranks, std::vector<int>{3});
+}
+
+// A rank dies; the launcher then ends the others. Only the first death is
+// a diagnosis, whichever rank numbers the later ones have, and a death long
+// after the first is a new fault again.
+TEST(CoordinatorDeaths, OnlyTheFirstOfATeardownIsDiagnosed) {
+  Settings settings;
+  const int64_t t0 = 1000000000;
+  Coordinator c(settings, 8, 0, std::vector<std::string>(8, "h"), std::vector<std::string>(8), t0);
+  auto dead_ranks = [](const Coordinator::Actions& a) {
+    std::vector<int> ranks;
+    for (const Diagnosis& d : a.diagnoses) {
+      if (d.detector == "death") ranks.insert(ranks.end(), d.ranks.begin(), d.ranks.end());
+    }
+    return ranks;
+  };
+  c.on_lost(6, t0 + 10000000);
+  EXPECT_EQ(dead_ranks(c.tick(t0 + 20000000)), std::vector<int>{6});
+  c.on_lost(2, t0 + 110000000);
+  c.on_lost(4, t0 + 111000000);
+  EXPECT_TRUE(dead_ranks(c.tick(t0 + 120000000)).empty());  // the teardown
+  c.on_lost(5, t0 + 10000000 + settings.heartbeat_timeout_ns + 1);
+  EXPECT_EQ(dead_ranks(c.tick(t0 + 20000000 + settings.heartbeat_timeout_ns)), std::vector<int>{5});
+
+  // Lost in one tick: the earliest close is the diagnosis, not the lowest rank.
+  Coordinator d(settings, 8, 0, std::vector<std::string>(8, "h"), std::vector<std::string>(8), t0);
+  d.on_lost(7, t0 + 1000);
+  d.on_lost(3, t0 + 5000);
+  EXPECT_EQ(dead_ranks(d.tick(t0 + 100000)), std::vector<int>{7});
 }
 
 }  // namespace
