@@ -309,6 +309,52 @@ class Bench {
            measure(false, &out->unpack_median_ns, &out->unpack_p90_ns);
   }
 
+  // The floors of a blocking device operation, timed the way latency()
+  // times a pack: a 1-byte device-to-device copy, and the smallest pack
+  // kernel there is (one 1-byte block), each launched then synchronized;
+  // for the kernel also how long the launch call alone takes, and a wait
+  // that spins on an event instead of synchronizing the stream.
+  struct Floors {
+    double copy_ns = 0, kernel_ns = 0, launch_ns = 0, kernel_spin_ns = 0;
+  };
+  bool floors(Floors* f) {
+    strata::StridedBlock one;
+    one.block = 1;
+    one.extent = 1;
+    gpu::Event done = nullptr;
+    if (!ok(gpu::event_create(&done, false), "event_create")) return false;
+    std::vector<double> launch;
+    auto median_of = [&](auto&& op, auto&& wait, double* out) {
+      std::vector<double> ns;
+      launch.clear();
+      for (int i = 0; i < 520; ++i) {
+        const double t0 = now_ns();
+        if (!ok(op(), "floor")) return false;
+        const double t1 = now_ns();
+        if (!ok(wait(), "wait")) return false;
+        if (i >= 20) {
+          ns.push_back(now_ns() - t0);
+          launch.push_back(t1 - t0);
+        }
+      }
+      *out = quantile(ns, 0.5);
+      return true;
+    };
+    auto sync = [&] { return gpu::stream_synchronize(stream_); };
+    auto spin = [&] {
+      Status s = gpu::event_record(done, stream_);
+      for (bool finished = false; s == Status::ok && !finished;) s = gpu::event_query(done, &finished);
+      return s;
+    };
+    auto kernel = [&] { return gpu::pack_async(one, src_pool_, out_pool_, stream_); };
+    const bool good =
+        median_of([&] { return gpu::memcpy_async(out_pool_, src_pool_, 1, stream_); }, sync, &f->copy_ns) &&
+        median_of(kernel, sync, &f->kernel_ns) && (f->launch_ns = quantile(launch, 0.5), true) &&
+        median_of(kernel, spin, &f->kernel_spin_ns);
+    gpu::event_destroy(done);
+    return good;
+  }
+
   char* src_pool() const { return src_pool_; }
   char* out_pool() const { return out_pool_; }
   int64_t src_bytes() const { return src_bytes_; }
@@ -538,7 +584,9 @@ int run_device(const DeviceOptions& o, const std::string& command) {
 
   // Latency: blocking pack/unpack of small layouts, stride 512.
   std::vector<LatencyResult> latency;
+  Bench::Floors floor;
   if (o.latency) {
+    if (!bench.floors(&floor)) return 2;
     const std::vector<int64_t> lat_blocks = o.quick ? std::vector<int64_t>{8, 64} : std::vector<int64_t>{4, 8, 64, 512};
     const std::vector<int64_t> lat_sizes =
         o.quick ? std::vector<int64_t>{1024, 65536} : std::vector<int64_t>{256, 1024, 4096, 16384, 65536};
@@ -644,6 +692,12 @@ int run_device(const DeviceOptions& o, const std::string& command) {
                 lrows, o.markdown);
     std::printf("\n%sworst median %.2f µs (target <= 8 µs for <= 64 KiB: %s)\n", o.markdown ? "- " : "  ", worst_us,
                 worst_us <= 8 ? "met" : "NOT met");
+    std::printf(
+        "%sfloors, timed the same way: a 1-byte device copy %.2f µs, the smallest pack kernel (one 1-byte "
+        "block) %.2f µs, of which the launch call %.2f µs; the same kernel waited for by spinning on an "
+        "event %.2f µs\n",
+        o.markdown ? "- " : "  ", floor.copy_ns * 1e-3, floor.kernel_ns * 1e-3, floor.launch_ns * 1e-3,
+        floor.kernel_spin_ns * 1e-3);
   }
 
   if (!o.json.empty() && !write_device_json(o.json, command, props, copy_gbps, copy_bytes, results, latency, skipped)) {
