@@ -25,6 +25,45 @@ namespace {
 
 using namespace strata::fault;
 
+// A reader on its own thread that copies every record in the ring over
+// and over (and once more after stop()), counting the copies and those
+// `whole` rejects: a torn copy.
+class TornReadCounter {
+ public:
+  template <class Whole>
+  TornReadCounter(const Ring& ring, Whole whole)
+      : thread_([this, &ring, whole] {
+          for (bool last = false; !last;) {
+            last = done_.load();
+            reading_.store(true);
+            const uint64_t head = ring.head();
+            for (uint64_t i = ring.tail(); i < head; ++i) {
+              Record r;
+              if (!ring.read(i, &r)) continue;
+              if (!whole(i, r)) torn_.fetch_add(1);
+              checked_.fetch_add(1);
+            }
+          }
+        }) {}
+  ~TornReadCounter() {
+    if (thread_.joinable()) stop();
+  }
+  void wait_until_reading() const {
+    while (!reading_.load()) std::this_thread::yield();
+  }
+  void stop() {
+    done_.store(true);
+    thread_.join();
+  }
+  uint64_t checked() const { return checked_.load(); }
+  uint64_t torn() const { return torn_.load(); }
+
+ private:
+  std::atomic<bool> done_{false}, reading_{false};
+  std::atomic<uint64_t> checked_{0}, torn_{0};
+  std::thread thread_;
+};
+
 // Both writer modes keep the same records.
 class RingModes : public ::testing::TestWithParam<bool> {};
 
@@ -86,27 +125,13 @@ INSTANTIATE_TEST_SUITE_P(Writers, RingModes, ::testing::Bool(),
 TEST(Ring, SingleWriterNeverTearsARecordForAReader) {
   Ring ring(64, false);
   constexpr uint64_t kRecords = 400000;
-  std::atomic<bool> done{false}, reading{false};
-  std::atomic<uint64_t> checked{0}, torn{0};
-  std::thread reader([&] {
-    for (bool last = false; !last;) {
-      last = done.load();
-      reading.store(true);
-      const uint64_t head = ring.head();
-      for (uint64_t i = ring.tail(); i < head; ++i) {
-        Record r;
-        if (!ring.read(i, &r)) continue;
-        const bool whole =
-            r.index == i && r.seq == i && r.bytes == 3 * i && r.tag == static_cast<int32_t>(i % 1000) &&
-            r.enq_ns == static_cast<int64_t>(i) + 1 &&
-            ((r.state == OpState::active && r.end_ns == 0) || (r.state == OpState::posted && r.end_ns == 0) ||
-             (r.state == OpState::done && r.end_ns == r.enq_ns + 7));
-        if (!whole) torn.fetch_add(1);
-        checked.fetch_add(1);
-      }
-    }
+  TornReadCounter reader(ring, [](uint64_t i, const Record& r) {
+    return r.index == i && r.seq == i && r.bytes == 3 * i && r.tag == static_cast<int32_t>(i % 1000) &&
+           r.enq_ns == static_cast<int64_t>(i) + 1 &&
+           ((r.state == OpState::active && r.end_ns == 0) || (r.state == OpState::posted && r.end_ns == 0) ||
+            (r.state == OpState::done && r.end_ns == r.enq_ns + 7));
   });
-  while (!reading.load()) std::this_thread::yield();
+  reader.wait_until_reading();
   for (uint64_t i = 0; i < kRecords; ++i) {
     RecordStart s;
     s.kind = OpKind::isend;
@@ -119,11 +144,10 @@ TEST(Ring, SingleWriterNeverTearsARecordForAReader) {
     ring.mark_posted(index);
     ring.finish(index, static_cast<int64_t>(i) + 8);
   }
-  done.store(true);
-  reader.join();
+  reader.stop();
   EXPECT_EQ(ring.head(), kRecords);
-  EXPECT_EQ(torn.load(), 0u);
-  EXPECT_GT(checked.load(), 0u);
+  EXPECT_EQ(reader.torn(), 0u);
+  EXPECT_GT(reader.checked(), 0u);
 }
 
 TEST(DeviceTimes, KeepsTheLastDurationsByRecord) {
@@ -152,29 +176,16 @@ TEST(Ring, ConcurrentWritersNeverTearARecord) {
   Ring ring(256);
   constexpr int kThreads = 4;
   constexpr uint64_t kPerThread = 50000;
-  std::atomic<bool> done{false}, reading{false};
-  std::atomic<uint64_t> checked{0}, torn{0};
-  std::thread reader([&] {
-    for (bool last = false; !last;) {  // passes while the writers write, and one after
-      last = done.load();
-      reading.store(true);
-      const uint64_t head = ring.head();
-      for (uint64_t i = ring.tail(); i < head; ++i) {
-        Record r;
-        if (!ring.read(i, &r)) continue;
-        // Each writer sets seq = id, bytes = 3 id, peer = thread, tag = id % 1000, end = enq + 7 (or 0).
-        const bool whole = r.bytes == 3 * r.seq && r.tag == static_cast<int32_t>(r.seq % 1000) &&
-                           r.enq_ns == static_cast<int64_t>(r.seq) && (r.end_ns == 0 || r.end_ns == r.enq_ns + 7) &&
-                           static_cast<uint64_t>(r.peer) == r.seq / kPerThread;
-        if (!whole) torn.fetch_add(1);
-        checked.fetch_add(1);
-      }
-    }
+  // Each writer sets seq = id, bytes = 3 id, peer = thread, tag = id % 1000, end = enq + 7 (or 0).
+  TornReadCounter reader(ring, [](uint64_t, const Record& r) {
+    return r.bytes == 3 * r.seq && r.tag == static_cast<int32_t>(r.seq % 1000) &&
+           r.enq_ns == static_cast<int64_t>(r.seq) && (r.end_ns == 0 || r.end_ns == r.enq_ns + 7) &&
+           static_cast<uint64_t>(r.peer) == r.seq / kPerThread;
   });
   std::vector<std::thread> writers;
   for (int t = 0; t < kThreads; ++t) {
     writers.emplace_back([&, t] {
-      while (!reading.load()) std::this_thread::yield();
+      reader.wait_until_reading();
       for (uint64_t i = 0; i < kPerThread; ++i) {
         const uint64_t id = static_cast<uint64_t>(t) * kPerThread + i;
         RecordStart s;
@@ -190,11 +201,10 @@ TEST(Ring, ConcurrentWritersNeverTearARecord) {
     });
   }
   for (auto& w : writers) w.join();
-  done.store(true);
-  reader.join();
+  reader.stop();
   EXPECT_EQ(ring.head(), kThreads * kPerThread);
-  EXPECT_EQ(torn.load(), 0u);
-  EXPECT_GT(checked.load(), 0u);
+  EXPECT_EQ(reader.torn(), 0u);
+  EXPECT_GT(reader.checked(), 0u);
 }
 
 TEST(LineWriter, WritesJsonAParserReads) {
