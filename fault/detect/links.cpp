@@ -10,6 +10,7 @@ namespace {
 
 constexpr size_t kMinReference = 16;  // samples in the reference before links are scored
 constexpr size_t kMaxHalves = 1 << 16;
+constexpr int kRecheckEvery = 4;  // samples between checks of a held-back alarm: the CUSUM's shortest run
 
 }  // namespace
 
@@ -110,6 +111,7 @@ void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double
   double min_shift = params_.min_shift_ns;
   if (enough) {
     ref = reference.current();
+    link.late.add(t_ns, value - ref.median);
     ref.median = std::max(ref.median, neighbour_level(probe ? probe_adjacency_ : traffic_adjacency_, key));
     min_shift = std::max(min_shift, params_.rel_shift * ref.median);
   }
@@ -123,8 +125,7 @@ void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double
   const bool alarm = link.cusum.update(z, tag);
   const auto undirected = std::minmax(key.first, key.second);
   if (link.cusum.value() == 0) {
-    if (link.flagged) reported_.erase(undirected);
-    link.flagged = false;
+    unflag(probe ? probes_ : traffic_, key);
     link.run_sum = 0;
     link.run_count = 0;
     return;
@@ -133,10 +134,17 @@ void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double
     link.onset_ns = t_ns;
     link.run_sum = 0;
     link.run_count = 0;
+    link.recheck_at = 0;
   }
   link.run_sum += value;
   ++link.run_count;
-  if (!alarm || link.flagged) return;
+  if (!alarm || link.flagged || link.run_count < link.recheck_at) return;
+  const stats::TimedWindow::Span late = link.late.between(link.onset_ns, t_ns);
+  if (machine_wide(probe, key, late, min_shift)) {
+    // Held back. A check scans every link: not at each of its samples.
+    link.recheck_at = link.run_count + kRecheckEvery;
+    return;
+  }
   link.flagged = true;
   if (reported_[undirected]) return;  // the other direction said it already
   reported_[undirected] = true;
@@ -162,7 +170,29 @@ void LinkDetector::score(Link& link, std::pair<int, int> key, bool probe, double
       " (mean of " + std::to_string(link.run_count) + " since #" + std::to_string(d.onset_seq) + ") against " +
       duration_text(static_cast<int64_t>(ref.median)) + " for its ends' other links and all " +
       (probe ? "probed links" : "links") + " (min shift " + duration_text(static_cast<int64_t>(min_shift)) + ")";
-  candidates_.push_back({std::move(d), key, link.run_sum / link.run_count, probe, 0});
+  candidates_.push_back({std::move(d), key, link.run_sum / link.run_count, probe, 0, late, min_shift});
+}
+
+bool LinkDetector::machine_wide(bool probe, std::pair<int, int> key, const stats::TimedWindow::Span& own,
+                                double min_shift) const {
+  const size_t enough = std::max<size_t>(2, own.count / 2);  // a level, not one hiccup
+  double level = 0;
+  for (const auto& [k, other] : probe ? probes_ : traffic_) {
+    const bool shares_rank =
+        k.first == key.first || k.first == key.second || k.second == key.first || k.second == key.second;
+    if (shares_rank || other.cusum.alarmed()) continue;
+    const stats::TimedWindow::Span span = other.late.between(own.first_ns, own.last_ns);
+    if (span.count >= enough) level = std::max(level, span.mean());
+  }
+  return own.mean() - level <= min_shift;
+}
+
+void LinkDetector::unflag(LinkMap& map, std::pair<int, int> key) {
+  auto it = map.find(key);
+  if (it == map.end() || !it->second.flagged) return;
+  it->second.flagged = false;
+  auto reverse = map.find({key.second, key.first});  // none for probes (undirected)
+  if (reverse == map.end() || !reverse->second.flagged) reported_.erase(std::minmax(key.first, key.second));
 }
 
 bool LinkDetector::explained_by_neighbour(const Candidate& c) const {
@@ -171,7 +201,12 @@ bool LinkDetector::explained_by_neighbour(const Candidate& c) const {
     if (k.first != c.key.second || k.second == c.key.first || other.cusum.value() <= 0 || other.run_count == 0) {
       continue;
     }
-    if (other.run_sum / other.run_count >= params_.dominance * c.mean) return true;
+    // Over the candidate's period where the other link has samples in it:
+    // runs' means start wherever noise happened to start them.
+    const stats::TimedWindow::Span span = other.late.between(c.late.first_ns, c.late.last_ns);
+    const bool as_slow = span.count > 0 ? span.mean() >= params_.dominance * c.late.mean()
+                                        : other.run_sum / other.run_count >= params_.dominance * c.mean;
+    if (as_slow) return true;
   }
   return false;
 }
@@ -193,6 +228,15 @@ std::vector<Diagnosis> LinkDetector::take_alarms() {
       continue;
     }
     if (explained_by_neighbour(c)) continue;  // stays flagged, never reported
+    // Again with the other links' samples of the period that came in since.
+    if (machine_wide(c.probe, c.key, c.late, c.min_shift)) {
+      // Held back, as in score(); the other direction too if its alarm was
+      // silenced by this one.
+      LinkMap& map = c.probe ? probes_ : traffic_;
+      unflag(map, {c.key.second, c.key.first});
+      unflag(map, c.key);
+      continue;
+    }
     out.push_back(std::move(c.d));
   }
   candidates_.resize(keep);

@@ -19,7 +19,29 @@
 // A call that both sends and receives (MPI_Sendrecv) ends when its slower
 // half does, so a slow link r->y also delays the messages r receives in
 // the same calls: an alarm on x->r waits one tick and is dropped when a
-// link r->y (y != x) is in a run at least `dominance` as slow.
+// link r->y (y != x) in a run was, over the same period, at least
+// `dominance` as late (lateness: a sample's excess over its size class's
+// median).
+//
+// A machine that slows down as a whole (CPU oversubscription: processes
+// descheduled for a scheduler quantum or several) delays messages on many
+// links at once, a few at a time; the references above are medians of the
+// past and follow such a burst too late, so a link that happens to take
+// several late samples in a row alarms. The guard is contemporaneous: a
+// fault on a link delays no message between two other ranks (a sendrecv
+// passes it on only to links into the link's own ends), so when a link
+// sharing no rank with the alarmed one was, over the same period, late by
+// at least the alarmed link's mean lateness less the minimum shift (the
+// scores' own tolerance), the cause is common to the machine. An alarm
+// must pass this check when raised and again a tick later, when the period's
+// other samples are in; one that fails is held back, not dropped, and
+// checked again every few samples while the link stays alarmed, so a slow
+// link is reported once it stands out. Links alarmed themselves do not
+// count as the machine's: two slow links at once are both reported.
+// Neither a spread over ticks (under load such bursts last seconds) nor a
+// floor at the scheduler quantum (the delays grow with the load: 16 to
+// 100 ms were seen) separates the two; and ranks blocked behind a hung
+// rank complete no messages, so a hang adds no samples to hold back.
 #pragma once
 
 #include "fault/detect/slow_params.hpp"
@@ -79,9 +101,11 @@ class LinkDetector {
     int64_t onset_ns = 0;
     double run_sum = 0;
     int run_count = 0;
+    int recheck_at = 0;  // run_count at which an alarm held back by machine_wide is checked again
     stats::Window recent{64};
     stats::Window current{16};
-    double level = 0;  // median of `current`
+    double level = 0;             // median of `current`
+    stats::TimedWindow late{16};  // excess of the last samples over their size class's median, at their times
     int64_t last_ns = 0;
   };
   using LinkMap = std::map<std::pair<int, int>, Link>;
@@ -116,8 +140,16 @@ class LinkDetector {
     double mean = 0;
     bool probe = false;
     int ticks = 0;
+    stats::TimedWindow::Span late;  // the link's lateness over its run, for machine_wide
+    double min_shift = 0;
   };
+  // Ends the episode of a direction; the undirected link's ends with the
+  // episode of its last flagged direction.
+  void unflag(LinkMap& map, std::pair<int, int> key);
   bool explained_by_neighbour(const Candidate& c) const;
+  // True when a link sharing no rank with `key` (and not alarmed itself) was
+  // late by at least `own`'s mean less `min_shift` over `own`'s period.
+  bool machine_wide(bool probe, std::pair<int, int> key, const stats::TimedWindow::Span& own, double min_shift) const;
   std::vector<Candidate> candidates_;
   std::vector<std::string> hosts_;
   uint64_t paired_ = 0;
