@@ -68,7 +68,12 @@ class Agent {
   void diagnosed(const Diagnosis& d);
   void enforce(const Diagnosis& d);
   void remember(const Diagnosis& d);
-  [[noreturn]] void terminate_self(int code, const char* why);
+  // A rank told to terminate: its record, then the coordinator's word
+  // (its connection closing) before it exits.
+  [[noreturn]] void terminate_told(oob::Connection& coordinator, int code);
+  // The coordinator ending the job: until every peer's record is written
+  // (its `dumped`) or its connection closed, or `deadline_ns`.
+  void await_dumps(int64_t deadline_ns);
   void flush_all(int64_t deadline_ns);
   void write_links_file();
 

@@ -59,7 +59,7 @@ void Agent::handle(oob::Connection& c, uint16_t type, const char* body, size_t s
       oob::Unpacker u(body, size);
       int32_t code = settings_.exit_code;
       u.get(&code);
-      terminate_self(code, "the fault coordinator ended the job (STRATA_FAULT_ACTION)");
+      terminate_told(c, code);
     }
     case Msg::probe_request: {
       oob::Unpacker u(body, size);
@@ -131,6 +131,7 @@ void Agent::handle(oob::Connection& c, uint16_t type, const char* body, size_t s
       return;
     }
     case Msg::final_ack: final_done_.store(true); return;
+    case Msg::dumped: return;  // counted by await_dumps, the only time it is sent
   }
 }
 

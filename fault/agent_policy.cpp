@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <poll.h>
+#include <set>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@ namespace {
 
 using oob::Msg;
 uint16_t type_of(Msg m) { return static_cast<uint16_t>(m); }
+
+// How long the coordinator waits for every rank's record before ending the job.
+constexpr int64_t kTeardownWaitNs = 3000000000;
 
 }  // namespace
 
@@ -51,14 +55,70 @@ void Agent::enforce(const Diagnosis& d) {
   oob::Packer m;
   m.put(static_cast<int32_t>(settings_.exit_code));
   for (auto& [rank, conn] : by_rank_) conn->send(type_of(Msg::terminate), m.bytes());
+  // The launcher ends the whole job at the first rank that exits with an
+  // error, and a rank killed while writing its record leaves none: so no
+  // rank exits before every record is written (or a few seconds passed).
+  await_dumps(now_ns() + kTeardownWaitNs);
   terminating_ = true;
   flush_all(now_ns() + 2000000000);
-  terminate_self(settings_.exit_code, "the fault policy ends the job");
+  // Its record was written above: a second one now could be cut short by
+  // the launcher, which is ending the ranks that have exited.
+  STRATA_LOG(warn, kFault, "the fault policy ends the job: exit code %d", settings_.exit_code);
+  ::_exit(settings_.exit_code);  // the user asked for it (STRATA_FAULT_ACTION)
 }
 
-void Agent::terminate_self(int code, const char* why) {
-  STRATA_LOG(warn, kFault, "%s: exit code %d", why, code);
+void Agent::await_dumps(int64_t deadline_ns) {
+  std::set<int> waiting;
+  for (auto& [rank, conn] : by_rank_) {
+    if (conn->open()) waiting.insert(rank);
+  }
+  std::vector<pollfd> fds;
+  std::vector<oob::Connection*> polled;
+  while (!waiting.empty() && now_ns() < deadline_ns) {
+    fds.clear();
+    polled.clear();
+    for (int rank : waiting) {
+      oob::Connection* c = by_rank_[rank];
+      fds.push_back({c->fd(), static_cast<short>(POLLIN | (c->wants_write() ? POLLOUT : 0)), 0});
+      polled.push_back(c);
+    }
+    if (::poll(fds.data(), fds.size(), 10) < 0 && errno != EINTR) break;
+    for (size_t i = 0; i < polled.size(); ++i) {
+      oob::Connection& c = *polled[i];
+      bool alive = !(fds[i].revents & POLLOUT) || c.flush();
+      if (alive && (fds[i].revents & (POLLIN | POLLERR | POLLHUP))) {
+        alive = c.receive([&](uint16_t type, const char*, size_t) {
+          if (type == type_of(Msg::dumped)) waiting.erase(c.peer_rank);
+        });
+      }
+      if (!alive) waiting.erase(c.peer_rank);  // gone: nothing to wait for
+    }
+  }
+  if (!waiting.empty()) {
+    STRATA_LOG(warn, kFault, "%zu rank(s) did not confirm their flight record before the job ends", waiting.size());
+  }
+}
+
+void Agent::terminate_told(oob::Connection& coordinator, int code) {
+  STRATA_LOG(warn, kFault, "the fault coordinator ended the job (STRATA_FAULT_ACTION): exit code %d", code);
   write_dump("terminate");
+  // Say so, then wait for the coordinator to close (it does once every
+  // rank has said so): exiting now could get a slower rank killed by the
+  // launcher before its record is written.
+  coordinator.send(type_of(Msg::dumped), std::string());
+  const int64_t deadline = now_ns() + kTeardownWaitNs + 2000000000;
+  while (coordinator.open() && coordinator.wants_write() && now_ns() < deadline) {
+    pollfd fd{coordinator.fd(), POLLOUT, 0};
+    ::poll(&fd, 1, 10);
+    if (!coordinator.flush()) break;
+  }
+  while (coordinator.open() && now_ns() < deadline) {
+    pollfd fd{coordinator.fd(), POLLIN, 0};
+    if (::poll(&fd, 1, 10) < 0 && errno != EINTR) break;
+    char buf[4096];
+    const ssize_t n = ::recv(coordinator.fd(), buf, sizeof(buf), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
+  }
   // The one place Strata ends a process: the user asked for it (STRATA_FAULT_ACTION).
   ::_exit(code);
 }

@@ -22,6 +22,7 @@ enum class Msg : uint16_t {
   diagnosis,  // coordinator -> rank: a diagnosis (JSON), for diagnoses()
   clock,      // coordinator -> rank: your clock's offset to mine
   final_ack,  // coordinator -> rank: your final heartbeat is in; you may go
+  dumped,     // rank -> coordinator: told to terminate, my flight record is written
 };
 
 inline constexpr uint32_t kMagic = 0x46525453;  // "STRF"
