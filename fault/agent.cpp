@@ -114,6 +114,8 @@ void Agent::become_coordinator() {
   const int64_t now = now_ns();
   coordinator_rank_ = rank_;
   coordinator_ = std::make_unique<Coordinator>(settings_, size_, rank_, std::move(hosts), std::move(gpus), now);
+  // After a death the launcher ends the job: the old coordinator's end may be that.
+  if (death_heard_ns_ != 0) coordinator_->note_earlier_death(death_heard_ns_);
   for (int d : dead_) coordinator_->on_lost(d, now);
   // Communicators already described went to the old coordinator: describe them again.
   comms_sent_ = 1;

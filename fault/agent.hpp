@@ -107,6 +107,7 @@ class Agent {
   int64_t final_deadline_ = 0;
   bool final_sent_ = false;
   bool terminating_ = false;
+  int64_t death_heard_ns_ = 0;  // when the first death diagnosis reached this rank (a takeover inherits it)
 
   mutable std::mutex diag_mutex_;
   std::vector<Diagnosis> diagnoses_;

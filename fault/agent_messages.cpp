@@ -120,6 +120,7 @@ void Agent::handle(oob::Connection& c, uint16_t type, const char* body, size_t s
       Diagnosis d;
       if (from_json(std::string(body, size), &d)) {
         STRATA_LOG(info, kFault, "fault diagnosed: %s", to_text(d).c_str());
+        if (d.detector == "death" && death_heard_ns_ == 0) death_heard_ns_ = now;
         remember(d);
       }
       return;

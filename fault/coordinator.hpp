@@ -30,6 +30,11 @@ class Coordinator {
   void on_comm_info(const oob::CommInfo& info);
   // `rank`'s connection closed.
   void on_lost(int rank, int64_t now_ns);
+  // A death diagnosed at `ns` by the coordinator this one replaces: the
+  // deaths that follow it are the job's teardown here too.
+  void note_earlier_death(int64_t ns) {
+    if (first_death_ns_ == 0) first_death_ns_ = ns;
+  }
   // `rank`'s clock minus the coordinator's.
   void set_offset(int rank, int64_t offset_ns);
 

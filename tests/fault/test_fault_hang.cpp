@@ -173,6 +173,16 @@ TEST(CoordinatorDeaths, OnlyTheFirstOfATeardownIsDiagnosed) {
   c.on_lost(5, t0 + 10000000 + settings.heartbeat_timeout_ns + 1);
   EXPECT_EQ(dead_ranks(c.tick(t0 + 20000000 + settings.heartbeat_timeout_ns)), std::vector<int>{5});
 
+  // A coordinator that took over after a death it heard of: the old
+  // coordinator's end is the teardown; without that death it is a fault.
+  Coordinator e(settings, 8, 2, std::vector<std::string>(8, "h"), std::vector<std::string>(8), t0);
+  e.note_earlier_death(t0);
+  e.on_lost(0, t0 + 100000000);
+  EXPECT_TRUE(dead_ranks(e.tick(t0 + 110000000)).empty());
+  Coordinator f(settings, 8, 2, std::vector<std::string>(8, "h"), std::vector<std::string>(8), t0);
+  f.on_lost(0, t0 + 100000000);
+  EXPECT_EQ(dead_ranks(f.tick(t0 + 110000000)), std::vector<int>{0});
+
   // Lost in one tick: the earliest close is the diagnosis, not the lowest rank.
   Coordinator d(settings, 8, 0, std::vector<std::string>(8, "h"), std::vector<std::string>(8), t0);
   d.on_lost(7, t0 + 1000);
