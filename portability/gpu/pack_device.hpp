@@ -36,4 +36,21 @@ Status pack_async(const StridedBlock& layout, const void* base, void* packed, St
 Status unpack_async(const StridedBlock& layout, const void* packed, void* base, Stream stream, int64_t block_begin = 0,
                     int64_t block_end = -1) noexcept;
 
+// One layout's share of a batch: blocks [block_begin, block_end) (end -1:
+// all) between `user` (the layout's base) and `packed`.
+struct PackJob {
+  const StridedBlock* layout = nullptr;
+  char* user = nullptr;
+  char* packed = nullptr;
+  int64_t block_begin = 0;
+  int64_t block_end = -1;
+};
+
+// Packs (unpacks) every job asynchronously on `stream` with as few launches
+// as the jobs allow: layouts of up to 4 dimensions that share a word size
+// go 16 to a launch (a launch costs microseconds of host time; a halo
+// exchange has dozens of small faces). Jobs must not write the same bytes.
+Status pack_batch_async(const PackJob* jobs, size_t count, Stream stream) noexcept;
+Status unpack_batch_async(const PackJob* jobs, size_t count, Stream stream) noexcept;
+
 }  // namespace strata::gpu

@@ -34,7 +34,9 @@
 #include <atomic>
 #include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
+#include <vector>
 
 // A kernel parameter whose address is taken (the shared index math takes a
 // pointer to the dimensions) stays in parameter space instead of being
@@ -57,46 +59,65 @@ constexpr int kMaxCtaThreads = 256;
 constexpr int kMinCtasPerSm = 8;
 constexpr int kMaxUnroll = 4;
 
-// The kernel's arguments, by value: the layout (or one sub-block of it) as a
-// fixed-size StridedIndex, and this launch's range.
-struct Args {
-  detail::StridedIndex index;
+// The kernel's arguments, by value: the layout (or one sub-block of it) as
+// an offset and N dimensions, and this launch's range. N: StridedIndex's
+// kMaxDims for one layout; kBatchDims for the parts of a batch (smaller, so
+// that many parts fit in one launch's parameters).
+template <int N>
+struct PartArgs {
+  int64_t offset = 0;
+  int64_t block = 0;
+  int ndims = 0;
+  strata::Stream dims[N];
   char* user = nullptr;    // the user's buffer (the layout's base)
   char* packed = nullptr;  // packed bytes of block `first` on
-  uint64_t first = 0;      // first block of `index` moved by this launch
+  uint64_t first = 0;      // first block of the layout moved by this launch
   uint64_t items = 0;      // blocks * segments
   uint64_t segments = 1;   // items per block
   uint64_t words = 0;      // words per block
   // 32-bit path: the dimension counts and `segments` as divisors.
-  detail::FastDivisor count_div[detail::StridedIndex::kMaxDims];
+  detail::FastDivisor count_div[N];
   detail::FastDivisor segment_div;
 };
+constexpr int kMaxDims = detail::StridedIndex::kMaxDims;
+using Args = PartArgs<kMaxDims>;
+
+// A batch: up to kBatchParts layouts of at most kBatchDims dimensions moved
+// by one launch (one word size and index width for all). CTAs
+// [cta_begin[p], cta_begin[p+1]) serve part p, with rows of shape[p]
+// threads (a power of two) over a block's words. Within the 4 KiB of
+// kernel parameters every backend takes.
+constexpr int kBatchDims = 4;
+constexpr int kBatchParts = 16;
+struct BatchArgs {
+  int parts = 0;
+  uint32_t cta_begin[kBatchParts + 1] = {};
+  uint16_t shape[kBatchParts] = {};
+  PartArgs<kBatchDims> part[kBatchParts];
+};
+static_assert(sizeof(BatchArgs) <= 4096, "a batch must fit the kernel parameter space of every backend");
 
 // Byte offset of block b. 32-bit: unrolled over the dimensions (constant
 // indices into the kernel parameter), a multiply-high per dimension but the
 // outermost, which needs no division (b is below its count). 64-bit: the
 // shared index math.
-template <class I>
-STRATA_DEVICE STRATA_INLINE int64_t offset_of(const Args& a, I b) {
-  return detail::block_offset(a.index.offset, a.index.dims, a.index.ndims, static_cast<int64_t>(b));
-}
+template <class I, int N>
+struct OffsetOf {
+  STRATA_DEVICE STRATA_INLINE static int64_t of(const PartArgs<N>& a, I b) {
+    return detail::block_offset(a.offset, a.dims, a.ndims, static_cast<int64_t>(b));
+  }
+  STRATA_DEVICE STRATA_INLINE static I block_of(const PartArgs<N>&, I item, I segments) { return item / segments; }
+};
 
-template <>
-STRATA_DEVICE STRATA_INLINE int64_t offset_of<uint32_t>(const Args& a, uint32_t b) {
-  return detail::block_offset32<detail::StridedIndex::kMaxDims>(a.index.offset, a.index.dims, a.count_div,
-                                                                a.index.ndims, b);
-}
-
-// The block of an item (segments: items per block).
-template <class I>
-STRATA_DEVICE STRATA_INLINE I block_of(const Args&, I item, I segments) {
-  return item / segments;
-}
-
-template <>
-STRATA_DEVICE STRATA_INLINE uint32_t block_of<uint32_t>(const Args& a, uint32_t item, uint32_t) {
-  return detail::fast_divide(item, a.segment_div);
-}
+template <int N>
+struct OffsetOf<uint32_t, N> {
+  STRATA_DEVICE STRATA_INLINE static int64_t of(const PartArgs<N>& a, uint32_t b) {
+    return detail::block_offset32<N>(a.offset, a.dims, a.count_div, a.ndims, b);
+  }
+  STRATA_DEVICE STRATA_INLINE static uint32_t block_of(const PartArgs<N>& a, uint32_t item, uint32_t) {
+    return detail::fast_divide(item, a.segment_div);
+  }
+};
 
 // Items each thread loads before it stores any: 4 words of up to 8 bytes, 2
 // of 16 (32 bytes in flight per thread, 64 KiB per multiprocessor), within
@@ -108,19 +129,17 @@ constexpr int unroll_of() {
 
 // The one kernel body. W: the word type; I: the index type of items, blocks
 // and words (uint32_t when they fit, else int64_t: fewer CTAs resident).
-template <Dir D, class W, class I>
-__global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
-    strided_copy(const STRATA_GRID_CONSTANT Args a) {
+// `lane` runs over the seg_words words of a segment; `row` is this thread's
+// first item and `rows` the number of threads rows over the part's items.
+template <Dir D, class W, class I, int N>
+STRATA_DEVICE STRATA_INLINE void copy_items(const PartArgs<N>& a, I lane, I seg_words, I row, I rows) {
   constexpr int kU = unroll_of<W>();
+  using Index = OffsetOf<I, N>;
   const I items = static_cast<I>(a.items);
   const I segments = static_cast<I>(a.segments);
   const I words = static_cast<I>(a.words);
-  const I rows = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y);
-  const I lane = static_cast<I>(threadIdx.x);
-  const I seg_words = static_cast<I>(blockDim.x);
   const I first = static_cast<I>(a.first);
-  for (I item = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y); item < items;
-       item += kU * rows) {
+  for (I item = row; item < items; item += kU * rows) {
     W v[kU];
     W* to[kU];
 #pragma unroll
@@ -131,12 +150,12 @@ __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm
         I blk = it;
         I seg = 0;
         if (segments != 1) {
-          blk = block_of<I>(a, it, segments);
+          blk = Index::block_of(a, it, segments);
           seg = it - blk * segments;
         }
         const I j = seg * seg_words + lane;
         if (j < words) {
-          W* user = reinterpret_cast<W*>(a.user + offset_of<I>(a, first + blk)) + j;
+          W* user = reinterpret_cast<W*>(a.user + Index::of(a, first + blk)) + j;
           W* packed = reinterpret_cast<W*>(a.packed) + (static_cast<uint64_t>(blk) * static_cast<uint64_t>(words) + j);
           if constexpr (D == Dir::pack) {
             v[u] = *user;
@@ -153,6 +172,32 @@ __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm
       if (to[u] != nullptr) *to[u] = v[u];
     }
   }
+}
+
+// One layout: threadIdx.x over the words of a segment, threadIdx.y over
+// items.
+template <Dir D, class W, class I>
+__global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
+    strided_copy(const STRATA_GRID_CONSTANT Args a) {
+  copy_items<D, W, I>(a, static_cast<I>(threadIdx.x), static_cast<I>(blockDim.x),
+                      static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y),
+                      static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
+}
+
+// A batch (one-dimensional CTAs of kMaxCtaThreads threads): each CTA finds
+// its part, then shapes its threads as that part's rows.
+template <Dir D, class W, class I>
+__global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
+    strided_copy_batch(const STRATA_GRID_CONSTANT BatchArgs b) {
+  const uint32_t cta = blockIdx.x;
+  int p = 0;
+  while (p + 1 < b.parts && cta >= b.cta_begin[p + 1]) ++p;
+  const I x = static_cast<I>(b.shape[p]);
+  const I y = static_cast<I>(kMaxCtaThreads) / x;
+  const I t = static_cast<I>(threadIdx.x);
+  const I lane = t % x;
+  const I ctas = static_cast<I>(b.cta_begin[p + 1] - b.cta_begin[p]);
+  copy_items<D, W, I>(b.part[p], lane, x, static_cast<I>(cta - b.cta_begin[p]) * y + t / x, ctas * y);
 }
 
 // --- launchers ---------------------------------------------------------------
@@ -192,74 +237,50 @@ void launch_word(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, boo
   }
 }
 
-const char* name_of(Dir d) { return d == Dir::pack ? "pack" : "unpack"; }
-
-// One launch: `blocks` blocks of `a.index` from block `first` on.
-template <Dir D>
-Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks, char* packed, bool counts32,
-                  gpuStream_t stream) {
-  a.first = static_cast<uint64_t>(first);
-  a.packed = packed;
-  const int64_t items = blocks * static_cast<int64_t>(a.segments);
-  a.items = static_cast<uint64_t>(items);
-  const int64_t y = plan.threads[1];
-  const int64_t grid = std::min(plan.grid[0], ceil_div(items, y));
-  const bool narrow = counts32 && static_cast<uint64_t>(first + blocks) <= UINT32_MAX && a.words + 1024 <= UINT32_MAX &&
-                      static_cast<uint64_t>(items) + static_cast<uint64_t>(kMaxUnroll + 1) * grid * y <= UINT32_MAX;
-  const dim3 g(static_cast<unsigned>(grid), 1, 1);
-  const dim3 t(static_cast<unsigned>(plan.threads[0]), static_cast<unsigned>(plan.threads[1]), 1);
-  switch (plan.word) {
-    case 16: launch_word<D, uint4>(a, g, t, stream, narrow); break;
-    case 8: launch_word<D, uint64_t>(a, g, t, stream, narrow); break;
-    case 4: launch_word<D, uint32_t>(a, g, t, stream, narrow); break;
-    case 2: launch_word<D, uint16_t>(a, g, t, stream, narrow); break;
-    default: launch_word<D, uint8_t>(a, g, t, stream, narrow); break;
+template <Dir D, class W>
+void launch_batch_word(const BatchArgs& b, unsigned ctas, gpuStream_t stream, bool narrow) {
+  if (narrow) {
+    strided_copy_batch<D, W, uint32_t><<<ctas, kMaxCtaThreads, 0, stream>>>(b);
+  } else {
+    strided_copy_batch<D, W, int64_t><<<ctas, kMaxCtaThreads, 0, stream>>>(b);
   }
-  const gpuError_t err = gpuGetLastError();
-  if (err != gpuSuccess) {
-    STRATA_LOG(error, kDevice,
-               "device %s: kernel launch failed: %s (block %" PRId64 " B, %d dims, word %d, %" PRId64
-               " blocks from %" PRId64 ", grid %" PRId64 " x (%d, %d))",
-               name_of(D), gpuGetErrorString(err), a.index.block, a.index.ndims, plan.word, blocks, first, grid,
-               plan.threads[0], plan.threads[1]);
-    return Status::device_error;
-  }
-  return Status::ok;
 }
 
-template <Dir D>
-Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, int64_t block_begin,
-           int64_t block_end) noexcept {
-  if (layout.block <= 0) return Status::ok;
-  const int64_t count = layout.block_count();
-  if (count <= 0) return Status::ok;
-  if (block_end < 0) block_end = count;
-  if (block_begin < 0 || block_begin > block_end || block_end > count) {
-    STRATA_LOG(error, kDevice, "device %s: block range [%" PRId64 ", %" PRId64 ") outside the %" PRId64 " blocks",
-               name_of(D), block_begin, block_end, count);
-    return Status::invalid_argument;
+// Calls f with a value of the word type of `word` bytes.
+template <class F>
+void with_word(int word, F&& f) {
+  switch (word) {
+    case 16: f(uint4{}); break;
+    case 8: f(uint64_t{}); break;
+    case 4: f(uint32_t{}); break;
+    case 2: f(uint16_t{}); break;
+    default: f(uint8_t{}); break;
   }
-  if (block_begin == block_end) return Status::ok;
-  if (packed == nullptr) {
-    STRATA_LOG(error, kDevice, "device %s: null packed buffer", name_of(D));
-    return Status::invalid_argument;
-  }
-  const DeviceProperties* props = nullptr;
-  STRATA_TRY(cached_properties(&props));
-  const LaunchPlan plan = plan_launch(layout, user, packed, block_end - block_begin, *props);
-  if (plan.launches <= 0 || plan.grid[0] <= 0) return Status::ok;
+}
 
-  Args a;
-  const int nd = static_cast<int>(layout.dims.size());
-  const int inner = std::min(nd, detail::StridedIndex::kMaxDims);
-  a.index.block = layout.block;
-  a.index.ndims = inner;
-  for (int d = 0; d < inner; ++d) a.index.dims[d] = layout.dims[static_cast<size_t>(d)];
+const char* name_of(Dir d) { return d == Dir::pack ? "pack" : "unpack"; }
+
+Status launch_error(Dir d, const char* what) {
+  const gpuError_t err = gpuGetLastError();
+  if (err == gpuSuccess) return Status::ok;
+  STRATA_LOG(error, kDevice, "device %s: kernel launch failed: %s (%s)", name_of(d), gpuGetErrorString(err), what);
+  return Status::device_error;
+}
+
+// The fields of one layout's arguments that do not depend on the range:
+// the inner N dimensions, the words and segments of the plan, the divisors
+// of the 32-bit path (unused by the 64-bit one, which any count of 2^32 or
+// more selects). Returns whether every count fits 32 bits.
+template <int N>
+bool fill_layout(PartArgs<N>& a, const StridedBlock& layout, const LaunchPlan& plan, char* user) {
+  const int inner = std::min(static_cast<int>(layout.dims.size()), N);
+  a.block = layout.block;
+  a.ndims = inner;
+  for (int d = 0; d < inner; ++d) a.dims[d] = layout.dims[static_cast<size_t>(d)];
+  a.offset = layout.offset;
   a.user = user;
   a.words = static_cast<uint64_t>(plan.words_per_block);
   a.segments = static_cast<uint64_t>(ceil_div(plan.words_per_block, plan.threads[0]));
-  // Divisors of the 32-bit path (unused by the 64-bit one, which any count
-  // of 2^32 or more selects).
   bool counts32 = true;
   for (int d = 0; d < inner; ++d) {
     const int64_t c = layout.dims[static_cast<size_t>(d)].count;
@@ -267,20 +288,172 @@ Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, 
     a.count_div[d] = detail::make_fast_divisor(c > 0 && c <= UINT32_MAX ? static_cast<uint32_t>(c) : 1u);
   }
   a.segment_div = detail::make_fast_divisor(a.segments <= UINT32_MAX ? static_cast<uint32_t>(a.segments) : 1u);
-  const gpuStream_t s = static_cast<gpuStream_t>(stream);
-  if (nd <= detail::StridedIndex::kMaxDims) {
-    a.index.offset = layout.offset;
-    return launch_one<D>(plan, a, block_begin, block_end - block_begin, packed, counts32, s);
+  return counts32;
+}
+
+// Sets the range of a launch (`blocks` blocks from `first`, packed bytes at
+// `packed`) and returns its CTAs of `y` rows; `narrow` says whether every
+// item, block and word number of it fits the 32-bit path.
+template <int N>
+int64_t set_range(PartArgs<N>& a, const LaunchPlan& plan, int64_t y, int64_t first, int64_t blocks, char* packed,
+                  bool counts32, bool* narrow) {
+  a.first = static_cast<uint64_t>(first);
+  a.packed = packed;
+  const int64_t items = blocks * static_cast<int64_t>(a.segments);
+  a.items = static_cast<uint64_t>(items);
+  const int64_t grid = std::min(plan.grid[0], ceil_div(items, y));
+  *narrow = counts32 && static_cast<uint64_t>(first + blocks) <= UINT32_MAX && a.words + 1024 <= UINT32_MAX &&
+            static_cast<uint64_t>(items) + static_cast<uint64_t>(kMaxUnroll + 1) * grid * y <= UINT32_MAX;
+  return grid;
+}
+
+// One launch: `blocks` blocks of the layout in `a` from block `first` on.
+template <Dir D>
+Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks, char* packed, bool counts32,
+                  gpuStream_t stream) {
+  bool narrow = false;
+  const int64_t grid = set_range(a, plan, plan.threads[1], first, blocks, packed, counts32, &narrow);
+  const dim3 g(static_cast<unsigned>(grid), 1, 1);
+  const dim3 t(static_cast<unsigned>(plan.threads[0]), static_cast<unsigned>(plan.threads[1]), 1);
+  with_word(plan.word, [&](auto w) { launch_word<D, decltype(w)>(a, g, t, stream, narrow); });
+  if (gpuPeekAtLastError() == gpuSuccess) return Status::ok;
+  char what[160];
+  std::snprintf(what, sizeof(what),
+                "block %" PRId64 " B, %d dims, word %d, %" PRId64 " blocks from %" PRId64 ", grid %" PRId64
+                " x (%d, %d)",
+                a.block, a.ndims, plan.word, blocks, first, grid, plan.threads[0], plan.threads[1]);
+  return launch_error(D, what);
+}
+
+// Checks a block range of `layout` and resolves block_end -1; `*empty` when
+// there is nothing to move.
+Status check_range(Dir d, const StridedBlock& layout, const char* packed, int64_t block_begin, int64_t* block_end,
+                   bool* empty) {
+  *empty = true;
+  if (layout.block <= 0) return Status::ok;
+  const int64_t count = layout.block_count();
+  if (count <= 0) return Status::ok;
+  if (*block_end < 0) *block_end = count;
+  if (block_begin < 0 || block_begin > *block_end || *block_end > count) {
+    STRATA_LOG(error, kDevice, "device %s: block range [%" PRId64 ", %" PRId64 ") outside the %" PRId64 " blocks",
+               name_of(d), block_begin, *block_end, count);
+    return Status::invalid_argument;
   }
+  if (block_begin == *block_end) return Status::ok;
+  if (packed == nullptr) {
+    STRATA_LOG(error, kDevice, "device %s: null packed buffer", name_of(d));
+    return Status::invalid_argument;
+  }
+  *empty = false;
+  return Status::ok;
+}
+
+template <Dir D>
+Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, int64_t block_begin,
+           int64_t block_end) noexcept {
+  bool empty = true;
+  STRATA_TRY(check_range(D, layout, packed, block_begin, &block_end, &empty));
+  if (empty) return Status::ok;
+  const DeviceProperties* props = nullptr;
+  STRATA_TRY(cached_properties(&props));
+  const LaunchPlan plan = plan_launch(layout, user, packed, block_end - block_begin, *props);
+  if (plan.launches <= 0 || plan.grid[0] <= 0) return Status::ok;
+
+  Args a;
+  const bool counts32 = fill_layout(a, layout, plan, user);
+  const gpuStream_t s = static_cast<gpuStream_t>(stream);
+  const int nd = static_cast<int>(layout.dims.size());
+  if (nd <= kMaxDims) return launch_one<D>(plan, a, block_begin, block_end - block_begin, packed, counts32, s);
   // More dimensions than a kernel takes: one launch per sub-block of the
   // inner kMaxDims dimensions, its offset from the outer ones.
+  const int inner = kMaxDims;
   int64_t sub = 1;
   for (int d = 0; d < inner; ++d) sub *= layout.dims[static_cast<size_t>(d)].count;
   for (int64_t k = block_begin / sub; k * sub < block_end; ++k) {
     const int64_t lo = std::max(block_begin, k * sub);
     const int64_t hi = std::min(block_end, (k + 1) * sub);
-    a.index.offset = detail::block_offset(layout.offset, layout.dims.data() + inner, nd - inner, k);
+    a.offset = detail::block_offset(layout.offset, layout.dims.data() + inner, nd - inner, k);
     STRATA_TRY(launch_one<D>(plan, a, lo - k * sub, hi - lo, packed + (lo - block_begin) * layout.block, counts32, s));
+  }
+  return Status::ok;
+}
+
+// A part of a batch, ready to launch.
+struct ReadyPart {
+  PartArgs<kBatchDims> args;
+  int word = 1;
+  bool narrow = true;
+  uint16_t shape = 1;
+  uint32_t ctas = 1;
+};
+
+// Launches the parts `members` of `ready` (one word size and index width),
+// kBatchParts at a time.
+template <Dir D>
+Status launch_group(const std::vector<ReadyPart>& ready, const std::vector<size_t>& members, gpuStream_t s) {
+  for (size_t at = 0; at < members.size(); at += kBatchParts) {
+    BatchArgs b;
+    const size_t n = std::min<size_t>(kBatchParts, members.size() - at);
+    b.parts = static_cast<int>(n);
+    uint32_t ctas = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const ReadyPart& r = ready[members[at + k]];
+      b.part[k] = r.args;
+      b.shape[k] = r.shape;
+      b.cta_begin[k] = ctas;
+      ctas += r.ctas;
+    }
+    b.cta_begin[n] = ctas;
+    const ReadyPart& first = ready[members[at]];
+    with_word(first.word, [&](auto w) { launch_batch_word<D, decltype(w)>(b, ctas, s, first.narrow); });
+    if (gpuPeekAtLastError() != gpuSuccess) {
+      char what[96];
+      std::snprintf(what, sizeof(what), "a batch of %zu layouts, word %d, %u CTAs", n, first.word, ctas);
+      return launch_error(D, what);
+    }
+  }
+  return Status::ok;
+}
+
+template <Dir D>
+Status run_batch(const PackJob* jobs, size_t count, Stream stream) noexcept {
+  const DeviceProperties* props = nullptr;
+  STRATA_TRY(cached_properties(&props));
+  const gpuStream_t s = static_cast<gpuStream_t>(stream);
+  static thread_local std::vector<ReadyPart> ready;
+  static thread_local std::vector<size_t> members;
+  ready.clear();
+  for (size_t i = 0; i < count; ++i) {
+    const PackJob& j = jobs[i];
+    int64_t end = j.block_end;
+    bool empty = true;
+    STRATA_TRY(check_range(D, *j.layout, j.packed, j.block_begin, &end, &empty));
+    if (empty) continue;
+    const LaunchPlan plan = plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props);
+    if (plan.launches <= 0 || plan.grid[0] <= 0) continue;
+    const int64_t y = kMaxCtaThreads / plan.threads[0];
+    if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y) {
+      // Too many dimensions for a batch part, or a device with smaller CTAs.
+      STRATA_TRY(run<D>(*j.layout, j.user, j.packed, stream, j.block_begin, end));
+      continue;
+    }
+    ReadyPart r;
+    const bool counts32 = fill_layout(r.args, *j.layout, plan, j.user);
+    r.ctas = static_cast<uint32_t>(
+        set_range(r.args, plan, y, j.block_begin, end - j.block_begin, j.packed, counts32, &r.narrow));
+    r.word = plan.word;
+    r.shape = static_cast<uint16_t>(plan.threads[0]);
+    ready.push_back(r);
+  }
+  // One launch per (word, index width) and kBatchParts parts.
+  for (int word : {16, 8, 4, 2, 1}) {
+    for (bool narrow : {true, false}) {
+      members.clear();
+      for (size_t i = 0; i < ready.size(); ++i) {
+        if (ready[i].word == word && ready[i].narrow == narrow) members.push_back(i);
+      }
+      if (!members.empty()) STRATA_TRY(launch_group<D>(ready, members, s));
+    }
   }
   return Status::ok;
 }
@@ -297,6 +470,22 @@ Status unpack_async(const StridedBlock& layout, const void* packed, void* base, 
                     int64_t block_end) noexcept {
   return run<Dir::unpack>(layout, static_cast<char*>(base), const_cast<char*>(static_cast<const char*>(packed)), stream,
                           block_begin, block_end);
+}
+
+Status pack_batch_async(const PackJob* jobs, size_t count, Stream stream) noexcept {
+  try {
+    return run_batch<Dir::pack>(jobs, count, stream);
+  } catch (...) {
+    return Status::out_of_memory;
+  }
+}
+
+Status unpack_batch_async(const PackJob* jobs, size_t count, Stream stream) noexcept {
+  try {
+    return run_batch<Dir::unpack>(jobs, count, stream);
+  } catch (...) {
+    return Status::out_of_memory;
+  }
 }
 
 }  // namespace strata::gpu

@@ -12,4 +12,12 @@ Status unpack_async(const StridedBlock&, const void*, void*, Stream, int64_t, in
   return Status::not_supported;
 }
 
+Status pack_batch_async(const PackJob*, size_t count, Stream) noexcept {
+  return count == 0 ? Status::ok : Status::not_supported;
+}
+
+Status unpack_batch_async(const PackJob*, size_t count, Stream) noexcept {
+  return count == 0 ? Status::ok : Status::not_supported;
+}
+
 }  // namespace strata::gpu

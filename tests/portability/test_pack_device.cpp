@@ -548,6 +548,108 @@ TEST_F(PackDevice, MoreThan2To32Blocks) {
   release(packed);
 }
 
+// Batches: many random layouts packed (unpacked) by one call, each in its
+// own region of one user and one packed buffer; compared with the host
+// engine part by part over the whole buffers (the gaps between regions are
+// poison that must survive). Up to 40 parts: several launches of 16, mixed
+// word sizes, layouts of more than 4 dimensions (launched alone).
+TEST_F(PackDevice, BatchesMatchHostEngine) {
+  const uint64_t seed = env_u64("STRATA_TEST_SEED", 0xBA7C4ull);
+  const int iterations = static_cast<int>(env_u64("STRATA_TEST_ITERATIONS", 400));
+  constexpr int64_t kBytes = 4 << 20;
+  Rng rng(seed);
+  Buffer user, packed;
+  ASSERT_TRUE(allocate(Kind::device, kBytes, &user));
+  ASSERT_TRUE(allocate(Kind::mapped, kBytes, &packed));
+  int parts_seen = 0, wide = 0;
+  for (int it = 0; it < iterations; ++it) {
+    const int n = static_cast<int>(uniform(rng, 1, 40));
+    std::vector<StridedBlock> layouts;
+    std::vector<gpu::PackJob> jobs;
+    std::vector<int64_t> user_at, packed_at;  // region origins: lowest byte, first packed byte
+    int64_t u = kGuard, p = kGuard;
+    for (int k = 0; k < n; ++k) {
+      LayoutIR ir = random_ir(rng);
+      fit(ir, 16 << 10, 48 << 10);
+      StridedBlock b = strata::canonicalize(ir, 0);
+      if (b.empty()) continue;
+      const int64_t span = b.highest_byte() - b.lowest_byte();
+      const int64_t misalign = uniform(rng, 0, 1) ? 0 : uniform(rng, 1, 15);
+      if (u + span + misalign + kGuard > kBytes || p + b.packed_bytes() + 16 + kGuard > kBytes) break;
+      user_at.push_back(u + misalign);
+      packed_at.push_back(p + (uniform(rng, 0, 1) ? 0 : uniform(rng, 1, 15)));
+      u += span + misalign + uniform(rng, 0, 64);
+      p = packed_at.back() + b.packed_bytes() + uniform(rng, 0, 64);
+      layouts.push_back(std::move(b));
+    }
+    for (size_t k = 0; k < layouts.size(); ++k) {
+      const StridedBlock& b = layouts[k];
+      gpu::PackJob j;
+      j.layout = &layouts[k];
+      j.user = user.dev + user_at[k] - b.lowest_byte();
+      j.packed = packed.dev + packed_at[k];
+      const int64_t nb = b.block_count();
+      if (uniform(rng, 0, 3) == 0) {
+        j.block_begin = uniform(rng, 0, nb);
+        j.block_end = uniform(rng, j.block_begin, nb);
+      }
+      jobs.push_back(j);
+      wide += b.dims.size() > 4 ? 1 : 0;
+    }
+    parts_seen += static_cast<int>(jobs.size());
+    SCOPED_TRACE("replay: STRATA_TEST_SEED=" + std::to_string(seed) + " (iteration " + std::to_string(it) + ", " +
+                 std::to_string(jobs.size()) + " layouts)");
+    auto range_of = [&](size_t k) {
+      const int64_t nb = layouts[k].block_count();
+      return std::pair<int64_t, int64_t>{jobs[k].block_begin, jobs[k].block_end < 0 ? nb : jobs[k].block_end};
+    };
+
+    // --- pack ---
+    Bytes src(kBytes);
+    fill_random(src, rng);
+    Bytes want(kBytes, static_cast<unsigned char>(rng()));
+    to_device(user.dev, src);
+    to_device(packed.dev, want);
+    for (size_t k = 0; k < jobs.size(); ++k) {
+      const auto [b0, b1] = range_of(k);
+      strata::pack_host(layouts[k], src.data() + user_at[k] - layouts[k].lowest_byte(), want.data() + packed_at[k],
+                        b0 * layouts[k].block, b1 * layouts[k].block);
+    }
+    ASSERT_EQ(gpu::pack_batch_async(jobs.data(), jobs.size(), stream_), Status::ok);
+    ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+    Bytes got(kBytes);
+    to_host(got, packed.dev);
+    ASSERT_EQ(first_difference(want, got, 0, "batch pack output (packed buffer index)"), "");
+
+    // --- unpack, the layouts that address no byte twice ---
+    std::vector<gpu::PackJob> writers;
+    for (size_t k = 0; k < jobs.size(); ++k) {
+      if (!overlapping(layouts[k])) writers.push_back(jobs[k]);
+    }
+    Bytes pk(kBytes);
+    fill_random(pk, rng);
+    Bytes dst(kBytes, static_cast<unsigned char>(rng()));
+    to_device(packed.dev, pk);
+    to_device(user.dev, dst);
+    for (size_t k = 0; k < jobs.size(); ++k) {
+      if (overlapping(layouts[k])) continue;
+      const auto [b0, b1] = range_of(k);
+      strata::unpack_host(layouts[k], pk.data() + packed_at[k], dst.data() + user_at[k] - layouts[k].lowest_byte(),
+                          b0 * layouts[k].block, b1 * layouts[k].block);
+    }
+    ASSERT_EQ(gpu::unpack_batch_async(writers.data(), writers.size(), stream_), Status::ok);
+    ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+    to_host(got, user.dev);
+    ASSERT_EQ(first_difference(dst, got, 0, "batch unpack destination (user buffer index)"), "");
+  }
+  release(user);
+  release(packed);
+  if (iterations >= 100) {
+    EXPECT_GT(parts_seen, iterations * 10);
+    EXPECT_GT(wide, 0) << "no layout of more than 4 dimensions";
+  }
+}
+
 TEST_F(PackDevice, EmptyLayoutsAndRangesAreNoOps) {
   Buffer packed;
   ASSERT_TRUE(allocate(Kind::device, 4096, &packed));
@@ -566,6 +668,11 @@ TEST_F(PackDevice, EmptyLayoutsAndRangesAreNoOps) {
   EXPECT_EQ(gpu::pack_async(b, packed.dev, packed.dev, stream_, 3, 2), Status::invalid_argument);
   EXPECT_EQ(gpu::pack_async(b, packed.dev, packed.dev, stream_, 0, 17), Status::invalid_argument);
   EXPECT_EQ(gpu::pack_async(b, packed.dev, packed.dev, stream_, -1, 4), Status::invalid_argument);
+  gpu::PackJob none{&b, reinterpret_cast<char*>(64), packed.dev, 7, 7};
+  EXPECT_EQ(gpu::pack_batch_async(&none, 1, stream_), Status::ok);
+  EXPECT_EQ(gpu::unpack_batch_async(nullptr, 0, stream_), Status::ok);
+  gpu::PackJob outside{&b, packed.dev, packed.dev, 0, 17};
+  EXPECT_EQ(gpu::pack_batch_async(&outside, 1, stream_), Status::invalid_argument);
   ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
   Bytes got(4096);
   to_host(got, packed.dev);
