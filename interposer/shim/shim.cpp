@@ -11,6 +11,7 @@
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/collective_calls.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/pack_calls.hpp"
 #include "interposer/transfer/plan.hpp"
 #include "interposer/transfer/point_to_point.hpp"
@@ -22,13 +23,15 @@ using strata::mpi::real;
 
 __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next_symbols(); }
 
+// `flush`: the call could depend on a deferred send (deferred_sends.hpp).
 template <class Impl, class Library>
-int intercept(const char* name, Impl impl, Library library) noexcept {
+int intercept(const char* name, bool flush, Impl impl, Library library) noexcept {
   counters().calls_intercepted.fetch_add(1, std::memory_order_relaxed);
   if (strata::interposer::disabled()) {
     counters().calls_passed_through.fetch_add(1, std::memory_order_relaxed);
     return library();
   }
+  if (flush) strata::interposer::flush_deferred_sends();
   try {
     return impl();
   } catch (...) {
@@ -51,10 +54,15 @@ void initialize() noexcept {
 
 namespace si = strata::interposer;
 
-// Each wrapper: STRATA_SHIM(name, impl call, library call).
+// Each wrapper: STRATA_SHIM(name, impl call, library call). Calls that no
+// deferred send can hold up (datatype and pack calls, MPI_Irecv; MPI_Isend
+// flushes by itself when it does not defer) use STRATA_SHIM_NO_FLUSH.
 #define STRATA_SHIM(name, impl, library) \
   return intercept(                      \
-      #name, [&] { return impl; }, [&] { return library; })
+      #name, true, [&] { return impl; }, [&] { return library; })
+#define STRATA_SHIM_NO_FLUSH(name, impl, library) \
+  return intercept(                               \
+      #name, false, [&] { return impl; }, [&] { return library; })
 
 extern "C" {
 
@@ -73,31 +81,32 @@ STRATA_API int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 STRATA_API int MPI_Finalize(void) { STRATA_SHIM(MPI_Finalize, si::finalize(), real().Finalize()); }
 
 STRATA_API int MPI_Type_commit(MPI_Datatype* type) {
-  STRATA_SHIM(MPI_Type_commit, si::type_commit(type), real().Type_commit(type));
+  STRATA_SHIM_NO_FLUSH(MPI_Type_commit, si::type_commit(type), real().Type_commit(type));
 }
 
 STRATA_API int MPI_Type_free(MPI_Datatype* type) {
-  STRATA_SHIM(MPI_Type_free, si::type_free(type), real().Type_free(type));
+  STRATA_SHIM_NO_FLUSH(MPI_Type_free, si::type_free(type), real().Type_free(type));
 }
 
 STRATA_API int MPI_Type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
-  STRATA_SHIM(MPI_Type_dup, si::type_dup(type, newtype), real().Type_dup(type, newtype));
+  STRATA_SHIM_NO_FLUSH(MPI_Type_dup, si::type_dup(type, newtype), real().Type_dup(type, newtype));
 }
 
 STRATA_API int MPI_Pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position,
                         MPI_Comm comm) {
-  STRATA_SHIM(MPI_Pack, si::pack(inbuf, incount, type, outbuf, outsize, position, comm),
-              real().Pack(inbuf, incount, type, outbuf, outsize, position, comm));
+  STRATA_SHIM_NO_FLUSH(MPI_Pack, si::pack(inbuf, incount, type, outbuf, outsize, position, comm),
+                       real().Pack(inbuf, incount, type, outbuf, outsize, position, comm));
 }
 
 STRATA_API int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type,
                           MPI_Comm comm) {
-  STRATA_SHIM(MPI_Unpack, si::unpack(inbuf, insize, position, outbuf, outcount, type, comm),
-              real().Unpack(inbuf, insize, position, outbuf, outcount, type, comm));
+  STRATA_SHIM_NO_FLUSH(MPI_Unpack, si::unpack(inbuf, insize, position, outbuf, outcount, type, comm),
+                       real().Unpack(inbuf, insize, position, outbuf, outcount, type, comm));
 }
 
 STRATA_API int MPI_Pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int* size) {
-  STRATA_SHIM(MPI_Pack_size, si::pack_size(incount, type, comm, size), real().Pack_size(incount, type, comm, size));
+  STRATA_SHIM_NO_FLUSH(MPI_Pack_size, si::pack_size(incount, type, comm, size),
+                       real().Pack_size(incount, type, comm, size));
 }
 
 STRATA_API int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -112,14 +121,14 @@ STRATA_API int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
 
 STRATA_API int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  STRATA_SHIM(MPI_Isend, si::isend(buf, count, type, dest, tag, comm, request),
-              real().Isend(buf, count, type, dest, tag, comm, request));
+  STRATA_SHIM_NO_FLUSH(MPI_Isend, si::isend(buf, count, type, dest, tag, comm, request),
+                       real().Isend(buf, count, type, dest, tag, comm, request));
 }
 
 STRATA_API int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                          MPI_Request* request) {
-  STRATA_SHIM(MPI_Irecv, si::irecv(buf, count, type, source, tag, comm, request),
-              real().Irecv(buf, count, type, source, tag, comm, request));
+  STRATA_SHIM_NO_FLUSH(MPI_Irecv, si::irecv(buf, count, type, source, tag, comm, request),
+                       real().Irecv(buf, count, type, source, tag, comm, request));
 }
 
 STRATA_API int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
@@ -170,6 +179,11 @@ STRATA_API int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, 
 
 STRATA_API int MPI_Request_free(MPI_Request* request) {
   STRATA_SHIM(MPI_Request_free, si::request_free(request), real().Request_free(request));
+}
+
+STRATA_API int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  STRATA_SHIM(MPI_Request_get_status, si::request_get_status(request, flag, status),
+              PMPI_Request_get_status(request, flag, status));
 }
 
 STRATA_API int MPI_Cancel(MPI_Request* request) {
@@ -234,7 +248,7 @@ STRATA_API int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
 STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
-  snapshot.version = 3;
+  snapshot.version = 4;
   snapshot.calls_intercepted = c.calls_intercepted.load();
   snapshot.calls_passed_through = c.calls_passed_through.load();
   snapshot.packs_by_strata = c.packs_by_strata.load();
@@ -247,6 +261,8 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   snapshot.spans_copied = c.spans_copied.load();
   snapshot.collectives_by_strata = c.collectives_by_strata.load();
   snapshot.collectives_staged = c.collectives_staged.load();
+  snapshot.sends_deferred = c.sends_deferred.load();
+  snapshot.deferred_flushes = c.deferred_flushes.load();
   return &snapshot;
 }
 

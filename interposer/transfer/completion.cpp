@@ -4,6 +4,7 @@
 // around the library call.
 #include "fault/hooks.hpp"
 #include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/point_to_point.hpp"
@@ -23,15 +24,19 @@ struct Outcome {
 
 // Strata's entries among the requests of one call. The storage is a
 // per-thread scratch vector, so a warm call allocates nothing (completion
-// calls never nest within a thread).
+// calls never nest within a thread). Deferred sends are flushed first; the
+// user's handle of one (a generalized request) is replaced in `requests`
+// by the library's request for the length of the call.
 class Taken {
  public:
-  Taken(int count, const MPI_Request* requests) : items_(scratch()) {
+  Taken(int count, MPI_Request* requests) : requests_(requests), items_(scratch()) {
     items_.clear();
+    flush_deferred_sends();
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
       if (std::optional<PendingOp> op = pending().take(requests[i])) {
         items_.push_back({i, requests[i], std::move(*op), false});
+        if (items_.back().op.library != MPI_REQUEST_NULL) requests[i] = items_.back().op.library;
       }
     }
   }
@@ -39,7 +44,7 @@ class Taken {
   Taken& operator=(const Taken&) = delete;
   ~Taken() {  // entries nobody settled (an exception on the way) go back
     for (Item& item : items_) {
-      if (!item.finished) pending().put_back(item.handle, std::move(item.op));
+      if (!item.finished) keep(item);
     }
     items_.clear();
   }
@@ -55,11 +60,12 @@ class Taken {
   // is waited for once: a call that completes many receives pays one
   // synchronisation, not one per receive.
   template <class OutcomeOf>
-  int settle(const MPI_Request* requests, int rc, OutcomeOf outcome) {
+  int settle(int rc, OutcomeOf outcome) {
     int strata_rc = MPI_SUCCESS;
     bool queued = false;
     for (Item& item : items_) {
-      if (requests[item.index] == MPI_REQUEST_NULL) {
+      if (requests_[item.index] == MPI_REQUEST_NULL) {
+        if (item.op.library != MPI_REQUEST_NULL) release_user_handle(item.handle);
         Outcome o = outcome(item.index);
         MPI_Status none;
         const int done = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER, false);
@@ -67,7 +73,8 @@ class Taken {
         item.finished = true;
         if (strata_rc == MPI_SUCCESS) strata_rc = done;
       } else {
-        pending().put_back(item.handle, std::move(item.op));
+        keep(item);
+        item.finished = true;
       }
     }
     if (queued && wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) strata_rc = MPI_ERR_INTERN;
@@ -82,10 +89,17 @@ class Taken {
     PendingOp op;
     bool finished = false;
   };
+  // An entry still active: the user's handle back in place, the entry back
+  // in the table.
+  void keep(Item& item) {
+    requests_[item.index] = item.handle;
+    pending().put_back(item.handle, std::move(item.op));
+  }
   static std::vector<Item>& scratch() {
     static thread_local std::vector<Item> items;
     return items;
   }
+  MPI_Request* requests_;
   std::vector<Item>& items_;
 };
 
@@ -113,7 +127,7 @@ class Statuses {
 // True when no Strata request can be among the caller's: the fast path.
 bool nothing_pending() {
   if (pending().has_orphans()) pending().progress_orphans();
-  return pending().empty();
+  return pending().empty() && !have_deferred_sends();
 }
 
 int error_of(int rc, const MPI_Status& status) { return rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc; }
@@ -128,7 +142,7 @@ int wait(MPI_Request* request, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Wait(request, st);
-  return taken.settle(request, rc, [&](int) { return Outcome{st, rc}; });
+  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -139,7 +153,7 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Test(request, flag, st);
-  return taken.settle(request, rc, [&](int) { return Outcome{st, rc}; });
+  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -149,7 +163,7 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (taken.empty()) return real().Waitall(count, requests, statuses);
   Statuses st(count, statuses);
   int rc = real().Waitall(count, requests, st.data());
-  return taken.settle(requests, rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+  return taken.settle(rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -159,7 +173,7 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   if (taken.empty()) return real().Testall(count, requests, flag, statuses);
   Statuses st(count, statuses);
   int rc = real().Testall(count, requests, flag, st.data());
-  return taken.settle(requests, rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+  return taken.settle(rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
@@ -170,7 +184,7 @@ int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Waitany(count, requests, index, st);
-  return taken.settle(requests, rc, [&](int) { return Outcome{st, rc}; });
+  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -181,7 +195,7 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().Testany(count, requests, index, flag, st);
-  return taken.settle(requests, rc, [&](int) { return Outcome{st, rc}; });
+  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
 }
 
 namespace {
@@ -193,7 +207,7 @@ int some(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_
   if (taken.empty()) return call(statuses);
   Statuses st(incount, statuses);
   int rc = call(st.data());
-  return taken.settle(requests, rc, [&](int i) {
+  return taken.settle(rc, [&](int i) {
     for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
       if (indices[k] == i) return Outcome{&st[k], error_of(rc, st[k])};
     }
@@ -220,17 +234,37 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 int request_free(MPI_Request* request) {
   fault::WaitScope rec(false, request != nullptr ? 1 : 0, request);
   if (nothing_pending() || request == nullptr) return real().Request_free(request);
+  flush_deferred_sends();
   std::optional<PendingOp> op = pending().take(*request);
   if (!op) return real().Request_free(request);
-  pending().orphan(*request, std::move(*op));
+  const MPI_Request library = op->library;
+  pending().orphan(library != MPI_REQUEST_NULL ? library : *request, std::move(*op));
+  if (library != MPI_REQUEST_NULL) release_user_handle(*request);
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
+}
+
+// The library's request behind a deferred send's handle, else `request`.
+MPI_Request library_request(MPI_Request request) {
+  flush_deferred_sends();
+  if (request == MPI_REQUEST_NULL || pending().empty()) return request;
+  std::optional<PendingOp> op = pending().take(request);
+  if (!op) return request;
+  const MPI_Request library = op->library;
+  pending().put_back(request, std::move(*op));
+  return library != MPI_REQUEST_NULL ? library : request;
 }
 
 int cancel(MPI_Request* request) {
   // The request stays Strata's: its completion call sees the cancellation
   // in the status and skips the unpack.
-  return real().Cancel(request);
+  if (request == nullptr) return real().Cancel(request);
+  MPI_Request r = library_request(*request);
+  return real().Cancel(&r);
+}
+
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  return PMPI_Request_get_status(library_request(request), flag, status);
 }
 
 }  // namespace strata::interposer

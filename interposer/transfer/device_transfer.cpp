@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <vector>
 
 namespace strata::interposer {
 namespace {
@@ -28,6 +29,8 @@ struct Streams {
   gpu::Stream copies = nullptr;
   gpu::Event ready = nullptr;
   bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
+  // Strided parts waiting for one batched launch on `kernels` (launch_jobs).
+  std::vector<gpu::PackJob> jobs;
 };
 
 std::map<int, Streams>& thread_streams() {
@@ -71,29 +74,36 @@ char* block_address(const StridedBlock& layout, char* user, int64_t k) {
   return user + detail::block_offset(layout.offset, layout.dims.data(), static_cast<int>(layout.dims.size()), k);
 }
 
-// Moves one part between the user's buffer and `packed` (an address the
-// kernels can use) on `stream`: a copy when contiguous, else the kernels.
-// Only the first `bytes` of the part's packed bytes.
-Status move_part(const DevicePart& part, char* packed, int64_t bytes, bool pack, gpu::Stream stream) {
+// Moves the first `bytes` of one part's packed bytes between the user's
+// buffer and `packed` (an address the kernels can use) on s.kernels: a copy
+// when contiguous, else a job of the next batched launch (launch_jobs), and
+// a copy of the bytes of a last partial block.
+Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t bytes, bool pack) {
   const StridedBlock& layout = *part.layout;
   if (bytes <= 0) return Status::ok;
   if (layout.contiguous()) {
     char* user = part.user + layout.offset;
-    return pack ? gpu::memcpy_async(packed, user, static_cast<size_t>(bytes), stream)
-                : gpu::memcpy_async(user, packed, static_cast<size_t>(bytes), stream);
+    return pack ? gpu::memcpy_async(packed, user, static_cast<size_t>(bytes), s.kernels)
+                : gpu::memcpy_async(user, packed, static_cast<size_t>(bytes), s.kernels);
   }
   const Prefix p = prefix_of(layout, bytes);
-  if (p.blocks > 0) {
-    STRATA_TRY(pack ? gpu::pack_async(layout, part.user, packed, stream, 0, p.blocks)
-                    : gpu::unpack_async(layout, packed, part.user, stream, 0, p.blocks));
-  }
+  if (p.blocks > 0) s.jobs.push_back(gpu::PackJob{&layout, part.user, packed, 0, p.blocks});
   if (p.tail > 0) {  // a short receive ending inside a block
     char* user = block_address(layout, part.user, p.blocks);
     char* bytes_at = packed + p.blocks * layout.block;
-    STRATA_TRY(pack ? gpu::memcpy_async(bytes_at, user, static_cast<size_t>(p.tail), stream)
-                    : gpu::memcpy_async(user, bytes_at, static_cast<size_t>(p.tail), stream));
+    STRATA_TRY(pack ? gpu::memcpy_async(bytes_at, user, static_cast<size_t>(p.tail), s.kernels)
+                    : gpu::memcpy_async(user, bytes_at, static_cast<size_t>(p.tail), s.kernels));
   }
   return Status::ok;
+}
+
+// Launches the queued jobs (as few kernels as their shapes allow).
+Status launch_jobs(Streams& s, bool pack) {
+  if (s.jobs.empty()) return Status::ok;
+  const Status st = pack ? gpu::pack_batch_async(s.jobs.data(), s.jobs.size(), s.kernels)
+                         : gpu::unpack_batch_async(s.jobs.data(), s.jobs.size(), s.kernels);
+  s.jobs.clear();
+  return st;
 }
 
 // Blocks of one chunk: whole blocks, at least one.
@@ -115,50 +125,79 @@ Status DeviceMessage::reserve(int64_t bytes) {
   return Status::ok;
 }
 
-Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count) {
-  gpu::ScopedDevice on(message.device());
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(message.device(), &s));
-  switch (message.method()) {
-    case Method::oneshot:  // kernels write the mapped pinned memory directly
-      for (size_t i = 0; i < count; ++i) {
-        STRATA_TRY(move_part(parts[i], message.host_staging.device_view() + parts[i].packed_offset,
-                             part_bytes(parts[i]), true, s->kernels));
-      }
-      return gpu::stream_synchronize(s->kernels);
-    case Method::device:
-      for (size_t i = 0; i < count; ++i) {
-        STRATA_TRY(move_part(parts[i], message.device_staging.data() + parts[i].packed_offset, part_bytes(parts[i]),
-                             true, s->kernels));
-      }
-      return gpu::stream_synchronize(s->kernels);
-    case Method::staged:
-    case Method::span:  // never a message's method (DeviceMessage's constructor)
-      break;
-  }
+namespace {
+
+// The staged method: pack chunk k while the copy engine moves chunk k-1 to
+// the host.
+Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, size_t count) {
   char* staging = message.device_staging.data();
   char* host = message.host_staging.data();
   for (size_t i = 0; i < count; ++i) {
     const DevicePart& part = parts[i];
     if (part.layout->contiguous()) {  // the copy engine takes it straight from the user's buffer
-      STRATA_TRY(move_part(part, host + part.packed_offset, part_bytes(part), true, s->copies));
+      char* user = part.user + part.layout->offset;
+      STRATA_TRY(gpu::memcpy_async(host + part.packed_offset, user, static_cast<size_t>(part_bytes(part)), s.copies));
       continue;
     }
-    // Pack chunk k while the copy engine moves chunk k-1 to the host.
     const int64_t blocks = part.layout->block_count();
     const int64_t step = chunk_blocks(*part.layout);
     for (int64_t b = 0; b < blocks; b += step) {
       const int64_t e = std::min(blocks, b + step);
       const int64_t off = part.packed_offset + b * part.layout->block;
-      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s->kernels, b, e));
-      STRATA_TRY(gpu::event_record(s->ready, s->kernels));
-      STRATA_TRY(gpu::stream_wait_event(s->copies, s->ready));
+      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s.kernels, b, e));
+      STRATA_TRY(gpu::event_record(s.ready, s.kernels));
+      STRATA_TRY(gpu::stream_wait_event(s.copies, s.ready));
       STRATA_TRY(
-          gpu::memcpy_async(host + off, staging + off, static_cast<size_t>((e - b) * part.layout->block), s->copies));
+          gpu::memcpy_async(host + off, staging + off, static_cast<size_t>((e - b) * part.layout->block), s.copies));
     }
   }
-  return gpu::stream_synchronize(s->copies);
+  return gpu::stream_synchronize(s.copies);
+}
+
+// Where the kernels write a message's packed bytes (oneshot: the mapped
+// pinned memory; device: device staging).
+char* kernel_packed(const DeviceMessage& message) {
+  return message.method() == Method::oneshot ? message.host_staging.device_view() : message.device_staging.data();
+}
+
+}  // namespace
+
+Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count) {
+  const PackTask task{&message, parts, count};
+  return device_pack_all(&task, 1);
+}
+
+Status device_pack_all(const PackTask* tasks, size_t count) {
+  // Staged messages one by one (their chunks pipeline the copy engine);
+  // the others queued per device, then one batched launch and one wait per
+  // device.
+  static thread_local std::vector<int> devices;
+  devices.clear();
+  for (size_t t = 0; t < count; ++t) {
+    DeviceMessage& m = *tasks[t].message;
+    gpu::ScopedDevice on(m.device());
+    STRATA_TRY(on.status());
+    Streams* s = nullptr;
+    STRATA_TRY(streams_for(m.device(), &s));
+    if (m.method() == Method::staged) {
+      STRATA_TRY(pack_staged(*s, m, tasks[t].parts, tasks[t].count));
+      continue;
+    }
+    for (size_t i = 0; i < tasks[t].count; ++i) {
+      const DevicePart& part = tasks[t].parts[i];
+      STRATA_TRY(queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true));
+    }
+    if (std::find(devices.begin(), devices.end(), m.device()) == devices.end()) devices.push_back(m.device());
+  }
+  for (int device : devices) {
+    gpu::ScopedDevice on(device);
+    STRATA_TRY(on.status());
+    Streams* s = nullptr;
+    STRATA_TRY(streams_for(device, &s));
+    STRATA_TRY(launch_jobs(*s, true));
+    STRATA_TRY(gpu::stream_synchronize(s->kernels));
+  }
+  return Status::ok;
 }
 
 Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
@@ -169,16 +208,17 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   // All of it ends on the kernels stream: waiting for that stream is waiting
   // for the whole unpack.
   auto finished = [&]() {
-    if (wait) return gpu::stream_synchronize(s->kernels);
-    s->queued = true;
-    return Status::ok;
+    if (!wait) {
+      s->queued = true;
+      return Status::ok;
+    }
+    STRATA_TRY(launch_jobs(*s, false));
+    return gpu::stream_synchronize(s->kernels);
   };
   auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
   if (message.method() != Method::staged) {
-    char* packed =
-        message.method() == Method::oneshot ? message.host_staging.device_view() : message.device_staging.data();
     for (size_t i = 0; i < count; ++i) {
-      STRATA_TRY(move_part(parts[i], packed + parts[i].packed_offset, arrived(parts[i]), false, s->kernels));
+      STRATA_TRY(queue_part(*s, parts[i], kernel_packed(message) + parts[i].packed_offset, arrived(parts[i]), false));
     }
     return finished();
   }
@@ -188,7 +228,10 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     const DevicePart& part = parts[i];
     const int64_t bytes = arrived(part);
     if (part.layout->contiguous()) {
-      STRATA_TRY(move_part(part, host + part.packed_offset, bytes, false, s->kernels));
+      if (bytes > 0) {
+        STRATA_TRY(gpu::memcpy_async(part.user + part.layout->offset, host + part.packed_offset,
+                                     static_cast<size_t>(bytes), s->kernels));
+      }
       continue;
     }
     // Copy chunk k up while the kernels unpack chunk k-1.
@@ -217,7 +260,10 @@ Status wait_for_queued_unpacks() {
   for (auto& [device, s] : thread_streams()) {
     if (!s.queued) continue;
     gpu::ScopedDevice on(device);
-    const Status st = on.status() == Status::ok ? gpu::stream_synchronize(s.kernels) : on.status();
+    Status st = on.status();
+    if (st == Status::ok) st = launch_jobs(s, false);
+    if (st == Status::ok) st = gpu::stream_synchronize(s.kernels);
+    s.jobs.clear();
     if (result == Status::ok) result = st;
     s.queued = false;
   }

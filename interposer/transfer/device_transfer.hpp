@@ -61,6 +61,16 @@ class DeviceMessage {
 // reserved for their bytes; returns when the bytes are in place.
 Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count);
 
+// Packs several messages at once: the strided parts of all messages of one
+// device that are not staged go in batched launches and one wait per device
+// (a rank's many small halo faces cost one launch, not one each).
+struct PackTask {
+  DeviceMessage* message;
+  const DevicePart* parts;
+  size_t count;
+};
+Status device_pack_all(const PackTask* tasks, size_t count);
+
 // Unpacks the first `received` packed bytes of `message` into the parts; a
 // shorter message fills only what arrived, up to a partial block. Returns
 // when the user's buffers hold the bytes, or, with `wait` false, once the

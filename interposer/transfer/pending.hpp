@@ -33,6 +33,9 @@ namespace strata::interposer {
 struct PendingOp {
   enum class Kind : uint8_t { send, recv };
   Kind kind = Kind::send;
+  // A deferred send (deferred_sends.hpp): the library's request, which the
+  // completion calls wait for in place of the user's handle.
+  MPI_Request library = MPI_REQUEST_NULL;
   Outgoing send;
   Incoming recv;
 };

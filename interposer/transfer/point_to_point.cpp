@@ -6,6 +6,7 @@
 
 #include "fault/hooks.hpp"
 #include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/trace.hpp"
 
@@ -45,6 +46,8 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_C
 int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   fault::P2pScope rec(fault::OpKind::isend, comm, count, type, dest, tag, request);
   Plan p = plan_peer("MPI_Isend", "send", dest, buf, count, type);
+  if (defers(p, comm, dest, tag)) return defer_isend(p, buf, count, type, dest, tag, comm, request);
+  flush_deferred_sends();  // messages to one peer keep their order
   if (p.path == Path::library) return real().Isend(buf, count, type, dest, tag, comm, request);
   PendingOp op;
   op.kind = PendingOp::Kind::send;

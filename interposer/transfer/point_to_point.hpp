@@ -26,5 +26,6 @@ int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]);
 int request_free(MPI_Request* request);
 int cancel(MPI_Request* request);
+int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
 
 }  // namespace strata::interposer

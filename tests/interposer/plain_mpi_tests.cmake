@@ -19,6 +19,16 @@ set_tests_properties(test_mpi_threads test_mpi_threads_preload test_mpi_threads_
                      test_mpi_threads_preload_disabled PROPERTIES LABELS "interposer;threads")
 strata_add_test_variant(NAME test_mpi_p2p_np3_preload_always TARGET test_mpi_p2p NP 3 TIMEOUT 120 PRELOAD
                         LABELS interposer ENV STRATA_HOST_PACK=always)
+# Deferred sends (interposer/transfer/deferred_sends.hpp) on the CPU: host-
+# packed sends deferred too, through every completion call, and the calls
+# that must flush them (test_mpi_deferred: patterns that hang if one does not).
+strata_add_test_variant(NAME test_mpi_p2p_preload_deferred TARGET test_mpi_p2p NP 4 TIMEOUT 120 PRELOAD
+                        LABELS interposer
+                        ENV STRATA_HOST_PACK=always STRATA_DEFER_SENDS=all STRATA_TEST_EXPECT_PACKING=1
+                            STRATA_TEST_EXPECT_DEFERRED=1)
+strata_add_test(NAME test_mpi_deferred SOURCES test_mpi_deferred.cpp PLAIN_MPI NP 2 TIMEOUT 120
+                LIBS strata_test_main LABELS interposer PRELOAD
+                ENV STRATA_HOST_PACK=always STRATA_DEFER_SENDS=all STRATA_TEST_EXPECT_DEFERRED=1)
 
 # The random datatype corpus through MPI_Pack/MPI_Unpack and self-messages,
 # against PMPI_Pack/PMPI_Unpack (random_datatype links only MPI).
@@ -42,6 +52,10 @@ if(STRATA_HAVE_CUDA)
   endforeach()
   strata_add_test_variant(NAME test_mpi_device_np4_one_gpu TARGET test_mpi_device NP 4 TIMEOUT 300 PRELOAD
                           LABELS "device;gpu" ENV STRATA_TEST_GPUS=1)
+  # Sends packed and posted by MPI_Isend itself (the default defers them to
+  # the next MPI call, deferred_sends.hpp).
+  strata_add_test_variant(NAME test_mpi_device_np2_no_defer TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "device;gpu" ENV STRATA_DEFER_SENDS=off)
 endif()
 
 # MPI_Allreduce, Reduce_scatter_block, Allgather, Bcast, Reduce as a plain

@@ -373,6 +373,19 @@ TEST(DeviceCounters, TheInterposerMovedDeviceData) {
   // moved through a host copy of the span.
   EXPECT_GT(c->sends_packed + c->spans_copied, 0u);
   EXPECT_GT(c->recvs_unpacked + c->spans_copied, 0u);
+  // Isends of packed device data are deferred unless turned off or staged.
+  const char* defer = std::getenv("STRATA_DEFER_SENDS");
+  const char* method = std::getenv("STRATA_METHOD");
+  const bool off = defer != nullptr && std::strcmp(defer, "off") == 0;
+  const bool staged = method != nullptr && std::strcmp(method, "staged") == 0;
+  const bool span = method != nullptr && std::strcmp(method, "span") == 0;
+  ASSERT_GE(c->version, 4u);
+  if (off || staged) {
+    EXPECT_EQ(c->sends_deferred, 0u);
+  } else if (!span) {
+    EXPECT_GT(c->sends_deferred, 0u);
+    EXPECT_GT(c->deferred_flushes, 0u);
+  }
 }
 
 }  // namespace

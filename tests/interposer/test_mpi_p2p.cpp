@@ -393,6 +393,11 @@ TEST(P2PSemantics, InterposerPresenceMatchesTheHarness) {
   } else if (expect != nullptr && std::strcmp(expect, "0") == 0) {
     EXPECT_EQ(counters->sends_packed + counters->recvs_unpacked + counters->packs_by_strata, 0u);
   }
+  const char* deferred = std::getenv("STRATA_TEST_EXPECT_DEFERRED");
+  if (deferred != nullptr && std::strcmp(deferred, "1") == 0) {
+    EXPECT_GE(counters->version, 4u);
+    EXPECT_GT(counters->sends_deferred, 0u);
+  }
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ struct StrataCounters {
   uint64_t spans_copied;
   uint64_t collectives_by_strata;  // version 3
   uint64_t collectives_staged;     // version 3
+  uint64_t sends_deferred;         // version 4
+  uint64_t deferred_flushes;       // version 4
 };
 const StrataCounters* preload_counters();
 

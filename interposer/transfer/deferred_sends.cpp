@@ -1,0 +1,211 @@
+#include "interposer/transfer/deferred_sends.hpp"
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "interposer/mpi/real_mpi.hpp"
+#include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/pending.hpp"
+
+#include <atomic>
+#include <climits>
+#include <mutex>
+#include <vector>
+
+namespace strata::interposer {
+namespace {
+
+using mpi::real;
+
+enum class DeferMode { off, device, all };
+config::ChoiceParam<DeferMode> g_defer{
+    "STRATA_DEFER_SENDS",
+    DeferMode::device,
+    {{"device", DeferMode::device}, {"off", DeferMode::off}, {"0", DeferMode::off}, {"all", DeferMode::all}},
+    "MPI_Isend of GPU data Strata packs: device = packed and posted at the caller's next MPI call, many sends "
+    "in one batched launch; off = packed and posted by MPI_Isend itself; all = host-packed sends too (tests)"};
+
+// The user's handle of a deferred send is a generalized request; its state
+// carries the error of a send that failed when it was flushed, which the
+// library's completion call returns through query().
+struct HandleState {
+  int error = MPI_SUCCESS;
+};
+
+int query(void* extra, MPI_Status* status) {
+  const int error = static_cast<HandleState*>(extra)->error;
+  PMPI_Status_set_elements(status, MPI_BYTE, 0);
+  PMPI_Status_set_cancelled(status, 0);
+  status->MPI_SOURCE = MPI_UNDEFINED;
+  status->MPI_TAG = MPI_UNDEFINED;
+  status->MPI_ERROR = error;
+  return error;
+}
+int free_state(void* extra) {
+  delete static_cast<HandleState*>(extra);
+  return MPI_SUCCESS;
+}
+int cancel_nothing(void*, int) { return MPI_SUCCESS; }
+
+struct Deferred {
+  Plan plan;
+  const void* buf = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int dest = 0;
+  int tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request handle = MPI_REQUEST_NULL;  // the user's
+  HandleState* state = nullptr;           // owned by the handle
+  Outgoing out;
+  DevicePart part{};  // device_pack: the message's one part
+};
+
+class DeferredQueue {
+ public:
+  bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
+  void push(Deferred&& d) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.push_back(std::move(d));
+    size_.store(queue_.size(), std::memory_order_release);
+  }
+  // Moves the queue's entries into `out` (empty on entry).
+  void take_all(std::vector<Deferred>& out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out.swap(queue_);
+    size_.store(0, std::memory_order_release);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Deferred> queue_;
+  std::atomic<size_t> size_{0};
+};
+
+DeferredQueue& queue() {
+  static DeferredQueue* q = new DeferredQueue();  // never destroyed
+  return *q;
+}
+
+// One flush at a time: a thread whose flush finds the queue empty because
+// another thread took its sends must not post a later message to the same
+// peer before those are posted.
+std::mutex& flush_mutex() {
+  static std::mutex* m = new std::mutex();  // never destroyed
+  return *m;
+}
+
+// The library checks a send's arguments in MPI_Isend itself; a deferred
+// send would report a bad one only at completion. So only sends whose
+// arguments are plainly valid are deferred (the rest go to the library at
+// once, which reports their errors as usual): an intracommunicator, a rank
+// in it, a tag within the range every MPI supports.
+bool valid_target(MPI_Comm comm, int dest, int tag) {
+  if (comm == MPI_COMM_NULL || tag < 0 || tag > 32767) return false;
+  int inter = 1;
+  int size = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
+  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return false;
+  return dest >= 0 && dest < size;
+}
+
+int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
+
+// A deferred send's outcome when it could not be posted: raised on its
+// communicator, kept for the completion of its handle.
+void fail(Deferred& d, int code) {
+  d.state->error = code;
+  PMPI_Grequest_complete(d.handle);
+  raise_error(d.comm, code, "MPI_Isend (deferred)");
+}
+
+}  // namespace
+
+bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag) {
+  const DeferMode mode = g_defer.get();
+  if (mode == DeferMode::off) return false;
+  const bool device = plan.path == Path::device_pack && plan.method != Method::staged;
+  const bool host = mode == DeferMode::all && plan.path == Path::host_pack;
+  return (device || host) && plan.bytes <= INT_MAX && valid_target(comm, dest, tag);
+}
+
+int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request) {
+  Deferred d;
+  d.plan = plan;
+  d.buf = buf;
+  d.count = count;
+  d.type = type;
+  d.dest = dest;
+  d.tag = tag;
+  d.comm = comm;
+  if (plan.path == Path::device_pack) {
+    d.out.device = DeviceMessage(plan.device, plan.method);
+    if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return error_code(s);
+  } else if (int rc = prepare_send(plan, buf, count, type, &d.out); rc != MPI_SUCCESS) {
+    return rc;
+  }
+  d.state = new HandleState();
+  if (int rc = PMPI_Grequest_start(query, free_state, cancel_nothing, d.state, &d.handle); rc != MPI_SUCCESS) {
+    delete d.state;
+    return rc;
+  }
+  *request = d.handle;
+  counters().sends_deferred.fetch_add(1, std::memory_order_relaxed);
+  queue().push(std::move(d));
+  return MPI_SUCCESS;
+}
+
+bool have_deferred_sends() { return !queue().empty(); }
+
+void flush_deferred_sends() noexcept {
+  if (queue().empty()) return;
+  try {
+    std::lock_guard<std::mutex> flushing(flush_mutex());
+    static thread_local std::vector<Deferred> batch;
+    static thread_local std::vector<PackTask> tasks;
+    batch.clear();
+    tasks.clear();
+    queue().take_all(batch);
+    for (Deferred& d : batch) {
+      if (d.plan.path != Path::device_pack) continue;
+      d.part = DevicePart{&d.plan.layout.block(), static_cast<char*>(const_cast<void*>(d.buf)), 0};
+      tasks.push_back(PackTask{&d.out.device, &d.part, 1});
+    }
+    const Status packed = device_pack_all(tasks.data(), tasks.size());
+    if (!tasks.empty()) counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
+    for (Deferred& d : batch) {
+      if (d.plan.path == Path::device_pack) {
+        if (packed != Status::ok) {
+          fail(d, error_code(packed));
+          continue;
+        }
+        d.out.buffer = d.out.device.mpi_buffer();
+        d.out.count = static_cast<int>(d.plan.bytes);
+        d.out.type = MPI_PACKED;
+        counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+      }
+      MPI_Request library = MPI_REQUEST_NULL;
+      const int rc = real().Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
+      if (rc != MPI_SUCCESS) {
+        fail(d, rc);
+        continue;
+      }
+      PendingOp op;
+      op.kind = PendingOp::Kind::send;
+      op.send = std::move(d.out);
+      op.library = library;
+      counters().requests_started.fetch_add(1, std::memory_order_relaxed);
+      pending().put_back(d.handle, std::move(op));
+    }
+    batch.clear();  // failed sends' staging: MPI never saw it
+  } catch (...) {
+    STRATA_LOG(error, kP2p, "flushing deferred sends failed (out of memory?)");
+  }
+}
+
+void release_user_handle(MPI_Request handle) {
+  PMPI_Grequest_complete(handle);
+  PMPI_Request_free(&handle);
+}
+
+}  // namespace strata::interposer
