@@ -112,7 +112,8 @@ void DeviceModel::build_table() {
   for (int aware = 0; aware < 2; ++aware) {
     for (int bb = 0; bb < kBlockBuckets; ++bb) {
       for (int nb = 0; nb < kBytesBuckets; ++nb) {
-        table_[aware][bb][nb] = decide(int64_t{1} << nb, int64_t{1} << bb, aware != 0);
+        table_[aware][bb][nb] = decide(int64_t{1} << nb, int64_t{1} << bb, aware != 0, true);
+        packing_[aware][bb][nb] = decide(int64_t{1} << nb, int64_t{1} << bb, aware != 0, false);
       }
     }
   }
@@ -122,7 +123,16 @@ Method DeviceModel::choose(int64_t packed_bytes, int64_t block, bool gpu_aware) 
   return table_[gpu_aware ? 1 : 0][log2_bucket(block, kBlockBuckets)][log2_bucket(packed_bytes, kBytesBuckets)];
 }
 
-Method DeviceModel::decide(int64_t packed_bytes, int64_t block, bool gpu_aware) const {
+Method DeviceModel::choose_packing(int64_t packed_bytes, int64_t block, bool gpu_aware) const {
+  return packing_[gpu_aware ? 1 : 0][log2_bucket(block, kBlockBuckets)][log2_bucket(packed_bytes, kBytesBuckets)];
+}
+
+double DeviceModel::measured_span_ratio(int64_t block) {
+  const double b = static_cast<double>(std::max<int64_t>(block, 1));
+  return std::max(2.0, 64.0 / b);
+}
+
+Method DeviceModel::decide(int64_t packed_bytes, int64_t block, bool gpu_aware, bool with_span) const {
   // A method's time at the query: the geometric mean of its samples of the
   // nearest measured block length, at the nearest size and its neighbours
   // within a factor of 4, scaled to the query size.
@@ -131,6 +141,7 @@ Method DeviceModel::decide(int64_t packed_bytes, int64_t block, bool gpu_aware) 
   bool any = false;
   for (Method m : {Method::device, Method::oneshot, Method::staged, Method::span}) {
     if (m == Method::device && !gpu_aware) continue;
+    if (m == Method::span && !with_span) continue;
     double nearest_block = 1e300;
     for (const DeviceSample& s : samples) {
       if (s.method == m) nearest_block = std::min(nearest_block, std::fabs(log2_of(s.block) - log2_of(block)));
@@ -193,7 +204,7 @@ const DeviceModel& device_model() {
 
 void override_method(int method) { g_override.store(method, std::memory_order_relaxed); }
 
-Method choose_method(int64_t packed_bytes, int64_t block) {
+Method choose_method(int64_t packed_bytes, int64_t block, int64_t span_bytes) {
   const bool aware = mpi::library_is_gpu_aware();
   const int forced = g_override.load(std::memory_order_relaxed);
   Method m;
@@ -206,7 +217,15 @@ Method choose_method(int64_t packed_bytes, int64_t block) {
       case Forced::staged: m = Method::staged; break;
       case Forced::span: m = Method::span; break;
       case Forced::automatic:
-      default: return device_model().choose(packed_bytes, block, aware);
+      default: {
+        const DeviceModel& model = device_model();
+        const Method chosen = model.choose(packed_bytes, block, aware);
+        const double wide = 2.0 * DeviceModel::measured_span_ratio(block) * static_cast<double>(packed_bytes);
+        if (chosen == Method::span && static_cast<double>(span_bytes) > wide) {
+          return model.choose_packing(packed_bytes, block, aware);
+        }
+        return chosen;
+      }
     }
   }
   if (m == Method::device && !aware) {

@@ -44,17 +44,26 @@ class DeviceModel {
   // once per size and block-length bucket when the model is made; a call
   // is on every send and receive).
   Method choose(int64_t packed_bytes, int64_t block, bool gpu_aware) const;
+  // The same, SPAN left out (for a datatype whose span is wider than the
+  // span the measurement copied).
+  Method choose_packing(int64_t packed_bytes, int64_t block, bool gpu_aware) const;
+
+  // strata-measure's span samples are hvectors at stride max(2 x block,
+  // 64): a span of packed_bytes x this ratio. A type spanning more than
+  // twice that copies bytes the model never paid for.
+  static double measured_span_ratio(int64_t block);
 
   std::vector<DeviceSample> samples;
   std::string source;
 
  private:
   static Result<DeviceModel> parse(const std::string& text);
-  Method decide(int64_t packed_bytes, int64_t block, bool gpu_aware) const;
+  Method decide(int64_t packed_bytes, int64_t block, bool gpu_aware, bool with_span) const;
   void build_table();
   static constexpr int kBlockBuckets = 32;  // log2(block)
   static constexpr int kBytesBuckets = 48;  // log2(bytes)
   Method table_[2][kBlockBuckets][kBytesBuckets] = {};
+  Method packing_[2][kBlockBuckets][kBytesBuckets] = {};
 };
 
 const DeviceModel& device_model();
@@ -64,7 +73,10 @@ const char* reference_device_model_json();
 
 // STRATA_METHOD (device|oneshot|staged|span|auto) over the model. DEVICE needs a
 // GPU-aware MPI: forced on one that is not, STAGED is used (said once).
-Method choose_method(int64_t packed_bytes, int64_t block);
+// `span_bytes`: the bytes the data spans (0: unknown), which keeps the model
+// from choosing SPAN for a type much wider than the ones it measured (a
+// halo's edge: 4.6 KB of data spread over 2.5 MB).
+Method choose_method(int64_t packed_bytes, int64_t block, int64_t span_bytes = 0);
 
 // For strata-measure: forces a method (-1: back to the configuration).
 void override_method(int method);

@@ -40,7 +40,7 @@ Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo>
     p.reason = "more than INT_MAX packed bytes written in GPU memory";
     return p;
   }
-  p.method = choose_method(p.bytes, layout.contiguous() ? p.bytes : layout.block);
+  p.method = choose_method(p.bytes, layout.contiguous() ? p.bytes : layout.block, p.span.hi - p.span.lo);
   if (p.method == Method::span && access == Access::write) p.method = Method::oneshot;  // see device_span
   p.path = p.method == Method::span ? Path::device_span : Path::device_pack;
   return p;

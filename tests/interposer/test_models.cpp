@@ -139,6 +139,20 @@ TEST(DeviceModel, ChoosesTheCheapestAllowedMethod) {
   EXPECT_EQ(m.value().choose(2048, 8, true), Method::device);  // only a GPU-aware MPI may take it
 }
 
+// The reference model chooses SPAN for small messages of 8-byte blocks
+// (measured at span = 8 x packed bytes); a type of the same bytes spread
+// far wider (a halo's corner: 216 B over 80 KB) must not copy its span.
+TEST(DeviceModel, SpanOnlyWhereTheMeasuredSpanWasAsWide) {
+  DeviceModel m = DeviceModel::builtin();
+  EXPECT_EQ(m.choose(1024, 8, false), Method::span) << "the reference model changed: pick another point";
+  EXPECT_NE(m.choose_packing(1024, 8, false), Method::span);
+  EXPECT_DOUBLE_EQ(DeviceModel::measured_span_ratio(8), 8.0);
+  EXPECT_DOUBLE_EQ(DeviceModel::measured_span_ratio(512), 2.0);
+  EXPECT_EQ(strata::interposer::choose_method(1024, 8, 8 * 1024), Method::span);
+  EXPECT_EQ(strata::interposer::choose_method(1024, 8, 0), Method::span);  // span unknown
+  EXPECT_EQ(strata::interposer::choose_method(1024, 8, 80000), m.choose_packing(1024, 8, false));
+}
+
 TEST(DeviceModel, RejectsMalformedFiles) {
   for (const char* bad : {"", "{}", R"({"device": {"transfer": 1}})",
                           R"({"device": {"transfer": [{"method": "teleport", "block": 1, "bytes": 1, "ns": 1}]}})",
