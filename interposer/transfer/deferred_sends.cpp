@@ -47,6 +47,9 @@ int free_state(void* extra) {
 int cancel_nothing(void*, int) { return MPI_SUCCESS; }
 
 struct Deferred {
+  Deferred() = default;
+  Deferred(const Plan& p, const void* b, int c, MPI_Datatype t, int d, int g, MPI_Comm m)
+      : plan(p), buf(b), count(c), type(t), dest(d), tag(g), comm(m) {}
   Plan plan;
   const void* buf = nullptr;
   int count = 0;
@@ -130,14 +133,7 @@ bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag) {
 
 int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  Deferred d;
-  d.plan = plan;
-  d.buf = buf;
-  d.count = count;
-  d.type = type;
-  d.dest = dest;
-  d.tag = tag;
-  d.comm = comm;
+  Deferred d(plan, buf, count, type, dest, tag, comm);
   if (plan.path == Path::device_pack) {
     d.out.device = DeviceMessage(plan.device, plan.method);
     if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return error_code(s);
