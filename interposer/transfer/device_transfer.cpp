@@ -29,8 +29,11 @@ struct Streams {
   gpu::Stream copies = nullptr;
   gpu::Event ready = nullptr;
   bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
-  // Strided parts waiting for one batched launch on `kernels` (launch_jobs).
-  std::vector<gpu::PackJob> jobs;
+  // Strided parts waiting for one batched launch on `kernels` (launch_jobs),
+  // one queue per direction.
+  std::vector<gpu::PackJob> pack_jobs;
+  std::vector<gpu::PackJob> unpack_jobs;
+  std::vector<gpu::PackJob>& jobs(bool pack) { return pack ? pack_jobs : unpack_jobs; }
 };
 
 std::map<int, Streams>& thread_streams() {
@@ -74,6 +77,14 @@ char* block_address(const StridedBlock& layout, char* user, int64_t k) {
   return user + detail::block_offset(layout.offset, layout.dims.data(), static_cast<int>(layout.dims.size()), k);
 }
 
+// Copies `bytes` between a contiguous part's data and `packed` on `stream`.
+Status copy_contiguous(const DevicePart& part, char* packed, int64_t bytes, bool pack, gpu::Stream stream) {
+  if (bytes <= 0) return Status::ok;
+  char* user = part.user + part.layout->offset;
+  return pack ? gpu::memcpy_async(packed, user, static_cast<size_t>(bytes), stream)
+              : gpu::memcpy_async(user, packed, static_cast<size_t>(bytes), stream);
+}
+
 // Moves the first `bytes` of one part's packed bytes between the user's
 // buffer and `packed` (an address the kernels can use) on s.kernels: a copy
 // when contiguous, else a job of the next batched launch (launch_jobs), and
@@ -81,13 +92,9 @@ char* block_address(const StridedBlock& layout, char* user, int64_t k) {
 Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t bytes, bool pack) {
   const StridedBlock& layout = *part.layout;
   if (bytes <= 0) return Status::ok;
-  if (layout.contiguous()) {
-    char* user = part.user + layout.offset;
-    return pack ? gpu::memcpy_async(packed, user, static_cast<size_t>(bytes), s.kernels)
-                : gpu::memcpy_async(user, packed, static_cast<size_t>(bytes), s.kernels);
-  }
+  if (layout.contiguous()) return copy_contiguous(part, packed, bytes, pack, s.kernels);
   const Prefix p = prefix_of(layout, bytes);
-  if (p.blocks > 0) s.jobs.push_back(gpu::PackJob{&layout, part.user, packed, 0, p.blocks});
+  if (p.blocks > 0) s.jobs(pack).push_back(gpu::PackJob{&layout, part.user, packed, 0, p.blocks});
   if (p.tail > 0) {  // a short receive ending inside a block
     char* user = block_address(layout, part.user, p.blocks);
     char* bytes_at = packed + p.blocks * layout.block;
@@ -97,12 +104,23 @@ Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t byte
   return Status::ok;
 }
 
-// Launches the queued jobs (as few kernels as their shapes allow).
+// Launches the queued jobs of one direction (as few kernels as their shapes
+// allow); the queue is empty afterwards whatever happened.
 Status launch_jobs(Streams& s, bool pack) {
-  if (s.jobs.empty()) return Status::ok;
-  const Status st = pack ? gpu::pack_batch_async(s.jobs.data(), s.jobs.size(), s.kernels)
-                         : gpu::unpack_batch_async(s.jobs.data(), s.jobs.size(), s.kernels);
-  s.jobs.clear();
+  std::vector<gpu::PackJob>& jobs = s.jobs(pack);
+  if (jobs.empty()) return Status::ok;
+  const Status st = pack ? gpu::pack_batch_async(jobs.data(), jobs.size(), s.kernels)
+                         : gpu::unpack_batch_async(jobs.data(), jobs.size(), s.kernels);
+  jobs.clear();
+  return st;
+}
+
+// Returns `st`; when it is an error, first drops the jobs of that direction
+// queued since the queue held `mark` jobs: they point at buffers the failed
+// call's caller releases (jobs queued before, by calls that succeeded,
+// stay).
+Status dropping_jobs_on_error(Status st, Streams& s, bool pack, size_t mark = 0) {
+  if (st != Status::ok && s.jobs(pack).size() > mark) s.jobs(pack).resize(mark);
   return st;
 }
 
@@ -135,8 +153,7 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
   for (size_t i = 0; i < count; ++i) {
     const DevicePart& part = parts[i];
     if (part.layout->contiguous()) {  // the copy engine takes it straight from the user's buffer
-      char* user = part.user + part.layout->offset;
-      STRATA_TRY(gpu::memcpy_async(host + part.packed_offset, user, static_cast<size_t>(part_bytes(part)), s.copies));
+      STRATA_TRY(copy_contiguous(part, host + part.packed_offset, part_bytes(part), true, s.copies));
       continue;
     }
     const int64_t blocks = part.layout->block_count();
@@ -171,33 +188,35 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
   // Staged messages one by one (their chunks pipeline the copy engine);
   // the others queued per device, then one batched launch and one wait per
   // device.
-  static thread_local std::vector<int> devices;
-  devices.clear();
-  for (size_t t = 0; t < count; ++t) {
+  static thread_local std::vector<Streams*> used;
+  used.clear();
+  Status st = Status::ok;
+  for (size_t t = 0; t < count && st == Status::ok; ++t) {
     DeviceMessage& m = *tasks[t].message;
     gpu::ScopedDevice on(m.device());
-    STRATA_TRY(on.status());
     Streams* s = nullptr;
-    STRATA_TRY(streams_for(m.device(), &s));
+    st = on.status();
+    if (st == Status::ok) st = streams_for(m.device(), &s);
+    if (st != Status::ok) break;
+    if (std::find(used.begin(), used.end(), s) == used.end()) used.push_back(s);
     if (m.method() == Method::staged) {
-      STRATA_TRY(pack_staged(*s, m, tasks[t].parts, tasks[t].count));
+      st = pack_staged(*s, m, tasks[t].parts, tasks[t].count);
       continue;
     }
-    for (size_t i = 0; i < tasks[t].count; ++i) {
+    for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
       const DevicePart& part = tasks[t].parts[i];
-      STRATA_TRY(queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true));
+      st = queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true);
     }
-    if (std::find(devices.begin(), devices.end(), m.device()) == devices.end()) devices.push_back(m.device());
   }
-  for (int device : devices) {
+  for (auto& [device, s] : thread_streams()) {
+    if (std::find(used.begin(), used.end(), &s) == used.end()) continue;
     gpu::ScopedDevice on(device);
-    STRATA_TRY(on.status());
-    Streams* s = nullptr;
-    STRATA_TRY(streams_for(device, &s));
-    STRATA_TRY(launch_jobs(*s, true));
-    STRATA_TRY(gpu::stream_synchronize(s->kernels));
+    if (st == Status::ok) st = on.status();
+    if (st == Status::ok) st = launch_jobs(s, true);
+    if (st == Status::ok) st = gpu::stream_synchronize(s.kernels);
+    dropping_jobs_on_error(st, s, true);
   }
-  return Status::ok;
+  return st;
 }
 
 Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
@@ -215,12 +234,17 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     STRATA_TRY(launch_jobs(*s, false));
     return gpu::stream_synchronize(s->kernels);
   };
+  // A failure part-way leaves none of this call's jobs for a later launch.
+  const size_t mark = s->unpack_jobs.size();
+  auto failed = [&](Status st) { return dropping_jobs_on_error(st, *s, false, mark); };
   auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
   if (message.method() != Method::staged) {
     for (size_t i = 0; i < count; ++i) {
-      STRATA_TRY(queue_part(*s, parts[i], kernel_packed(message) + parts[i].packed_offset, arrived(parts[i]), false));
+      const Status st =
+          queue_part(*s, parts[i], kernel_packed(message) + parts[i].packed_offset, arrived(parts[i]), false);
+      if (st != Status::ok) return failed(st);
     }
-    return finished();
+    return failed(finished());
   }
   char* staging = message.device_staging.data();
   char* host = message.host_staging.data();
@@ -228,10 +252,7 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     const DevicePart& part = parts[i];
     const int64_t bytes = arrived(part);
     if (part.layout->contiguous()) {
-      if (bytes > 0) {
-        STRATA_TRY(gpu::memcpy_async(part.user + part.layout->offset, host + part.packed_offset,
-                                     static_cast<size_t>(bytes), s->kernels));
-      }
+      STRATA_TRY(copy_contiguous(part, host + part.packed_offset, bytes, false, s->kernels));
       continue;
     }
     // Copy chunk k up while the kernels unpack chunk k-1.
@@ -263,7 +284,7 @@ Status wait_for_queued_unpacks() {
     Status st = on.status();
     if (st == Status::ok) st = launch_jobs(s, false);
     if (st == Status::ok) st = gpu::stream_synchronize(s.kernels);
-    s.jobs.clear();
+    s.unpack_jobs.clear();
     if (result == Status::ok) result = st;
     s.queued = false;
   }
