@@ -248,10 +248,7 @@ int request_free(MPI_Request* request) {
 MPI_Request library_request(MPI_Request request) {
   flush_deferred_sends();
   if (request == MPI_REQUEST_NULL || pending().empty()) return request;
-  std::optional<PendingOp> op = pending().take(request);
-  if (!op) return request;
-  const MPI_Request library = op->library;
-  pending().put_back(request, std::move(*op));
+  const MPI_Request library = pending().library_of(request);
   return library != MPI_REQUEST_NULL ? library : request;
 }
 

@@ -44,6 +44,12 @@ std::optional<PendingOp> PendingTable::take(MPI_Request request) {
   return op;
 }
 
+MPI_Request PendingTable::library_of(MPI_Request request) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = ops_.find(request);
+  return it == ops_.end() ? MPI_REQUEST_NULL : it->second.library;
+}
+
 void PendingTable::put_back(MPI_Request request, PendingOp&& op) {
   if (!add(request, std::move(op))) {
     leak(op);  // MPI still owns the buffer: never free it

@@ -54,6 +54,9 @@ class PendingTable {
   bool add(MPI_Request request, PendingOp&& op);
   bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
   std::optional<PendingOp> take(MPI_Request request);
+  // The library's request of a deferred send's handle (MPI_REQUEST_NULL
+  // when `request` is no such handle); the entry stays.
+  MPI_Request library_of(MPI_Request request);
   void put_back(MPI_Request request, PendingOp&& op);
 
   // MPI_Request_free on a Strata request: the operation still has to finish
