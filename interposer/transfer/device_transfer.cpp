@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace strata::interposer {
@@ -188,7 +189,7 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
   // Staged messages one by one (their chunks pipeline the copy engine);
   // the others queued per device, then one batched launch and one wait per
   // device.
-  static thread_local std::vector<Streams*> used;
+  static thread_local std::vector<std::pair<int, Streams*>> used;  // devices with work queued
   used.clear();
   Status st = Status::ok;
   for (size_t t = 0; t < count && st == Status::ok; ++t) {
@@ -198,7 +199,9 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
     st = on.status();
     if (st == Status::ok) st = streams_for(m.device(), &s);
     if (st != Status::ok) break;
-    if (std::find(used.begin(), used.end(), s) == used.end()) used.push_back(s);
+    if (std::find(used.begin(), used.end(), std::make_pair(m.device(), s)) == used.end()) {
+      used.emplace_back(m.device(), s);
+    }
     if (m.method() == Method::staged) {
       st = pack_staged(*s, m, tasks[t].parts, tasks[t].count);
       continue;
@@ -208,13 +211,12 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
       st = queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true);
     }
   }
-  for (auto& [device, s] : thread_streams()) {
-    if (std::find(used.begin(), used.end(), &s) == used.end()) continue;
+  for (auto& [device, s] : used) {
     gpu::ScopedDevice on(device);
     if (st == Status::ok) st = on.status();
-    if (st == Status::ok) st = launch_jobs(s, true);
-    if (st == Status::ok) st = gpu::stream_synchronize(s.kernels);
-    dropping_jobs_on_error(st, s, true);
+    if (st == Status::ok) st = launch_jobs(*s, true);
+    if (st == Status::ok) st = gpu::stream_synchronize(s->kernels);
+    dropping_jobs_on_error(st, *s, true);
   }
   return st;
 }
