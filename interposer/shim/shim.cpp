@@ -248,7 +248,7 @@ STRATA_API int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
 STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
-  snapshot.version = 4;
+  snapshot.version = 5;
   snapshot.calls_intercepted = c.calls_intercepted.load();
   snapshot.calls_passed_through = c.calls_passed_through.load();
   snapshot.packs_by_strata = c.packs_by_strata.load();
@@ -263,6 +263,7 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   snapshot.collectives_staged = c.collectives_staged.load();
   snapshot.sends_deferred = c.sends_deferred.load();
   snapshot.deferred_flushes = c.deferred_flushes.load();
+  snapshot.parts_by_copy_engine = c.parts_by_copy_engine.load();
   return &snapshot;
 }
 

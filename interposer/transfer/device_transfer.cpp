@@ -2,11 +2,15 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/engine_choice.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
+#include "portability/layout/box_copies.hpp"
 #include "portability/layout/strided_index.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -22,19 +26,39 @@ config::IntParam g_chunk{"STRATA_PIPELINE_CHUNK",
                          int64_t{1} << 40,
                          true};
 
-// Per thread and device: a stream for kernels, one for the copy engine, and
-// an event between them. Threads get their own so that one thread's wait
-// never waits for another thread's work.
+using Clock = std::chrono::steady_clock;
+
+double micros_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+// Per thread and device: the stream a flush's packing or unpacking is
+// ordered on (kernels and the copy engine's boxes alike: one wait covers
+// both), one for the staged method's pipelined copies, and an event between
+// them. Threads get their own so that one thread's wait never waits for
+// another thread's work.
 struct Streams {
-  gpu::Stream kernels = nullptr;
+  gpu::Stream work = nullptr;
   gpu::Stream copies = nullptr;
   gpu::Event ready = nullptr;
   bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
-  // Strided parts waiting for one batched launch on `kernels` (launch_jobs),
+  // Strided parts waiting for one batched launch on `work` (launch_jobs),
   // one queue per direction.
   std::vector<gpu::PackJob> pack_jobs;
   std::vector<gpu::PackJob> unpack_jobs;
   std::vector<gpu::PackJob>& jobs(bool pack) { return pack ? pack_jobs : unpack_jobs; }
+  // Kernels or copy engines, measured (engine_choice.hpp).
+  EngineChooser engines;
+  // The receives unpacked since the last wait with strided parts: the
+  // engine chosen when the first was queued, its key, and the host time
+  // spent queueing so far (the wait adds its own).
+  struct Batch {
+    bool open = false;
+    Engine engine = Engine::kernels;
+    int64_t bytes = 0;
+    int64_t parts = 0;
+    double busy_us = 0;
+  } unpacks;
 };
 
 std::map<int, Streams>& thread_streams() {
@@ -50,7 +74,7 @@ Status streams_for(int device, Streams** out) {
     Streams& s = it->second;
     // Ordered after the default stream: data an application produced there
     // and did not synchronize is complete before Strata reads it.
-    if (gpu::stream_create(&s.kernels, true) != Status::ok || gpu::stream_create(&s.copies, true) != Status::ok ||
+    if (gpu::stream_create(&s.work, true) != Status::ok || gpu::stream_create(&s.copies, true) != Status::ok ||
         gpu::event_create(&s.ready, /*timing=*/false) != Status::ok) {
       per_device->erase(it);
       return Status::device_error;
@@ -87,20 +111,20 @@ Status copy_contiguous(const DevicePart& part, char* packed, int64_t bytes, bool
 }
 
 // Moves the first `bytes` of one part's packed bytes between the user's
-// buffer and `packed` (an address the kernels can use) on s.kernels: a copy
+// buffer and `packed` (an address the kernels can use) on s.work: a copy
 // when contiguous, else a job of the next batched launch (launch_jobs), and
 // a copy of the bytes of a last partial block.
 Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t bytes, bool pack) {
   const StridedBlock& layout = *part.layout;
   if (bytes <= 0) return Status::ok;
-  if (layout.contiguous()) return copy_contiguous(part, packed, bytes, pack, s.kernels);
+  if (layout.contiguous()) return copy_contiguous(part, packed, bytes, pack, s.work);
   const Prefix p = prefix_of(layout, bytes);
   if (p.blocks > 0) s.jobs(pack).push_back(gpu::PackJob{&layout, part.user, packed, 0, p.blocks});
   if (p.tail > 0) {  // a short receive ending inside a block
     char* user = block_address(layout, part.user, p.blocks);
     char* bytes_at = packed + p.blocks * layout.block;
-    STRATA_TRY(pack ? gpu::memcpy_async(bytes_at, user, static_cast<size_t>(p.tail), s.kernels)
-                    : gpu::memcpy_async(user, bytes_at, static_cast<size_t>(p.tail), s.kernels));
+    STRATA_TRY(pack ? gpu::memcpy_async(bytes_at, user, static_cast<size_t>(p.tail), s.work)
+                    : gpu::memcpy_async(user, bytes_at, static_cast<size_t>(p.tail), s.work));
   }
   return Status::ok;
 }
@@ -110,8 +134,8 @@ Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t byte
 Status launch_jobs(Streams& s, bool pack) {
   std::vector<gpu::PackJob>& jobs = s.jobs(pack);
   if (jobs.empty()) return Status::ok;
-  const Status st = pack ? gpu::pack_batch_async(jobs.data(), jobs.size(), s.kernels)
-                         : gpu::unpack_batch_async(jobs.data(), jobs.size(), s.kernels);
+  const Status st = pack ? gpu::pack_batch_async(jobs.data(), jobs.size(), s.work)
+                         : gpu::unpack_batch_async(jobs.data(), jobs.size(), s.work);
   jobs.clear();
   return st;
 }
@@ -162,8 +186,8 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
     for (int64_t b = 0; b < blocks; b += step) {
       const int64_t e = std::min(blocks, b + step);
       const int64_t off = part.packed_offset + b * part.layout->block;
-      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s.kernels, b, e));
-      STRATA_TRY(gpu::event_record(s.ready, s.kernels));
+      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s.work, b, e));
+      STRATA_TRY(gpu::event_record(s.ready, s.work));
       STRATA_TRY(gpu::stream_wait_event(s.copies, s.ready));
       STRATA_TRY(
           gpu::memcpy_async(host + off, staging + off, static_cast<size_t>((e - b) * part.layout->block), s.copies));
@@ -178,6 +202,68 @@ char* kernel_packed(const DeviceMessage& message) {
   return message.method() == Method::oneshot ? message.host_staging.device_view() : message.device_staging.data();
 }
 
+// Messages MPI moves from host memory (oneshot and staged): the copy engine
+// can write their bytes straight into the pinned staging, which kernels
+// also reach (it is mapped).
+bool host_bound(const DeviceMessage& message) { return message.method() != Method::device; }
+
+// At most this many boxes per part on the copy engine (each is one runtime
+// call of 2-3 us of host time); a layout needing more goes to the kernels.
+constexpr int64_t kMaxBoxesPerPart = 16;
+
+// What the engine choice of a flush is keyed on: its strided parts on
+// host-bound messages (contiguous parts are copies whatever the engine).
+struct Flush {
+  int64_t bytes = 0;
+  int64_t parts = 0;
+  void add(const DeviceMessage& message, const DevicePart* parts_, size_t count) {
+    if (!host_bound(message)) return;
+    for (size_t i = 0; i < count; ++i) {
+      if (parts_[i].layout->contiguous()) continue;
+      bytes += part_bytes(parts_[i]);
+      ++parts;
+    }
+  }
+};
+
+Engine engine_for(Streams& s, bool pack, const Flush& flush) {
+  switch (engine_setting()) {
+    case EngineSetting::kernels: return Engine::kernels;
+    case EngineSetting::copies: return Engine::copies;
+    case EngineSetting::automatic: break;
+  }
+  return flush.parts > 0 ? s.engines.pick(pack, flush.bytes, flush.parts) : Engine::kernels;
+}
+
+// Moves the first `bytes` packed bytes of a part of a host-bound message
+// with the copy engine: contiguous data as one copy, a strided layout as
+// boxes when it arrived whole and the boxes can move it. Otherwise (and
+// for the kernels engine) as queue_part does, the kernels writing the
+// mapped staging.
+Status queue_part_on(Engine engine, Streams& s, const DeviceMessage& message, const DevicePart& part, int64_t bytes,
+                     bool pack) {
+  const StridedBlock& layout = *part.layout;
+  char* host = message.host_staging.data() + part.packed_offset;
+  if (engine == Engine::copies && bytes > 0) {
+    if (layout.contiguous()) return copy_contiguous(part, host, bytes, pack, s.work);
+    static thread_local std::vector<detail::BoxCopy> boxes;
+    if (bytes == part_bytes(part) && detail::plan_box_copies(layout, kMaxBoxesPerPart, &boxes)) {
+      for (const detail::BoxCopy& box : boxes) STRATA_TRY(gpu::copy_box_async(box, part.user, host, pack, s.work));
+      counters().parts_by_copy_engine.fetch_add(1, std::memory_order_relaxed);
+      return Status::ok;
+    }
+  }
+  return queue_part(s, part, message.host_staging.device_view() + part.packed_offset, bytes, pack);
+}
+
+// After a failure: waits for whatever was already queued on the streams
+// (copies cannot be taken back), so that nothing still touches staging the
+// caller is about to release.
+void drain(Streams& s) {
+  gpu::stream_synchronize(s.work);
+  gpu::stream_synchronize(s.copies);
+}
+
 }  // namespace
 
 Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count) {
@@ -186,11 +272,16 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
 }
 
 Status device_pack_all(const PackTask* tasks, size_t count) {
-  // Staged messages one by one (their chunks pipeline the copy engine);
-  // the others queued per device, then one batched launch and one wait per
-  // device.
+  // The engine for the whole flush (kernels or copy engines, measured per
+  // flush size); staged messages on the kernels pipeline their chunks one
+  // message at a time; everything else is queued per device, then one
+  // batched launch and one wait per device.
   static thread_local std::vector<std::pair<int, Streams*>> used;  // devices with work queued
   used.clear();
+  const Clock::time_point start = Clock::now();
+  Flush flush;
+  for (size_t t = 0; t < count; ++t) flush.add(*tasks[t].message, tasks[t].parts, tasks[t].count);
+  Engine engine = Engine::kernels;
   Status st = Status::ok;
   for (size_t t = 0; t < count && st == Status::ok; ++t) {
     DeviceMessage& m = *tasks[t].message;
@@ -199,83 +290,127 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
     st = on.status();
     if (st == Status::ok) st = streams_for(m.device(), &s);
     if (st != Status::ok) break;
+    if (used.empty()) engine = engine_for(*s, true, flush);  // the first device's chooser keeps the times
     if (std::find(used.begin(), used.end(), std::make_pair(m.device(), s)) == used.end()) {
       used.emplace_back(m.device(), s);
     }
-    if (m.method() == Method::staged) {
+    if (host_bound(m) && (engine == Engine::copies || m.method() == Method::oneshot)) {
+      for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
+        const DevicePart& part = tasks[t].parts[i];
+        st = queue_part_on(engine, *s, m, part, part_bytes(part), true);
+      }
+    } else if (m.method() == Method::staged) {
       st = pack_staged(*s, m, tasks[t].parts, tasks[t].count);
-      continue;
-    }
-    for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
-      const DevicePart& part = tasks[t].parts[i];
-      st = queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true);
+    } else {
+      for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
+        const DevicePart& part = tasks[t].parts[i];
+        st = queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true);
+      }
     }
   }
   for (auto& [device, s] : used) {
     gpu::ScopedDevice on(device);
     if (st == Status::ok) st = on.status();
     if (st == Status::ok) st = launch_jobs(*s, true);
-    if (st == Status::ok) st = gpu::stream_synchronize(s->kernels);
+    if (st == Status::ok) st = gpu::stream_synchronize(s->work);
     dropping_jobs_on_error(st, *s, true);
+    if (st != Status::ok) drain(*s);
+  }
+  if (st == Status::ok && !used.empty() && flush.parts > 0) {
+    used.front().second->engines.record(true, flush.bytes, flush.parts, engine, micros_since(start));
   }
   return st;
 }
 
-Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
-  gpu::ScopedDevice on(message.device());
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(message.device(), &s));
-  // All of it ends on the kernels stream: waiting for that stream is waiting
-  // for the whole unpack.
-  auto finished = [&]() {
-    if (!wait) {
-      s->queued = true;
-      return Status::ok;
-    }
-    STRATA_TRY(launch_jobs(*s, false));
-    return gpu::stream_synchronize(s->kernels);
-  };
-  // A failure part-way leaves none of this call's jobs for a later launch.
-  const size_t mark = s->unpack_jobs.size();
-  auto failed = [&](Status st) { return dropping_jobs_on_error(st, *s, false, mark); };
-  auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
-  if (message.method() != Method::staged) {
-    for (size_t i = 0; i < count; ++i) {
-      const Status st =
-          queue_part(*s, parts[i], kernel_packed(message) + parts[i].packed_offset, arrived(parts[i]), false);
-      if (st != Status::ok) return failed(st);
-    }
-    return failed(finished());
-  }
+namespace {
+
+// The staged method's receive side: copy chunk k up while the kernels
+// unpack chunk k-1.
+Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart* parts, size_t count,
+                     int64_t received) {
   char* staging = message.device_staging.data();
   char* host = message.host_staging.data();
   for (size_t i = 0; i < count; ++i) {
     const DevicePart& part = parts[i];
-    const int64_t bytes = arrived(part);
+    const int64_t bytes = std::clamp<int64_t>(received - part.packed_offset, 0, part_bytes(part));
     if (part.layout->contiguous()) {
-      STRATA_TRY(copy_contiguous(part, host + part.packed_offset, bytes, false, s->kernels));
+      STRATA_TRY(copy_contiguous(part, host + part.packed_offset, bytes, false, s.work));
       continue;
     }
-    // Copy chunk k up while the kernels unpack chunk k-1.
     const int64_t block = part.layout->block;
     const Prefix p = prefix_of(*part.layout, bytes);
     const int64_t step = chunk_blocks(*part.layout);
     for (int64_t b = 0; b < p.blocks; b += step) {
       const int64_t e = std::min(p.blocks, b + step);
       const int64_t off = part.packed_offset + b * block;
-      STRATA_TRY(gpu::memcpy_async(staging + off, host + off, static_cast<size_t>((e - b) * block), s->copies));
-      STRATA_TRY(gpu::event_record(s->ready, s->copies));
-      STRATA_TRY(gpu::stream_wait_event(s->kernels, s->ready));
-      STRATA_TRY(gpu::unpack_async(*part.layout, staging + part.packed_offset, part.user, s->kernels, b, e));
+      STRATA_TRY(gpu::memcpy_async(staging + off, host + off, static_cast<size_t>((e - b) * block), s.copies));
+      STRATA_TRY(gpu::event_record(s.ready, s.copies));
+      STRATA_TRY(gpu::stream_wait_event(s.work, s.ready));
+      STRATA_TRY(gpu::unpack_async(*part.layout, staging + part.packed_offset, part.user, s.work, b, e));
     }
     if (p.tail > 0) {
       STRATA_TRY(gpu::memcpy_async(block_address(*part.layout, part.user, p.blocks),
                                    host + part.packed_offset + p.blocks * block, static_cast<size_t>(p.tail),
-                                   s->kernels));
+                                   s.work));
     }
   }
-  return finished();
+  return Status::ok;
+}
+
+// The wait that ends the receive side's batch: the kernels' launch, then
+// the wait for the device (all of it ends on s.work); then what the batch
+// cost with its engine is recorded.
+Status finish_unpacks(Streams& s) {
+  const Clock::time_point start = Clock::now();
+  Status st = launch_jobs(s, false);
+  if (st == Status::ok) st = gpu::stream_synchronize(s.work);
+  if (st != Status::ok) drain(s);
+  const Streams::Batch& b = s.unpacks;
+  if (b.open && st == Status::ok) s.engines.record(false, b.bytes, b.parts, b.engine, b.busy_us + micros_since(start));
+  s.unpacks = Streams::Batch{};
+  s.queued = false;
+  return st;
+}
+
+}  // namespace
+
+Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
+  const Clock::time_point start = Clock::now();
+  gpu::ScopedDevice on(message.device());
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(message.device(), &s));
+  // The engine is chosen for a batch of receives (those one completion call
+  // finishes) when its first strided part is queued.
+  Flush flush;
+  flush.add(message, parts, count);
+  Streams::Batch& batch = s->unpacks;
+  if (!batch.open && flush.parts > 0) batch = Streams::Batch{true, engine_for(*s, false, flush), flush.bytes, flush.parts, 0};
+  const Engine engine = batch.open ? batch.engine : Engine::kernels;
+  auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
+  // A failure part-way leaves none of this call's jobs for a later launch,
+  // and nothing queued that still touches the message's staging.
+  const size_t mark = s->unpack_jobs.size();
+  Status st = Status::ok;
+  if (host_bound(message) && (engine == Engine::copies || message.method() == Method::oneshot)) {
+    for (size_t i = 0; i < count && st == Status::ok; ++i) st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
+  } else if (message.method() == Method::staged) {
+    st = unpack_staged(*s, message, parts, count, received);
+  } else {
+    for (size_t i = 0; i < count && st == Status::ok; ++i) {
+      st = queue_part(*s, parts[i], kernel_packed(message) + parts[i].packed_offset, arrived(parts[i]), false);
+    }
+  }
+  if (st != Status::ok) {
+    drain(*s);
+    return dropping_jobs_on_error(st, *s, false, mark);
+  }
+  if (batch.open) batch.busy_us += micros_since(start);
+  if (!wait) {
+    s->queued = true;
+    return Status::ok;
+  }
+  return finish_unpacks(*s);
 }
 
 Status wait_for_queued_unpacks() {
@@ -284,11 +419,14 @@ Status wait_for_queued_unpacks() {
     if (!s.queued) continue;
     gpu::ScopedDevice on(device);
     Status st = on.status();
-    if (st == Status::ok) st = launch_jobs(s, false);
-    if (st == Status::ok) st = gpu::stream_synchronize(s.kernels);
-    s.unpack_jobs.clear();
+    if (st == Status::ok) {
+      st = finish_unpacks(s);
+    } else {
+      s.unpack_jobs.clear();
+      s.unpacks = Streams::Batch{};
+      s.queued = false;
+    }
     if (result == Status::ok) result = st;
-    s.queued = false;
   }
   return result;
 }

@@ -9,6 +9,8 @@
 #include <strata/device.hpp>
 #include <strata/status.hpp>
 
+#include "portability/layout/box_copies.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -71,6 +73,10 @@ Status mapped_device_pointer(void* pinned_host, void** device_ptr) noexcept;
 // Copies in either direction (the runtime infers it from the pointers).
 Status memcpy_async(void* dst, const void* src, size_t bytes, Stream stream) noexcept;
 Status memset_async(void* dst, int value, size_t bytes, Stream stream) noexcept;
+// Moves one box of a strided layout (portability/layout/box_copies.hpp)
+// between the user's buffer and the packed bytes, on the copy engine (pack:
+// user to packed).
+Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool pack, Stream stream) noexcept;
 
 // --- pointer classification (cached; see strata/device.hpp) -----------------
 device::Pointer classify(const void* ptr) noexcept;

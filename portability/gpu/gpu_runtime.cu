@@ -317,6 +317,40 @@ Status memcpy_async(void* dst, const void* src, size_t bytes, Stream stream) noe
   return STRATA_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDefault, static_cast<gpuStream_t>(stream)));
 }
 
+Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool pack, Stream stream) noexcept {
+  STRATA_GPU_REQUIRE_DEVICE();
+  if (box.bytes() == 0) {
+    return Status::ok;
+  }
+  if (user == nullptr || packed == nullptr || box.width <= 0 || box.pitch < box.width ||
+      box.slice_pitch < box.pitch * box.height || box.slice_pitch % box.pitch != 0) {
+    return Status::invalid_argument;
+  }
+  char* u = user + box.user_offset;
+  char* k = packed + box.packed_offset;
+  const auto s = static_cast<gpuStream_t>(stream);
+  const auto width = static_cast<size_t>(box.width);
+  const auto height = static_cast<size_t>(box.height);
+  if (box.depth == 1 && box.height == 1) {
+    return STRATA_GPU_CHECK(gpuMemcpyAsync(pack ? k : u, pack ? u : k, width, gpuMemcpyDefault, s));
+  }
+  const auto pitch = static_cast<size_t>(box.pitch);
+  if (box.depth == 1) {
+    return STRATA_GPU_CHECK(pack ? gpuMemcpy2DAsync(k, width, u, pitch, width, height, gpuMemcpyDefault, s)
+                                 : gpuMemcpy2DAsync(u, pitch, k, width, width, height, gpuMemcpyDefault, s));
+  }
+  // The user's side: rows of `pitch` bytes, slice_pitch / pitch rows a
+  // slice; the packed side: dense rows and slices.
+  gpuMemcpy3DParms p{};
+  const auto user_side = make_gpuPitchedPtr(u, pitch, width, static_cast<size_t>(box.slice_pitch / box.pitch));
+  const auto packed_side = make_gpuPitchedPtr(k, width, width, height);
+  p.srcPtr = pack ? user_side : packed_side;
+  p.dstPtr = pack ? packed_side : user_side;
+  p.extent = make_gpuExtent(width, height, static_cast<size_t>(box.depth));
+  p.kind = gpuMemcpyDefault;
+  return STRATA_GPU_CHECK(gpuMemcpy3DAsync(&p, s));
+}
+
 Status memset_async(void* dst, int value, size_t bytes, Stream stream) noexcept {
   STRATA_GPU_REQUIRE_DEVICE();
   if (bytes == 0) {

@@ -40,6 +40,7 @@ Status free_pinned(void*) noexcept { return Status::not_supported; }
 Status mapped_device_pointer(void*, void**) noexcept { return Status::not_supported; }
 Status memcpy_async(void*, const void*, size_t, Stream) noexcept { return Status::not_supported; }
 Status memset_async(void*, int, size_t, Stream) noexcept { return Status::not_supported; }
+Status copy_box_async(const detail::BoxCopy&, char*, char*, bool, Stream) noexcept { return Status::not_supported; }
 
 device::Pointer classify(const void*) noexcept { return device::Pointer{}; }
 void forget_classifications() noexcept {}

@@ -93,6 +93,10 @@
 #define gpuMemcpy hipMemcpy
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemcpy2DAsync hipMemcpy2DAsync
+#define gpuMemcpy3DAsync hipMemcpy3DAsync
+#define gpuMemcpy3DParms hipMemcpy3DParms
+#define make_gpuPitchedPtr make_hipPitchedPtr
+#define make_gpuExtent make_hipExtent
 #define gpuMemsetAsync hipMemsetAsync
 #define gpuMemcpyDefault hipMemcpyDefault
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
@@ -209,6 +213,10 @@
 #define gpuMemcpy cudaMemcpy
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemcpy2DAsync cudaMemcpy2DAsync
+#define gpuMemcpy3DAsync cudaMemcpy3DAsync
+#define gpuMemcpy3DParms cudaMemcpy3DParms
+#define make_gpuPitchedPtr make_cudaPitchedPtr
+#define make_gpuExtent make_cudaExtent
 #define gpuMemsetAsync cudaMemsetAsync
 #define gpuMemcpyDefault cudaMemcpyDefault
 #define gpuMemcpyHostToDevice cudaMemcpyHostToDevice

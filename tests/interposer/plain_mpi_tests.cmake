@@ -56,6 +56,14 @@ if(STRATA_HAVE_CUDA)
   # the next MPI call, deferred_sends.hpp).
   strata_add_test_variant(NAME test_mpi_device_np2_no_defer TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
                           LABELS "device;gpu" ENV STRATA_DEFER_SENDS=off)
+  # Strided parts packed by the copy engines (strided 2D/3D copies), and by
+  # the kernels alone (the default measures both and picks).
+  foreach(engine copies kernels)
+    strata_add_test_variant(NAME test_mpi_device_np2_${engine} TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                            LABELS "device;gpu" ENV STRATA_DEVICE_ENGINE=${engine})
+  endforeach()
+  strata_add_test_variant(NAME test_mpi_device_np2_staged_copies TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "device;gpu" ENV STRATA_DEVICE_ENGINE=copies STRATA_METHOD=staged)
 endif()
 
 # MPI_Allreduce, Reduce_scatter_block, Allgather, Bcast, Reduce as a plain

@@ -2,6 +2,7 @@
 // reference models.
 #include "interposer/model/device_model.hpp"
 #include "interposer/model/host_model.hpp"
+#include "interposer/transfer/engine_choice.hpp"
 
 #include <gtest/gtest.h>
 
@@ -169,6 +170,79 @@ TEST(DeviceModel, TheBuiltInReferenceModelLoads) {
   for (int64_t bytes : {int64_t{1024}, int64_t{1} << 20, int64_t{1} << 30}) {
     EXPECT_NE(m.choose(bytes, 8, false), Method::device) << bytes;
   }
+}
+
+// --- kernels or copy engines (engine_choice.hpp) ----------------------------------
+
+using strata::interposer::Engine;
+using strata::interposer::EngineChooser;
+
+// Feeds `n` picks with the given costs per engine; returns how many picks
+// went to the copy engines.
+int run_chooser(EngineChooser& c, int n, double kernels_us, double copies_us, int64_t bytes = 1 << 20) {
+  int copies = 0;
+  for (int i = 0; i < n; ++i) {
+    const Engine e = c.pick(true, bytes, 26);
+    copies += e == Engine::copies ? 1 : 0;
+    c.record(true, bytes, 26, e, e == Engine::copies ? copies_us : kernels_us);
+  }
+  return copies;
+}
+
+TEST(EngineChoice, TriesBothThenKeepsTheFasterAndExploresTheOther) {
+  EngineChooser c;
+  // Three samples of each, in turn.
+  for (int i = 0; i < 6; ++i) {
+    const Engine e = c.pick(true, 1 << 20, 26);
+    EXPECT_EQ(e, i % 2 == 0 ? Engine::kernels : Engine::copies) << "pick " << i;
+    c.record(true, 1 << 20, 26, e, e == Engine::copies ? 140.0 : 280.0);
+  }
+  EXPECT_DOUBLE_EQ(c.estimate(true, 1 << 20, 26, Engine::kernels), 280.0);
+  EXPECT_DOUBLE_EQ(c.estimate(true, 1 << 20, 26, Engine::copies), 140.0);
+  // Then the copy engines, but for one pick in kExploreEvery.
+  const int copies = run_chooser(c, 160, 280.0, 140.0);
+  EXPECT_EQ(copies, 160 - 160 / EngineChooser::kExploreEvery);
+}
+
+TEST(EngineChoice, AFirstSlowLaunchIsForgotten) {
+  EngineChooser c;
+  // The first kernel launch loads the module (milliseconds); the median of
+  // three forgets it.
+  c.record(true, 1 << 20, 26, Engine::kernels, 5000.0);
+  c.record(true, 1 << 20, 26, Engine::copies, 75.0);
+  c.record(true, 1 << 20, 26, Engine::kernels, 30.0);
+  c.record(true, 1 << 20, 26, Engine::copies, 75.0);
+  c.record(true, 1 << 20, 26, Engine::kernels, 30.0);
+  c.record(true, 1 << 20, 26, Engine::copies, 75.0);
+  EXPECT_EQ(run_chooser(c, 15, 30.0, 75.0), 0);
+}
+
+TEST(EngineChoice, FollowsAChangeWithinTwoFlushes) {
+  EngineChooser c;
+  run_chooser(c, 40, 30.0, 75.0);  // kernels win on a GPU of its own
+  // Other processes start time-slicing the GPU: kernels now cost 300 us.
+  int kernels_after_change = 0;
+  for (int i = 0; i < 10; ++i) {
+    const Engine e = c.pick(true, 1 << 20, 26);
+    if (e == Engine::copies) break;
+    ++kernels_after_change;
+    c.record(true, 1 << 20, 26, e, 300.0);
+  }
+  EXPECT_EQ(kernels_after_change, 2);
+  // And back when they leave: the median needs two cheap samples of the
+  // kernels, taken at the next two explorations.
+  run_chooser(c, 2 * EngineChooser::kExploreEvery + 1, 30.0, 75.0);
+  EXPECT_LE(run_chooser(c, EngineChooser::kExploreEvery, 30.0, 75.0), 1) << "only the exploration";
+}
+
+TEST(EngineChoice, SizesAndDirectionsAreKeptApart) {
+  EngineChooser c;
+  run_chooser(c, 40, 300.0, 75.0, 1 << 20);  // large flushes: copies
+  run_chooser(c, 40, 10.0, 75.0, 1 << 10);   // small ones: kernels
+  EXPECT_EQ(c.pick(true, 1 << 20, 26), Engine::copies);
+  EXPECT_EQ(c.pick(true, 1 << 10, 26), Engine::kernels);
+  EXPECT_LT(c.estimate(false, 1 << 20, 26, Engine::kernels), 0) << "the receive side was never measured";
+  EXPECT_EQ(c.pick(false, 1 << 20, 26), Engine::kernels);
 }
 
 }  // namespace

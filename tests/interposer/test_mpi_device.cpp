@@ -386,6 +386,14 @@ TEST(DeviceCounters, TheInterposerMovedDeviceData) {
     EXPECT_GT(c->sends_deferred, 0u);
     EXPECT_GT(c->deferred_flushes, 0u);
   }
+  // Strided parts go to the copy engines only where asked for (or chosen).
+  const char* engine = std::getenv("STRATA_DEVICE_ENGINE");
+  ASSERT_GE(c->version, 5u);
+  if (engine != nullptr && std::strcmp(engine, "copies") == 0 && !span) {
+    EXPECT_GT(c->parts_by_copy_engine, 0u);
+  } else if (engine != nullptr && std::strcmp(engine, "kernels") == 0) {
+    EXPECT_EQ(c->parts_by_copy_engine, 0u);
+  }
 }
 
 }  // namespace

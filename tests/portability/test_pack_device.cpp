@@ -18,6 +18,7 @@
 
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
+#include "portability/layout/box_copies.hpp"
 #include "portability/layout/strided_index.hpp"
 
 #include <gtest/gtest.h>
@@ -648,6 +649,104 @@ TEST_F(PackDevice, BatchesMatchHostEngine) {
     EXPECT_GT(parts_seen, iterations * 10);
     EXPECT_GT(wide, 0) << "no layout of more than 4 dimensions";
   }
+}
+
+// The copy engine's boxes (gpu::copy_box_async over plan_box_copies) move
+// the same bytes as the host engine: device to pinned host memory and to
+// device memory, and back into a poisoned destination.
+TEST_F(PackDevice, CopyEngineBoxesMatchHostEngine) {
+  const uint64_t seed = env_u64("STRATA_TEST_SEED", 0xB0C5ull);
+  const int iterations = static_cast<int>(env_u64("STRATA_TEST_ITERATIONS", 400));
+  constexpr int64_t kBytes = 1 << 20;
+  Rng rng(seed);
+  Buffer user, host_packed, device_packed;
+  ASSERT_TRUE(allocate(Kind::device, kBytes, &user));
+  ASSERT_TRUE(allocate(Kind::mapped, kBytes, &host_packed));
+  ASSERT_TRUE(allocate(Kind::device, kBytes, &device_packed));
+  int planned = 0, three_d = 0;
+  std::vector<strata::detail::BoxCopy> boxes;
+  for (int it = 0; it < iterations; ++it) {
+    LayoutIR ir = random_ir(rng);
+    fit(ir, 64 << 10, 256 << 10);
+    const StridedBlock b = strata::canonicalize(ir, 0);
+    if (b.empty() || !strata::detail::plan_box_copies(b, 16, &boxes)) continue;
+    ++planned;
+    for (const auto& box : boxes) three_d += box.depth > 1 ? 1 : 0;
+    SCOPED_TRACE("replay: STRATA_TEST_SEED=" + std::to_string(seed) + " (iteration " + std::to_string(it) + ", " +
+                 b.to_string() + ")");
+    const int64_t at = kGuard + uniform(rng, 0, 15);  // the lowest byte's place in the user buffer
+    char* base_dev = user.dev + at - b.lowest_byte();
+    const int64_t packed_at = kGuard + uniform(rng, 0, 15);
+    const bool to_pinned = it % 2 == 0;
+    Buffer& packed = to_pinned ? host_packed : device_packed;
+    // The address the copy engine is given: the host one for pinned memory.
+    char* packed_ptr = (to_pinned ? static_cast<char*>(packed.alloc) : packed.dev) + packed_at;
+
+    // --- pack ---
+    Bytes src(kBytes);
+    fill_random(src, rng);
+    Bytes want(kBytes, static_cast<unsigned char>(rng()));
+    to_device(user.dev, src);
+    to_device(packed.dev, want);
+    strata::pack_host(b, src.data() + at - b.lowest_byte(), want.data() + packed_at);
+    for (const auto& box : boxes) ASSERT_EQ(gpu::copy_box_async(box, base_dev, packed_ptr, true, stream_), Status::ok);
+    ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+    Bytes got(kBytes);
+    to_host(got, packed.dev);
+    ASSERT_EQ(first_difference(want, got, packed_at, "box pack output"), "");
+
+    // --- unpack (layouts that address no byte twice) ---
+    if (overlapping(b)) continue;
+    Bytes pk(kBytes);
+    fill_random(pk, rng);
+    Bytes dst(kBytes, static_cast<unsigned char>(rng()));
+    to_device(packed.dev, pk);
+    to_device(user.dev, dst);
+    strata::unpack_host(b, pk.data() + packed_at, dst.data() + at - b.lowest_byte());
+    for (const auto& box : boxes) ASSERT_EQ(gpu::copy_box_async(box, base_dev, packed_ptr, false, stream_), Status::ok);
+    ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+    to_host(got, user.dev);
+    ASSERT_EQ(first_difference(dst, got, at, "box unpack destination"), "");
+  }
+  release(user);
+  release(host_packed);
+  release(device_packed);
+  if (iterations >= 100) {
+    EXPECT_GT(planned, iterations / 5);
+    EXPECT_GT(three_d, 0) << "no three-dimensional box";
+  }
+}
+
+// A box whose last slice ends at the end of its allocation: the runtimes
+// describe the user side as whole slices of slice_pitch bytes, which would
+// reach past the allocation; the copy must still work, touching only the
+// box's rows.
+TEST_F(PackDevice, CopyEngineBoxAtTheEndOfAnAllocation) {
+  StridedBlock face;  // the last x face of a 70^3 grid of doubles, radius 3
+  face.block = 24;
+  face.dims = {Stream{64, 560}, Stream{64, 560 * 70}};
+  face.offset = 70 * 70 * 70 * 8 - face.highest_byte();  // the face's last byte is the grid's last byte
+  std::vector<strata::detail::BoxCopy> boxes;
+  ASSERT_TRUE(strata::detail::plan_box_copies(face, 16, &boxes));
+  ASSERT_EQ(boxes.size(), 1u);
+  ASSERT_EQ(boxes[0].depth, 64);
+  const int64_t bytes = face.highest_byte();
+  Buffer grid, packed;
+  ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(bytes), &grid));
+  ASSERT_TRUE(allocate(Kind::mapped, static_cast<size_t>(face.packed_bytes()), &packed));
+  Rng rng(7);
+  Bytes src(static_cast<size_t>(bytes));
+  fill_random(src, rng);
+  to_device(grid.dev, src);
+  ASSERT_EQ(gpu::copy_box_async(boxes[0], grid.dev, static_cast<char*>(packed.alloc), true, stream_), Status::ok);
+  ASSERT_EQ(gpu::stream_synchronize(stream_), Status::ok);
+  Bytes want(static_cast<size_t>(face.packed_bytes()));
+  strata::pack_host(face, src.data(), want.data());
+  Bytes got(want.size());
+  std::memcpy(got.data(), packed.alloc, got.size());
+  EXPECT_EQ(first_difference(want, got, 0, "face at the end"), "");
+  release(grid);
+  release(packed);
 }
 
 TEST_F(PackDevice, EmptyLayoutsAndRangesAreNoOps) {

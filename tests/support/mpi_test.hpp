@@ -31,6 +31,7 @@ struct StrataCounters {
   uint64_t collectives_staged;     // version 3
   uint64_t sends_deferred;         // version 4
   uint64_t deferred_flushes;       // version 4
+  uint64_t parts_by_copy_engine;   // version 5
 };
 const StrataCounters* preload_counters();
 
