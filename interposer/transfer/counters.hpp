@@ -19,8 +19,8 @@ struct Counters {
   std::atomic<uint64_t> types_irreducible{0};
   std::atomic<uint64_t> collectives_by_strata{0};
   std::atomic<uint64_t> collectives_staged{0};
-  std::atomic<uint64_t> sends_deferred{0};    // MPI_Isend packed and posted at the next MPI call
-  std::atomic<uint64_t> deferred_flushes{0};  // flushes that packed deferred device sends
+  std::atomic<uint64_t> sends_deferred{0};        // MPI_Isend packed and posted at the next MPI call
+  std::atomic<uint64_t> deferred_flushes{0};      // flushes that packed deferred device sends
   std::atomic<uint64_t> parts_by_copy_engine{0};  // strided device parts moved by copy-engine boxes, not kernels
 };
 

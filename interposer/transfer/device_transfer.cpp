@@ -61,10 +61,14 @@ struct Streams {
   } unpacks;
 };
 
+// Never destroyed: a thread's streams live as long as the process. Made
+// at the thread's first device work only (a map made by a CPU-only thread
+// would be reported as a leak).
+thread_local std::map<int, Streams>* t_streams = nullptr;
+
 std::map<int, Streams>& thread_streams() {
-  // Never destroyed: a thread's streams live as long as the process.
-  static thread_local std::map<int, Streams>* per_device = new std::map<int, Streams>();
-  return *per_device;
+  if (t_streams == nullptr) t_streams = new std::map<int, Streams>();
+  return *t_streams;
 }
 
 Status streams_for(int device, Streams** out) {
@@ -350,8 +354,7 @@ Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart*
     }
     if (p.tail > 0) {
       STRATA_TRY(gpu::memcpy_async(block_address(*part.layout, part.user, p.blocks),
-                                   host + part.packed_offset + p.blocks * block, static_cast<size_t>(p.tail),
-                                   s.work));
+                                   host + part.packed_offset + p.blocks * block, static_cast<size_t>(p.tail), s.work));
     }
   }
   return Status::ok;
@@ -385,7 +388,8 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   Flush flush;
   flush.add(message, parts, count);
   Streams::Batch& batch = s->unpacks;
-  if (!batch.open && flush.parts > 0) batch = Streams::Batch{true, engine_for(*s, false, flush), flush.bytes, flush.parts, 0};
+  if (!batch.open && flush.parts > 0)
+    batch = Streams::Batch{true, engine_for(*s, false, flush), flush.bytes, flush.parts, 0};
   const Engine engine = batch.open ? batch.engine : Engine::kernels;
   auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
   // A failure part-way leaves none of this call's jobs for a later launch,
@@ -393,7 +397,8 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   const size_t mark = s->unpack_jobs.size();
   Status st = Status::ok;
   if (host_bound(message) && (engine == Engine::copies || message.method() == Method::oneshot)) {
-    for (size_t i = 0; i < count && st == Status::ok; ++i) st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
+    for (size_t i = 0; i < count && st == Status::ok; ++i)
+      st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
   } else if (message.method() == Method::staged) {
     st = unpack_staged(*s, message, parts, count, received);
   } else {
@@ -415,7 +420,8 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
 
 Status wait_for_queued_unpacks() {
   Status result = Status::ok;
-  for (auto& [device, s] : thread_streams()) {
+  if (t_streams == nullptr) return result;
+  for (auto& [device, s] : *t_streams) {
     if (!s.queued) continue;
     gpu::ScopedDevice on(device);
     Status st = on.status();
@@ -467,6 +473,11 @@ Status copy_span_to_device(int device, const Staging& host, char* user, int64_t 
   STRATA_TRY(streams_for(device, &s));
   if (hi > lo) STRATA_TRY(gpu::memcpy_async(user + lo, host.data(), static_cast<size_t>(hi - lo), s->copies));
   return gpu::stream_synchronize(s->copies);
+}
+
+void log_engine_choices() {
+  if (t_streams == nullptr || !log::enabled(log::Level::info, log::kDevice)) return;
+  for (const auto& [device, s] : *t_streams) s.engines.log_summary(device);
 }
 
 }  // namespace strata::interposer

@@ -81,6 +81,10 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
                      bool wait = true);
 Status wait_for_queued_unpacks();
 
+// Logs (STRATA_LOG=info) the calling thread's measured engine times per
+// flush size and the engine each one uses (MPI_Finalize).
+void log_engine_choices();
+
 // Copies `bytes` between any two of host, pinned and device memory, and
 // waits for the copy.
 Status copy_bytes(void* dst, const void* src, int64_t bytes);

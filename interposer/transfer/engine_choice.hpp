@@ -12,8 +12,10 @@
 // direction and per size of a flush (packed bytes and
 // number of strided parts, in powers of two), the chooser tries both,
 // keeps the median of each one's last three device times, uses the faster,
-// and tries the other again every 16th time (the GPU's state changes when
-// other jobs come and go). STRATA_DEVICE_ENGINE forces one.
+// and tries the other again every 16th time, or every 64th when it was
+// more than twice as slow (the GPU's state changes when other jobs come
+// and go; a kernel on a time-sliced GPU costs hundreds of microseconds).
+// STRATA_DEVICE_ENGINE forces one.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +36,12 @@ class EngineChooser {
   // The estimate for an engine (microseconds; negative: not yet tried).
   double estimate(bool pack, int64_t bytes, int64_t parts, Engine engine) const;
 
+  // Logs (STRATA_LOG=info) every measured flush size: both engines' times
+  // and the one in use.
+  void log_summary(int device) const;
+
   static constexpr int kExploreEvery = 16;
+  static constexpr int kExploreRarely = 64;  // when the other engine was over twice as slow
   static constexpr int kWindow = 3;
 
  private:

@@ -11,6 +11,7 @@
 #include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
+#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -205,6 +206,7 @@ int finalize() {
   (void)fault::stop();  // last samples to the coordinator, flight record dumped
   pending().drain_orphans();
   pending().clear();
+  log_engine_choices();
   free_byte_types();
   type_cache().clear();
   trim_staging();

@@ -204,6 +204,13 @@ TEST(EngineChoice, TriesBothThenKeepsTheFasterAndExploresTheOther) {
   EXPECT_EQ(copies, 160 - 160 / EngineChooser::kExploreEvery);
 }
 
+TEST(EngineChoice, AFarSlowerEngineIsTriedLessOften) {
+  EngineChooser c;
+  run_chooser(c, 6, 550.0, 140.0);  // kernels on a GPU four processes time-slice
+  const int n = 4 * EngineChooser::kExploreRarely;
+  EXPECT_EQ(run_chooser(c, n, 550.0, 140.0), n - n / EngineChooser::kExploreRarely);
+}
+
 TEST(EngineChoice, AFirstSlowLaunchIsForgotten) {
   EngineChooser c;
   // The first kernel launch loads the module (milliseconds); the median of
@@ -230,8 +237,9 @@ TEST(EngineChoice, FollowsAChangeWithinTwoFlushes) {
   }
   EXPECT_EQ(kernels_after_change, 2);
   // And back when they leave: the median needs two cheap samples of the
-  // kernels, taken at the next two explorations.
-  run_chooser(c, 2 * EngineChooser::kExploreEvery + 1, 30.0, 75.0);
+  // kernels, taken at the next two explorations (rare ones: 300 us was
+  // more than twice the copies' 75).
+  run_chooser(c, 2 * EngineChooser::kExploreRarely + 1, 30.0, 75.0);
   EXPECT_LE(run_chooser(c, EngineChooser::kExploreEvery, 30.0, 75.0), 1) << "only the exploration";
 }
 

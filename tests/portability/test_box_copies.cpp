@@ -80,7 +80,7 @@ StridedBlock random_layout(std::mt19937_64& rng) {
     switch (pick(0, 3)) {
       case 0: stride = span + pick(0, 16); break;  // disjoint, a gap
       case 1: stride = (d == 0 ? b.block : b.dims.back().stride) * pick(1, 4); break;
-      case 2: stride = -(span + pick(0, 8)); break;                                 // backwards
+      case 2: stride = -(span + pick(0, 8)); break;                                      // backwards
       default: stride = pick(0, 2) == 0 ? pick(0, b.block) : span + pick(0, 64); break;  // overlapping rows
     }
     // Outer repetitions mostly do not overlap; some interleave with the rows
