@@ -667,6 +667,15 @@ TEST_F(PackDevice, CopyEngineBoxesMatchHostEngine) {
   std::vector<strata::detail::BoxCopy> boxes;
   for (int it = 0; it < iterations; ++it) {
     LayoutIR ir = random_ir(rng);
+    if (it % 4 == 3) {  // a subarray's shape: rows, slices a whole number of rows apart, maybe an outer dimension
+      const int64_t block = uniform(rng, 1, 64);
+      const int64_t rows = uniform(rng, 2, 20);
+      const int64_t pitch = block + uniform(rng, 0, 64);
+      const int64_t slices = uniform(rng, 2, 10);
+      ir = LayoutIR{uniform(rng, 0, 64), block, {}};
+      ir.repeat(rows, pitch).repeat(slices, pitch * (rows + uniform(rng, 0, 5)));
+      if (uniform(rng, 0, 1)) ir.repeat(uniform(rng, 2, 3), ir.streams.back().stride * slices + uniform(rng, 0, 64));
+    }
     fit(ir, 64 << 10, 256 << 10);
     const StridedBlock b = strata::canonicalize(ir, 0);
     if (b.empty() || !strata::detail::plan_box_copies(b, 16, &boxes)) continue;
