@@ -8,10 +8,12 @@
 // agreed on by all ranks (exchange.cpp), so all take the peer path or none.
 //
 // Conditions: 2 to 8 ranks, all on one node (the IPC handles' reach), each
-// on its own GPU (PCI address), hidden <= 16384, a device visible.
+// on its own GPU (PCI address) unless STRATA_FUSED_SHARED_GPU lets ranks
+// share one (under MPS), hidden <= 16384, a device visible.
 #include "collectives/fused/exchange.hpp"
 #include "collectives/fused/kernels.hpp"
 
+#include "base/config.hpp"
 #include "base/log.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -22,6 +24,12 @@
 
 namespace strata::fused {
 namespace {
+
+config::BoolParam g_shared_gpu{
+    "STRATA_FUSED_SHARED_GPU", false,
+    "Let ranks that share a GPU take the fused peer path (IPC within one GPU, each rank's blocks a share of the "
+    "GPU's multiprocessors). Only under MPS: without it the ranks' kernels cannot run at once, and every barrier "
+    "waits for the GPU's time slices or ends in STRATA_FUSED_TIMEOUT_MS"};
 
 class PeerExchange final : public Exchange {
  public:
@@ -81,11 +89,15 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
   PciAddress mine{props.pci_domain, props.pci_bus, props.pci_device};
   std::vector<PciAddress> all(static_cast<size_t>(size_));
   if (PMPI_Allgather(&mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm_) != MPI_SUCCESS) return Status::mpi_error;
-  bool distinct = true;
-  for (int q = 0; q < size_; ++q) {
-    if (q != rank_ && std::memcmp(&all[static_cast<size_t>(q)], &mine, sizeof mine) == 0) distinct = false;
+  int sharing = 0;  // ranks on my GPU, me included
+  for (int q = 0; q < size_; ++q) sharing += std::memcmp(&all[static_cast<size_t>(q)], &mine, sizeof mine) == 0 ? 1 : 0;
+  if (!agree(comm_, sharing == 1 || g_shared_gpu.get(),
+             "another rank uses the same GPU (STRATA_FUSED_SHARED_GPU=1 allows it, under MPS)", "one GPU per rank",
+             why)) {
+    return Status::not_supported;
   }
-  if (!agree(comm_, distinct, "another rank uses the same GPU", "one GPU per rank", why)) return Status::not_supported;
+  int most_sharing = 1;
+  if (PMPI_Allreduce(&sharing, &most_sharing, 1, MPI_INT, MPI_MAX, comm_) != MPI_SUCCESS) return Status::mpi_error;
 
   layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
   void* region = nullptr;
@@ -134,9 +146,11 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
   timeout_ticks_ = static_cast<uint64_t>(timeout_ms()) * kernels::ticks_per_ms();
   // One block of up to 1024 threads and 64 registers each fits on any
   // multiprocessor, so the fewest multiprocessors of all ranks' GPUs is a
-  // budget every GPU holds at once (the same on every rank).
+  // budget every GPU holds at once (the same on every rank); ranks sharing
+  // a GPU share its multiprocessors.
   int multiprocessors = kernels::multiprocessors(), fewest = 0;
   if (PMPI_Allreduce(&multiprocessors, &fewest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) return Status::mpi_error;
+  fewest = fewest / most_sharing > 1 ? fewest / most_sharing : 1;
   max_blocks_ = fewest < proto::kMaxBlocks ? fewest : proto::kMaxBlocks;
   default_blocks_ = max_blocks_;
   return Status::ok;

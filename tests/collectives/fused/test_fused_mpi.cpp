@@ -153,6 +153,11 @@ std::unique_ptr<AllreduceRmsnorm> make(const Case& c, size_t max_tokens) {
   cfg.memory = memory();
   auto r = AllreduceRmsnorm::create(MPI_COMM_WORLD, cfg);
   EXPECT_TRUE(r.ok()) << strata::to_string(r.status());
+  // STRATA_TEST_FUSED_PATH: the path the harness expects creation to take.
+  const char* expect = std::getenv("STRATA_TEST_FUSED_PATH");
+  if (r.ok() && expect != nullptr) {
+    EXPECT_STREQ(strata::fused::to_string(r.value()->path()), expect);
+  }
   return r.ok() ? std::move(r).value() : nullptr;
 }
 
