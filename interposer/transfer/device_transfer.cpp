@@ -388,8 +388,9 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   Flush flush;
   flush.add(message, parts, count);
   Streams::Batch& batch = s->unpacks;
-  if (!batch.open && flush.parts > 0)
+  if (!batch.open && flush.parts > 0) {
     batch = Streams::Batch{true, engine_for(*s, false, flush), flush.bytes, flush.parts, 0};
+  }
   const Engine engine = batch.open ? batch.engine : Engine::kernels;
   auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
   // A failure part-way leaves none of this call's jobs for a later launch,
@@ -397,8 +398,9 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   const size_t mark = s->unpack_jobs.size();
   Status st = Status::ok;
   if (host_bound(message) && (engine == Engine::copies || message.method() == Method::oneshot)) {
-    for (size_t i = 0; i < count && st == Status::ok; ++i)
+    for (size_t i = 0; i < count && st == Status::ok; ++i) {
       st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
+    }
   } else if (message.method() == Method::staged) {
     st = unpack_staged(*s, message, parts, count, received);
   } else {
