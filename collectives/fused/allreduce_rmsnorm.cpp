@@ -218,9 +218,12 @@ Result<std::unique_ptr<AllreduceRmsnorm>> AllreduceRmsnorm::create(MPI_Comm comm
     }
   }
   if (impl->path == Path::peer && impl->rank == 0) {
-    STRATA_LOG(info, kColl, "fused allreduce-rmsnorm over %d ranks: peer path, %d blocks, one-shot up to %zu bytes",
-               impl->size, config.blocks > 0 ? config.blocks : impl->exchange->default_blocks(),
-               oneshot_max(impl->size));
+    const size_t most = oneshot_max(impl->size);
+    const std::string crossover = most == std::numeric_limits<size_t>::max()
+                                      ? "one-shot at every size"
+                                      : "one-shot up to " + std::to_string(most) + " bytes";
+    STRATA_LOG(info, kColl, "fused allreduce-rmsnorm over %d ranks: peer path, %d blocks, %s", impl->size,
+               config.blocks > 0 ? config.blocks : impl->exchange->default_blocks(), crossover.c_str());
   }
   try {
     return std::unique_ptr<AllreduceRmsnorm>(new AllreduceRmsnorm(std::move(impl)));
