@@ -1,5 +1,7 @@
 #include "portability/layout/box_copies.hpp"
 
+#include "portability/layout/strided_index.hpp"
+
 namespace strata::detail {
 
 bool plan_box_copies(const StridedBlock& layout, int64_t max_boxes, std::vector<BoxCopy>* boxes) {
@@ -38,19 +40,11 @@ bool plan_box_copies(const StridedBlock& layout, int64_t max_boxes, std::vector<
   }
   if (count > max_boxes) return false;
   boxes->reserve(static_cast<size_t>(count));
-  std::vector<int64_t> index(dims.size(), 0);
-  int64_t user = layout.offset;
+  const int outer = static_cast<int>(dims.size() - inner);
   for (int64_t k = 0; k < count; ++k) {
-    box.user_offset = user;
+    box.user_offset = block_offset(layout.offset, dims.data() + inner, outer, k);
     box.packed_offset = k * box.bytes();
     boxes->push_back(box);
-    // Next position: an odometer over the outer dimensions.
-    for (size_t d = inner; d < dims.size(); ++d) {
-      user += dims[d].stride;
-      if (++index[d] < dims[d].count) break;
-      user -= dims[d].stride * dims[d].count;
-      index[d] = 0;
-    }
   }
   return true;
 }
