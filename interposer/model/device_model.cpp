@@ -3,6 +3,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
+#include "interposer/model/log2_buckets.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,8 +44,6 @@ bool parse_method(const std::string& name, Method* out) {
   }
   return false;
 }
-
-double log2_of(int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); }
 
 }  // namespace
 
@@ -99,14 +98,6 @@ std::string DeviceModel::to_json_section() const {
   }
   return nlohmann::json{{"transfer", transfer}}.dump();
 }
-
-namespace {
-int log2_bucket(int64_t v, int buckets) {
-  int b = 0;
-  while (b + 1 < buckets && (int64_t{1} << (b + 1)) <= v) ++b;
-  return b;
-}
-}  // namespace
 
 void DeviceModel::build_table() {
   for (int aware = 0; aware < 2; ++aware) {

@@ -3,6 +3,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
+#include "interposer/model/log2_buckets.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -20,18 +21,6 @@ config::ChoiceParam<HostPackMode> g_host_pack{
     HostPackMode::automatic,
     {{"auto", HostPackMode::automatic}, {"always", HostPackMode::always}, {"never", HostPackMode::never}},
     "Host buffers with derived datatypes: auto = Strata packs where the measured model says it wins; always; never"};
-
-int log2_bucket(int64_t v, int buckets) {
-  int b = 0;
-  while (b + 1 < buckets && (int64_t{1} << (b + 1)) <= v) ++b;
-  return b;
-}
-
-}  // namespace
-
-namespace {
-
-double log2_of(int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); }
 
 // The speed-up of Strata (library time / Strata time, after `ns_per_byte`
 // more for Strata per packed byte) at a grid bucket, from the samples of the

@@ -2,6 +2,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "interposer/model/log2_buckets.hpp"
 
 #include <algorithm>
 
@@ -15,15 +16,6 @@ config::ChoiceParam<EngineSetting> g_engine{
     "What packs strided device data for a host-bound message: auto = measured per flush size (kernels alone on a "
     "GPU, copy engines when other processes time-slice it), kernels = the pack kernels, copies = the copy engines "
     "(strided 2D/3D copies; layouts they cannot move still go to the kernels)"};
-
-int log2_bucket(int64_t v, int buckets) {
-  int b = 0;
-  while (v > 1 && b < buckets - 1) {
-    v >>= 1;
-    ++b;
-  }
-  return b;
-}
 
 }  // namespace
 
