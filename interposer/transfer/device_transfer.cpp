@@ -200,16 +200,17 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
   return gpu::stream_synchronize(s.copies);
 }
 
-// Where the kernels write a message's packed bytes (oneshot: the mapped
-// pinned memory; device: device staging).
-char* kernel_packed(const DeviceMessage& message) {
-  return message.method() == Method::oneshot ? message.host_staging.device_view() : message.device_staging.data();
-}
-
 // Messages MPI moves from host memory (oneshot and staged): the copy engine
 // can write their bytes straight into the pinned staging, which kernels
 // also reach (it is mapped).
 bool host_bound(const DeviceMessage& message) { return message.method() != Method::device; }
+
+// Where the kernels write a message's packed bytes outside the staged
+// pipeline: the mapped pinned memory of a host-bound message, the device
+// staging of a device one.
+char* kernel_packed(const DeviceMessage& message) {
+  return host_bound(message) ? message.host_staging.device_view() : message.device_staging.data();
+}
 
 // At most this many boxes per part on the copy engine (each is one runtime
 // call of 2-3 us of host time); a layout needing more goes to the kernels.
@@ -239,16 +240,15 @@ Engine engine_for(Streams& s, bool pack, const Flush& flush) {
   return flush.parts > 0 ? s.engines.pick(pack, flush.bytes, flush.parts) : Engine::kernels;
 }
 
-// Moves the first `bytes` packed bytes of a part of a host-bound message
-// with the copy engine: contiguous data as one copy, a strided layout as
-// boxes when it arrived whole and the boxes can move it. Otherwise (and
-// for the kernels engine) as queue_part does, the kernels writing the
-// mapped staging.
+// Moves the first `bytes` packed bytes of one part outside the staged
+// pipeline. On the copy engines (a host-bound message): contiguous data as
+// one copy, a strided layout as boxes when it arrived whole and the boxes
+// can move it. Otherwise as queue_part does, into kernel_packed().
 Status queue_part_on(Engine engine, Streams& s, const DeviceMessage& message, const DevicePart& part, int64_t bytes,
                      bool pack) {
   const StridedBlock& layout = *part.layout;
-  char* host = message.host_staging.data() + part.packed_offset;
-  if (engine == Engine::copies && bytes > 0) {
+  if (engine == Engine::copies && host_bound(message) && bytes > 0) {
+    char* host = message.host_staging.data() + part.packed_offset;
     if (layout.contiguous()) return copy_contiguous(part, host, bytes, pack, s.work);
     static thread_local std::vector<detail::BoxCopy> boxes;
     if (bytes == part_bytes(part) && detail::plan_box_copies(layout, kMaxBoxesPerPart, &boxes)) {
@@ -257,7 +257,7 @@ Status queue_part_on(Engine engine, Streams& s, const DeviceMessage& message, co
       return Status::ok;
     }
   }
-  return queue_part(s, part, message.host_staging.device_view() + part.packed_offset, bytes, pack);
+  return queue_part(s, part, kernel_packed(message) + part.packed_offset, bytes, pack);
 }
 
 // After a failure: waits for whatever was already queued on the streams
@@ -298,18 +298,13 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
     if (std::find(used.begin(), used.end(), std::make_pair(m.device(), s)) == used.end()) {
       used.emplace_back(m.device(), s);
     }
-    if (host_bound(m) && (engine == Engine::copies || m.method() == Method::oneshot)) {
-      for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
-        const DevicePart& part = tasks[t].parts[i];
-        st = queue_part_on(engine, *s, m, part, part_bytes(part), true);
-      }
-    } else if (m.method() == Method::staged) {
+    if (m.method() == Method::staged && engine == Engine::kernels) {
       st = pack_staged(*s, m, tasks[t].parts, tasks[t].count);
-    } else {
-      for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
-        const DevicePart& part = tasks[t].parts[i];
-        st = queue_part(*s, part, kernel_packed(m) + part.packed_offset, part_bytes(part), true);
-      }
+      continue;
+    }
+    for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
+      const DevicePart& part = tasks[t].parts[i];
+      st = queue_part_on(engine, *s, m, part, part_bytes(part), true);
     }
   }
   for (auto& [device, s] : used) {
@@ -397,15 +392,11 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   // and nothing queued that still touches the message's staging.
   const size_t mark = s->unpack_jobs.size();
   Status st = Status::ok;
-  if (host_bound(message) && (engine == Engine::copies || message.method() == Method::oneshot)) {
-    for (size_t i = 0; i < count && st == Status::ok; ++i) {
-      st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
-    }
-  } else if (message.method() == Method::staged) {
+  if (message.method() == Method::staged && engine == Engine::kernels) {
     st = unpack_staged(*s, message, parts, count, received);
   } else {
     for (size_t i = 0; i < count && st == Status::ok; ++i) {
-      st = queue_part(*s, parts[i], kernel_packed(message) + parts[i].packed_offset, arrived(parts[i]), false);
+      st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
     }
   }
   if (st != Status::ok) {
