@@ -332,7 +332,7 @@ Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool
   const auto width = static_cast<size_t>(box.width);
   const auto height = static_cast<size_t>(box.height);
   if (box.depth == 1 && box.height == 1) {
-    return STRATA_GPU_CHECK(gpuMemcpyAsync(pack ? k : u, pack ? u : k, width, gpuMemcpyDefault, s));
+    return memcpy_async(pack ? k : u, pack ? u : k, width, stream);
   }
   const auto pitch = static_cast<size_t>(box.pitch);
   if (box.depth == 1) {
