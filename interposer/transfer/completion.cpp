@@ -24,14 +24,14 @@ struct Outcome {
 
 // Strata's entries among the requests of one call. The storage is a
 // per-thread scratch vector, so a warm call allocates nothing (completion
-// calls never nest within a thread). Deferred sends are flushed first; the
+// calls never nest within a thread). The shim flushed the deferred sends
+// before the call (every completion call flushes, interposer/shim); the
 // user's handle of one (a generalized request) is replaced in `requests`
 // by the library's request for the length of the call.
 class Taken {
  public:
   Taken(int count, MPI_Request* requests) : requests_(requests), items_(scratch()) {
     items_.clear();
-    flush_deferred_sends();
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
       if (std::optional<PendingOp> op = pending().take(requests[i])) {
@@ -234,7 +234,6 @@ int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], 
 int request_free(MPI_Request* request) {
   fault::WaitScope rec(false, request != nullptr ? 1 : 0, request);
   if (nothing_pending() || request == nullptr) return real().Request_free(request);
-  flush_deferred_sends();
   std::optional<PendingOp> op = pending().take(*request);
   if (!op) return real().Request_free(request);
   const MPI_Request library = op->library;
@@ -244,9 +243,9 @@ int request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-// The library's request behind a deferred send's handle, else `request`.
+// The library's request behind a deferred send's handle (flushed by the
+// shim before the call), else `request`.
 MPI_Request library_request(MPI_Request request) {
-  flush_deferred_sends();
   if (request == MPI_REQUEST_NULL || pending().empty()) return request;
   const MPI_Request library = pending().library_of(request);
   return library != MPI_REQUEST_NULL ? library : request;
