@@ -5,6 +5,7 @@
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/sides.hpp"
 
 #include <atomic>
 #include <climits>
@@ -111,8 +112,6 @@ bool valid_target(MPI_Comm comm, int dest, int tag) {
   return dest >= 0 && dest < size;
 }
 
-int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
-
 // A deferred send's outcome when it could not be posted: raised on its
 // communicator, kept for the completion of its handle.
 void fail(Deferred& d, int code) {
@@ -164,7 +163,7 @@ void flush_deferred_sends() noexcept {
     queue().take_all(batch);
     for (Deferred& d : batch) {
       if (d.plan.path != Path::device_pack) continue;
-      d.part = DevicePart{&d.plan.layout.block(), static_cast<char*>(const_cast<void*>(d.buf)), 0};
+      d.part = whole(d.plan, d.buf);
       tasks.push_back(PackTask{&d.out.device, &d.part, 1});
     }
     const Status packed = device_pack_all(tasks.data(), tasks.size());
@@ -175,10 +174,7 @@ void flush_deferred_sends() noexcept {
           fail(d, error_code(packed));
           continue;
         }
-        d.out.buffer = d.out.device.mpi_buffer();
-        d.out.count = static_cast<int>(d.plan.bytes);
-        d.out.type = MPI_PACKED;
-        counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+        send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
       }
       MPI_Request library = MPI_REQUEST_NULL;
       const int rc = real().Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);

@@ -4,16 +4,18 @@
 #include "interposer/transfer/counters.hpp"
 
 namespace strata::interposer {
-namespace {
-
 int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
 
-// The one part of a point-to-point device message.
 DevicePart whole(const Plan& plan, const void* buf) {
   return DevicePart{&plan.layout.block(), static_cast<char*>(const_cast<void*>(buf)), 0};
 }
 
-}  // namespace
+void send_packed(Outgoing* out, const void* packed, int64_t bytes) {
+  out->buffer = packed;
+  out->count = static_cast<int>(bytes);
+  out->type = MPI_PACKED;
+  counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+}
 
 int raise_error(MPI_Comm comm, int code, const char* what) {
   STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what,
@@ -41,10 +43,7 @@ int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type
       Status s = out->device.reserve(plan.bytes);
       if (s == Status::ok) s = device_pack(out->device, &part, 1);
       if (s != Status::ok) return error_code(s);
-      out->buffer = out->device.mpi_buffer();
-      out->count = static_cast<int>(plan.bytes);
-      out->type = MPI_PACKED;
-      counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+      send_packed(out, out->device.mpi_buffer(), plan.bytes);
       return MPI_SUCCESS;
     }
     case Path::device_span: {
@@ -56,10 +55,7 @@ int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type
       return MPI_SUCCESS;
     }
   }
-  out->buffer = out->host.data();
-  out->count = static_cast<int>(plan.bytes);
-  out->type = MPI_PACKED;
-  counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+  send_packed(out, out->host.data(), plan.bytes);
   return MPI_SUCCESS;
 }
 

@@ -24,6 +24,16 @@ struct Outgoing {
   }
 };
 
+// The MPI error class of a failed Strata step (MPI_ERR_NO_MEM for staging).
+int error_code(Status status);
+
+// The one part of a point-to-point device message: the plan's block over `buf`.
+DevicePart whole(const Plan& plan, const void* buf);
+
+// The send carries Strata's packed bytes: `bytes` of them at `packed`, as
+// MPI_PACKED (counted in sends_packed).
+void send_packed(Outgoing* out, const void* packed, int64_t bytes);
+
 // Packs or copies as the plan says. Returns MPI_SUCCESS, or an MPI error
 // code when device work failed (host packing never fails: without staging
 // memory the library sends the user's buffer itself).
