@@ -17,17 +17,31 @@ namespace strata::gpu {
 struct LaunchPlan {
   int word = 1;  // bytes moved per thread step: 1, 2, 4, 8 or 16
   int64_t words_per_block = 0;
+  // Blocks per item: 1, or kGroupBytes / word when 1- or 2-byte blocks close
+  // together move as groups of consecutive blocks of the innermost
+  // dimension, each group one packed word of kGroupBytes (plan_launch says
+  // when).
+  int group = 1;
   int threads[3] = {1, 1, 1};   // block shape (x: words of a block, y: blocks)
   int64_t grid[3] = {1, 1, 1};  // grid shape, within the device's limits
   int launches = 1;             // > 1 when the outer dimensions are split on the host
 };
 
+// Bytes of a group's packed word, and the largest innermost stride (bytes,
+// either sign) at which narrow blocks are grouped.
+constexpr int kGroupBytes = 8;
+constexpr int64_t kGroupMaxStride = 64;
+
 // The largest word that divides the block length, every block's start in
 // `base` (offset and all strides) and the packed pointer; the block shape
 // from the block length and counts; the grid capped by the device limits
-// (the kernels stride over whatever the grid does not cover).
+// (the kernels stride over whatever the grid does not cover). `blocks`
+// blocks from block `first_block` on are moved. With `groups`, blocks of
+// one word of 1 or 2 bytes at an innermost stride of at most
+// kGroupMaxStride move kGroupBytes / word at a time when the innermost
+// count, `first_block`, `blocks` and the packed pointer allow it.
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
-                       const DeviceProperties& props) noexcept;
+                       const DeviceProperties& props, int64_t first_block = 0, bool groups = true) noexcept;
 
 // Packs blocks [block_begin, block_end) (end -1: all) asynchronously on
 // `stream`; see strata::device::pack.

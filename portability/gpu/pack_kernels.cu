@@ -19,12 +19,16 @@
 //    shared index math (detail::block_offset) otherwise;
 //  - the grid is capped to one resident wave (8 CTAs of 256 threads per
 //    multiprocessor, 32 registers a thread); the kernel strides over the
-//    rest.
+//    rest;
+//  - 1- and 2-byte blocks close together move in groups (LaunchPlan::group):
+//    8 packed bytes of consecutive blocks per item, one index computation
+//    and one 8-byte packed access for 8 or 4 blocks (grouped_copy).
 // Unpack into a layout that addresses a byte twice (a zero or overlapping
 // stride) leaves one of the packed values there, unspecified which (the
 // host engine keeps the later one; MPI calls such a receive erroneous).
 #include "portability/gpu/pack_device.hpp"
 
+#include "base/config.hpp"
 #include "base/log.hpp"
 #include "portability/gpu/runtime_names.hpp"
 #include "portability/layout/strided_index.hpp"
@@ -49,6 +53,11 @@
 
 namespace strata::gpu {
 namespace {
+
+config::BoolParam g_groups{"STRATA_PACK_GROUPS", true,
+                           "Device pack kernels move 1- and 2-byte blocks at an innermost stride of at most 64 B in "
+                           "groups of 8 packed bytes (one index computation and store per group); 0: one block per "
+                           "item (for measurements)"};
 
 enum class Dir { pack, unpack };
 
@@ -174,6 +183,54 @@ STRATA_DEVICE STRATA_INLINE void copy_items(const PartArgs<N>& a, I lane, I seg_
   }
 }
 
+// Groups of narrow blocks (LaunchPlan::group): an item is kG consecutive
+// blocks of the innermost dimension, whose a.dims[0] counts groups (its
+// stride is kG blocks' strides), and one packed word of kGroupBytes. Both
+// vendors' GPUs are little-endian: block g of a group is the g-th N of the
+// word. Each thread loads the blocks of two groups before it stores.
+template <Dir D, class N, class I>
+STRATA_DEVICE STRATA_INLINE void copy_groups(const Args& a, I row, I rows) {
+  constexpr int kG = kGroupBytes / static_cast<int>(sizeof(N));
+  constexpr int kU = 2;
+  constexpr int kBits = 8 * static_cast<int>(sizeof(N));
+  static_assert(kG * sizeof(N) == sizeof(uint64_t), "a group is one 8-byte packed word");
+  using Index = OffsetOf<I, kMaxDims>;
+  const int64_t step = a.dims[0].stride / kG;  // between the blocks of a group
+  const I items = static_cast<I>(a.items);
+  const I first = static_cast<I>(a.first);
+  uint64_t* packed = reinterpret_cast<uint64_t*>(a.packed);
+  for (I item = row; item < items; item += kU * rows) {
+    uint64_t v[kU];
+    char* user[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const I it = item + static_cast<I>(u) * rows;
+      user[u] = nullptr;
+      v[u] = 0;
+      if (it < items) {
+        user[u] = a.user + Index::of(a, first + it);
+        if constexpr (D == Dir::pack) {
+#pragma unroll
+          for (int g = 0; g < kG; ++g)
+            v[u] |= static_cast<uint64_t>(*reinterpret_cast<const N*>(user[u] + g * step)) << (kBits * g);
+        } else {
+          v[u] = packed[it];
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      if (user[u] == nullptr) continue;
+      if constexpr (D == Dir::pack) {
+        packed[item + static_cast<I>(u) * rows] = v[u];
+      } else {
+#pragma unroll
+        for (int g = 0; g < kG; ++g) *reinterpret_cast<N*>(user[u] + g * step) = static_cast<N>(v[u] >> (kBits * g));
+      }
+    }
+  }
+}
+
 // One layout: threadIdx.x over the words of a segment, threadIdx.y over
 // items.
 template <Dir D, class W, class I>
@@ -182,6 +239,14 @@ __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm
   copy_items<D, W, I>(a, static_cast<I>(threadIdx.x), static_cast<I>(blockDim.x),
                       static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y),
                       static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
+}
+
+// One layout in groups of narrow blocks (threadIdx.x is always 0).
+template <Dir D, class N, class I>
+__global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
+    grouped_copy(const STRATA_GRID_CONSTANT Args a) {
+  copy_groups<D, N, I>(a, static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y),
+                       static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
 }
 
 // A batch (one-dimensional CTAs of kMaxCtaThreads threads): each CTA finds
@@ -237,6 +302,15 @@ void launch_word(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, boo
   }
 }
 
+template <Dir D, class N>
+void launch_groups(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, bool narrow) {
+  if (narrow) {
+    grouped_copy<D, N, uint32_t><<<grid, threads, 0, stream>>>(a);
+  } else {
+    grouped_copy<D, N, int64_t><<<grid, threads, 0, stream>>>(a);
+  }
+}
+
 template <Dir D, class W>
 void launch_batch_word(const BatchArgs& b, unsigned ctas, gpuStream_t stream, bool narrow) {
   if (narrow) {
@@ -277,13 +351,18 @@ bool fill_layout(PartArgs<N>& a, const StridedBlock& layout, const LaunchPlan& p
   a.block = layout.block;
   a.ndims = inner;
   for (int d = 0; d < inner; ++d) a.dims[d] = layout.dims[static_cast<size_t>(d)];
+  if (plan.group > 1) {  // groups of blocks: the innermost dimension counts groups
+    a.block *= plan.group;
+    a.dims[0].count /= plan.group;
+    a.dims[0].stride *= plan.group;
+  }
   a.offset = layout.offset;
   a.user = user;
   a.words = static_cast<uint64_t>(plan.words_per_block);
   a.segments = static_cast<uint64_t>(ceil_div(plan.words_per_block, plan.threads[0]));
   bool counts32 = true;
   for (int d = 0; d < inner; ++d) {
-    const int64_t c = layout.dims[static_cast<size_t>(d)].count;
+    const int64_t c = a.dims[d].count;
     counts32 = counts32 && c <= UINT32_MAX;
     a.count_div[d] = detail::make_fast_divisor(c > 0 && c <= UINT32_MAX ? static_cast<uint32_t>(c) : 1u);
   }
@@ -312,16 +391,23 @@ template <Dir D>
 Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks, char* packed, bool counts32,
                   gpuStream_t stream) {
   bool narrow = false;
-  const int64_t grid = set_range(a, plan, plan.threads[1], first, blocks, packed, counts32, &narrow);
+  const int64_t grid =
+      set_range(a, plan, plan.threads[1], first / plan.group, blocks / plan.group, packed, counts32, &narrow);
   const dim3 g(static_cast<unsigned>(grid), 1, 1);
   const dim3 t(static_cast<unsigned>(plan.threads[0]), static_cast<unsigned>(plan.threads[1]), 1);
-  with_word(plan.word, [&](auto w) { launch_word<D, decltype(w)>(a, g, t, stream, narrow); });
+  if (plan.group > 1 && plan.word == 2) {
+    launch_groups<D, uint16_t>(a, g, t, stream, narrow);
+  } else if (plan.group > 1) {
+    launch_groups<D, uint8_t>(a, g, t, stream, narrow);
+  } else {
+    with_word(plan.word, [&](auto w) { launch_word<D, decltype(w)>(a, g, t, stream, narrow); });
+  }
   if (gpuPeekAtLastError() == gpuSuccess) return Status::ok;
   char what[160];
   std::snprintf(what, sizeof(what),
-                "block %" PRId64 " B, %d dims, word %d, %" PRId64 " blocks from %" PRId64 ", grid %" PRId64
+                "block %" PRId64 " B, %d dims, word %d, group %d, %" PRId64 " blocks from %" PRId64 ", grid %" PRId64
                 " x (%d, %d)",
-                a.block, a.ndims, plan.word, blocks, first, grid, plan.threads[0], plan.threads[1]);
+                a.block, a.ndims, plan.word, plan.group, blocks, first, grid, plan.threads[0], plan.threads[1]);
   return launch_error(D, what);
 }
 
@@ -356,7 +442,8 @@ Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, 
   if (empty) return Status::ok;
   const DeviceProperties* props = nullptr;
   STRATA_TRY(cached_properties(&props));
-  const LaunchPlan plan = plan_launch(layout, user, packed, block_end - block_begin, *props);
+  const LaunchPlan plan =
+      plan_launch(layout, user, packed, block_end - block_begin, *props, block_begin, g_groups.get());
   if (plan.launches <= 0 || plan.grid[0] <= 0) return Status::ok;
 
   Args a;
@@ -429,11 +516,13 @@ Status run_batch(const PackJob* jobs, size_t count, Stream stream) noexcept {
     bool empty = true;
     STRATA_TRY(check_range(D, *j.layout, j.packed, j.block_begin, &end, &empty));
     if (empty) continue;
-    const LaunchPlan plan = plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props);
+    const LaunchPlan plan =
+        plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props, j.block_begin, g_groups.get());
     if (plan.launches <= 0 || plan.grid[0] <= 0) continue;
     const int64_t y = kMaxCtaThreads / plan.threads[0];
-    if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y) {
-      // Too many dimensions for a batch part, or a device with smaller CTAs.
+    if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y || plan.group > 1) {
+      // Too many dimensions for a batch part, a device with smaller CTAs, or
+      // groups of narrow blocks (the batch kernel moves one block per item).
       STRATA_TRY(run<D>(*j.layout, j.user, j.packed, stream, j.block_begin, end));
       continue;
     }

@@ -6,8 +6,9 @@
 // segment of threads[0] consecutive words of one block, one word per thread;
 // the threads[1] rows of a CTA take consecutive items, an item being one
 // segment of one block (blocks of at most threads[0] words are one segment,
-// longer ones several). The grid covers the items once or, when that would
-// be more CTAs than the device holds at once, the kernels stride over them
+// longer ones several), or one group of `group` narrow blocks. The grid
+// covers the items once or, when that would be more CTAs than the device
+// holds at once, the kernels stride over them
 // (several items per thread, loaded before any is stored).
 #include "portability/gpu/pack_device.hpp"
 
@@ -39,7 +40,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 }  // namespace
 
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
-                       const DeviceProperties& props) noexcept {
+                       const DeviceProperties& props, int64_t first_block, bool groups) noexcept {
   LaunchPlan plan;
   // Word: the lowest set bit of everything a block start or a packed word
   // address is made of (two's complement keeps the low bits of a negative
@@ -59,6 +60,23 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
     return plan;
   }
   plan.words_per_block = layout.block / plan.word;
+  const int nd = static_cast<int>(layout.dims.size());
+
+  // Groups of narrow blocks: a 1- or 2-byte block per item costs its
+  // index arithmetic and a store per byte or two, so the kernels are bound by
+  // instructions, not memory, while consecutive blocks sit within a few
+  // sectors of each other. A group of kGroupBytes / word consecutive blocks
+  // of the innermost dimension takes one index computation and one packed
+  // store. Groups must not straddle a row (innermost count), the launch's
+  // range, or a packed word's alignment.
+  if (groups && plan.words_per_block == 1 && plan.word <= 2 && nd >= 1 && nd <= detail::StridedIndex::kMaxDims) {
+    const int64_t g = kGroupBytes / plan.word;
+    const strata::Stream& inner = layout.dims[0];
+    if (inner.count % g == 0 && inner.stride >= -kGroupMaxStride && inner.stride <= kGroupMaxStride &&
+        first_block % g == 0 && blocks % g == 0 && reinterpret_cast<uintptr_t>(packed) % kGroupBytes == 0) {
+      plan.group = static_cast<int>(g);
+    }
+  }
 
   // Block shape: x threads over the words of a block, y blocks per CTA.
   int64_t cta = kCtaThreads;
@@ -73,7 +91,6 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
 
   // Launches: dimensions beyond kMaxDims are looped over on the host, one
   // launch per sub-block of the inner kMaxDims dimensions.
-  const int nd = static_cast<int>(layout.dims.size());
   int64_t per_launch = blocks;
   if (nd > detail::StridedIndex::kMaxDims) {
     int64_t sub = 1;
@@ -91,7 +108,8 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
   // Grid: one CTA row per item, capped to what the device holds at once
   // (and to its limit); the kernels stride over the rest.
   const int64_t segments = ceil_div(plan.words_per_block, x);
-  const int64_t items = per_launch > INT64_MAX / segments ? INT64_MAX : per_launch * segments;
+  const int64_t units = per_launch / plan.group;  // blocks, or groups of them
+  const int64_t items = units > INT64_MAX / segments ? INT64_MAX : units * segments;
   int64_t cap =
       props.sm_count > 0 ? props.sm_count * std::max<int64_t>(1, kResidentThreadsPerSm / (x * y)) : kFallbackMaxCtas;
   if (props.max_grid[0] > 0) cap = std::min(cap, props.max_grid[0]);

@@ -7,6 +7,8 @@
 //    [b0, b1), in device, managed and mapped pinned host memory;
 //  - outputs poisoned and surrounded by guard bytes, checked after copying
 //    the whole region back; inputs checked unchanged;
+//  - narrow blocks moved in groups of 8 packed bytes, and next to them the
+//    ranges and pointers that keep the one-block path;
 //  - large layouts (64 MiB and more packed: grids beyond one resident wave),
 //    a layout with more dimensions than a kernel takes, and one with more
 //    than 2^32 blocks (the kernels' 64-bit index path).
@@ -32,6 +34,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -545,6 +548,96 @@ TEST_F(PackDevice, MoreThan2To32Blocks) {
       k += run;
     }
   }
+  release(user);
+  release(packed);
+}
+
+// Narrow blocks in groups (LaunchPlan::group): 1- and 2-byte blocks at
+// small strides move 8 packed bytes per item. Whole layouts and ranges that
+// keep the groups (and, next to them, ranges and packed pointers that do
+// not, which the one-block path takes), positive, negative and zero
+// strides, several dimensions, grids beyond one resident wave, and the
+// 64-bit index path (an outer count over 2^32, a range of it).
+TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
+  const bool small = reduced();
+  const int64_t big = small ? 1 << 16 : 4 << 20;  // blocks of the largest case
+  struct Narrow {
+    int64_t offset, block;
+    std::vector<Stream> dims;
+    bool unpack;
+  };
+  const std::vector<Narrow> cases = {
+      {0, 1, {{4096, 2}}, true},
+      {5, 1, {{4096, 3}}, true},
+      {0, 1, {{4096, -2}}, true},
+      {0, 1, {{800, 64}}, true},
+      {0, 1, {{800, -64}}, true},
+      {0, 1, {{64, 0}}, false},  // one byte repeated: pack only
+      {3, 1, {{64, 2}, {50, 200}, {3, 20000}}, true},
+      {0, 2, {{4000, 4}}, true},
+      {2, 2, {{4000, -6}}, true},
+      {0, 2, {{400, 4}, {30, 2000}}, true},
+      {0, 1, {{big, 2}}, true},
+      {0, 2, {{big / 2, 6}}, true},
+  };
+  Rng rng(env_u64("STRATA_TEST_SEED", 0x6A0Bull));
+  gpu::DeviceProperties props;
+  int device = 0;
+  ASSERT_EQ(gpu::get_device(&device), Status::ok);
+  ASSERT_EQ(gpu::properties(device, &props), Status::ok);
+  int grouped = 0, ungrouped = 0;
+  for (const Narrow& l : cases) {
+    Case c;
+    c.layout.offset = l.offset;
+    c.layout.block = l.block;
+    c.layout.dims = l.dims;
+    c.unpack = l.unpack;
+    const int64_t n = c.layout.block_count();
+    const int64_t span = c.layout.highest_byte() - c.layout.lowest_byte();
+    Buffer user, packed;
+    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
+    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(c.layout.packed_bytes() + 2 * kGuard + 32), &packed));
+    // {b0, b1, packed misalignment}: 8-byte aligned ranges of whole groups
+    // (grouped), then a range and a packed pointer that break them.
+    const std::vector<std::array<int64_t, 3>> ranges = {{0, -1, 0}, {8, n - 16, 8}, {16, 24, 0}, {3, n, 0}, {0, -1, 4}};
+    for (const auto& [b0, b1, misalign] : ranges) {
+      c.b0 = b0;
+      c.b1 = b1;
+      c.packed_misalign = misalign;
+      SCOPED_TRACE(describe(c, user, packed));
+      const int64_t end = b1 < 0 ? n : b1;
+      const gpu::LaunchPlan plan = gpu::plan_launch(c.layout, user.dev + kGuard - c.layout.lowest_byte(),
+                                                    packed.dev + kGuard + misalign, end - b0, props, b0);
+      const bool want_groups = b0 % 8 == 0 && end % 8 == 0 && misalign % 8 == 0;
+      EXPECT_EQ(plan.group > 1, want_groups) << "group " << plan.group;
+      (plan.group > 1 ? grouped : ungrouped) += 1;
+      std::string error;
+      check_case(this, c, user, packed, rng, &error);
+      EXPECT_EQ(error, "");
+    }
+    release(user);
+    release(packed);
+  }
+  EXPECT_GT(grouped, 20);
+  EXPECT_GT(ungrouped, 20);
+
+  // The 64-bit index path: an outer count over 2^32 (a zero stride keeps
+  // the source at 16 bytes), blocks [b0, b0 + 4096) far into it.
+  Case c;
+  c.layout.block = 1;
+  c.layout.dims = {{8, 2}, {(int64_t{1} << 32) + 8, 0}};
+  c.unpack = false;
+  c.b0 = int64_t{8} << 32;
+  c.b1 = c.b0 + 4096;
+  Buffer user, packed;
+  ASSERT_TRUE(allocate(Kind::device, 16 + 2 * kGuard + 32, &user));
+  ASSERT_TRUE(allocate(Kind::device, 4096 + 2 * kGuard + 32, &packed));
+  const gpu::LaunchPlan plan = gpu::plan_launch(c.layout, user.dev + kGuard, packed.dev + kGuard, 4096, props, c.b0);
+  EXPECT_EQ(plan.group, 8);
+  SCOPED_TRACE(describe(c, user, packed));
+  std::string error;
+  check_case(this, c, user, packed, rng, &error);
+  EXPECT_EQ(error, "");
   release(user);
   release(packed);
 }

@@ -112,6 +112,15 @@ void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, co
   EXPECT_LE(int64_t{x} * y, 256);
   EXPECT_LE(int64_t{x} * y, props.max_threads_per_block);
   EXPECT_EQ(int64_t{x} * y, std::min(256, props.max_threads_per_block)) << "CTA not filled";
+  if (p.group != 1) {  // groups of narrow blocks: one packed word of kGroupBytes each
+    EXPECT_EQ(p.group * p.word, strata::gpu::kGroupBytes);
+    EXPECT_EQ(p.words_per_block, 1);
+    ASSERT_FALSE(b.dims.empty());
+    EXPECT_LE(static_cast<int>(b.dims.size()), kMaxDims);
+    EXPECT_EQ(b.dims[0].count % p.group, 0);
+    EXPECT_LE(std::abs(b.dims[0].stride), strata::gpu::kGroupMaxStride);
+    EXPECT_EQ(blocks % p.group, 0);
+  }
   if (blocks <= 0) {
     EXPECT_EQ(p.launches, 0);
     return;
@@ -131,7 +140,7 @@ void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, co
     per_launch = std::min(blocks, sub);
   }
   const int64_t segments = (p.words_per_block + x - 1) / x;
-  const int64_t items = per_launch * segments;
+  const int64_t items = per_launch / p.group * segments;
   const int64_t rows_needed = (items + y - 1) / y;
   if (props.sm_count > 0 && rows_needed <= int64_t{props.sm_count} * 2048 / (int64_t{x} * y)) {
     EXPECT_EQ(p.grid[0], rows_needed);
@@ -221,6 +230,64 @@ TEST(PackPlan, RandomLayoutsMatchBruteForce) {
   if (iterations >= 1000) {
     for (int w : {1, 2, 4, 8, 16}) EXPECT_GT(per_word[w], iterations / 50) << "word " << w << " rarely chosen";
   }
+}
+
+// Groups of narrow blocks: exactly when the block is one word of 1 or 2
+// bytes, the innermost stride is within kGroupMaxStride, the innermost
+// count, the range's first block and length are whole groups, the packed
+// pointer is aligned to a group's word, and the kernel takes every
+// dimension.
+TEST(PackPlan, GroupsOfNarrowBlocks) {
+  const DeviceProperties props = h200();
+  struct Case {
+    int64_t block, offset;
+    std::vector<Stream> dims;
+    int64_t first, blocks;  // blocks -1: all
+    uintptr_t packed;
+    bool allow;
+    int group;
+  };
+  const std::vector<Case> cases = {
+      {1, 0, {{4096, 2}}, 0, -1, 0, true, 8},
+      {1, 0, {{4096, 2}}, 0, -1, 0, false, 1},  // groups switched off
+      {1, 0, {{4096, 64}}, 0, -1, 0, true, 8},
+      {1, 0, {{4096, -64}}, 0, -1, 0, true, 8},
+      {1, 0, {{4096, 65}}, 0, -1, 0, true, 1},  // stride beyond kGroupMaxStride
+      {1, 0, {{4096, 0}}, 0, -1, 0, true, 8},
+      {1, 0, {{4092, 2}}, 0, -1, 0, true, 1},  // rows of 4092: a group would straddle two
+      {1, 0, {{4096, 2}}, 8, 4000, 0, true, 8},
+      {1, 0, {{4096, 2}}, 4, 4000, 0, true, 1},  // range starts inside a group
+      {1, 0, {{4096, 2}}, 8, 4004, 0, true, 1},  // range ends inside a group
+      {1, 0, {{4096, 2}}, 0, -1, 4, true, 1},    // packed pointer not 8-byte aligned
+      {1, 0, {{4096, 2}}, 0, -1, 8, true, 8},
+      {2, 0, {{4096, 4}}, 0, -1, 0, true, 4},
+      {2, 0, {{4096, 4}}, 4, 4000, 0, true, 4},
+      {2, 1, {{4096, 4}}, 0, -1, 0, true, 1},  // odd start: 1-byte words, two per block
+      {4, 0, {{4096, 8}}, 0, -1, 0, true, 1},  // 4-byte blocks stay one per item
+      {3, 0, {{4096, 4}}, 0, -1, 0, true, 1},
+      {1, 0, {{8, 2}, {100, 1000}, {7, 300000}}, 0, -1, 0, true, 8},
+      {1, 0, {}, 0, -1, 0, true, 1},  // one block
+  };
+  for (const Case& c : cases) {
+    StridedBlock b;
+    b.block = c.block;
+    b.offset = c.offset;
+    b.dims = c.dims;
+    const int64_t blocks = c.blocks < 0 ? b.block_count() - c.first : c.blocks;
+    const LaunchPlan p = plan_launch(b, addr(0), addr(c.packed), blocks, props, c.first, c.allow);
+    EXPECT_EQ(p.group, c.group) << b.to_string() << " first " << c.first << " blocks " << blocks << " packed+"
+                                << c.packed << (c.allow ? "" : " (groups off)");
+    expect_valid(p, b, blocks, props);
+    if (p.group > 1) {
+      const int64_t rows = (blocks / p.group + p.threads[1] - 1) / p.threads[1];
+      EXPECT_EQ(p.grid[0], std::min<int64_t>(rows, int64_t{props.sm_count} * 8)) << "one CTA row per group";
+    }
+  }
+  // More dimensions than a kernel takes: the host splits them, no groups.
+  StridedBlock deep;
+  deep.block = 1;
+  for (int d = 0; d <= kMaxDims; ++d) deep.dims.push_back({8, d == 0 ? 2 : int64_t{16} << d});
+  EXPECT_EQ(plan_launch(deep, addr(0), addr(0), deep.block_count(), props).group, 1);
 }
 
 TEST(PackPlan, BlockShapes) {
