@@ -17,10 +17,10 @@ namespace strata::gpu {
 struct LaunchPlan {
   int word = 1;  // bytes moved per thread step: 1, 2, 4, 8 or 16
   int64_t words_per_block = 0;
-  // Blocks per item: 1, or kGroupBytes / word when 1- or 2-byte blocks close
-  // together move as groups of consecutive blocks of the innermost
-  // dimension, each group one packed word of kGroupBytes (plan_launch says
-  // when).
+  // Blocks per item: 1, or kGroupBytes / word when blocks of one word of
+  // 1-4 bytes close together move as groups of consecutive blocks of the
+  // innermost dimension, each group one packed word of kGroupBytes
+  // (plan_launch says when; the kernels group packs only).
   int group = 1;
   int threads[3] = {1, 1, 1};   // block shape (x: words of a block, y: blocks)
   int64_t grid[3] = {1, 1, 1};  // grid shape, within the device's limits
@@ -37,7 +37,7 @@ constexpr int64_t kGroupMaxStride = 64;
 // from the block length and counts; the grid capped by the device limits
 // (the kernels stride over whatever the grid does not cover). `blocks`
 // blocks from block `first_block` on are moved. With `groups`, blocks of
-// one word of 1 or 2 bytes at an innermost stride of at most
+// one word of 1, 2 or 4 bytes at an innermost stride of at most
 // kGroupMaxStride move kGroupBytes / word at a time when the innermost
 // count, `first_block`, `blocks` and the packed pointer allow it.
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,

@@ -20,9 +20,12 @@
 //  - the grid is capped to one resident wave (8 CTAs of 256 threads per
 //    multiprocessor, 32 registers a thread); the kernel strides over the
 //    rest;
-//  - 1- and 2-byte blocks close together move in groups (LaunchPlan::group):
-//    8 packed bytes of consecutive blocks per item, one index computation
-//    and one 8-byte packed access for 8 or 4 blocks (grouped_copy).
+//  - packs of 1-4-byte blocks close together move in groups
+//    (LaunchPlan::group): 8 packed bytes of consecutive blocks per item, one
+//    index computation and one 8-byte packed store for 8, 4 or 2 blocks
+//    (grouped_pack). Not unpacks: a group's narrow stores land in different
+//    sectors, so a warp's stores spread over more sectors than the
+//    one-block items' consecutive ones (measured 1.4-1.8x slower on an H100).
 // Unpack into a layout that addresses a byte twice (a zero or overlapping
 // stride) leaves one of the packed values there, unspecified which (the
 // host engine keeps the later one; MPI calls such a receive erroneous).
@@ -55,11 +58,13 @@ namespace strata::gpu {
 namespace {
 
 config::BoolParam g_groups{"STRATA_PACK_GROUPS", true,
-                           "Device pack kernels move 1- and 2-byte blocks at an innermost stride of at most 64 B in "
-                           "groups of 8 packed bytes (one index computation and store per group); 0: one block per "
-                           "item (for measurements)"};
+                           "Device pack kernels pack blocks of 1, 2 or 4 bytes at an innermost stride of at most 64 "
+                           "B in groups of 8 packed bytes (one index computation and store per group; unpacks move "
+                           "one block per item); 0: packs too (for measurements)"};
 
 enum class Dir { pack, unpack };
+
+bool grouped(Dir d) { return d == Dir::pack && g_groups.get(); }
 
 // Threads per CTA (pack_plan.cpp's kCtaThreads), and CTAs of that size
 // resident per multiprocessor (2048 threads), which the plan caps the grid
@@ -183,13 +188,14 @@ STRATA_DEVICE STRATA_INLINE void copy_items(const PartArgs<N>& a, I lane, I seg_
   }
 }
 
-// Groups of narrow blocks (LaunchPlan::group): an item is kG consecutive
-// blocks of the innermost dimension, whose a.dims[0] counts groups (its
-// stride is kG blocks' strides), and one packed word of kGroupBytes. Both
-// vendors' GPUs are little-endian: block g of a group is the g-th N of the
-// word. Each thread loads the blocks of two groups before it stores.
-template <Dir D, class N, class I>
-STRATA_DEVICE STRATA_INLINE void copy_groups(const Args& a, I row, I rows) {
+// Packs in groups of narrow blocks (LaunchPlan::group): an item is kG
+// consecutive blocks of the innermost dimension, whose a.dims[0] counts
+// groups (its stride is kG blocks' strides), and one packed word of
+// kGroupBytes. Both vendors' GPUs are little-endian: block g of a group is
+// the g-th N of the word. Each thread loads the blocks of two groups before
+// it stores.
+template <class N, class I>
+STRATA_DEVICE STRATA_INLINE void pack_groups(const Args& a, I row, I rows) {
   constexpr int kG = kGroupBytes / static_cast<int>(sizeof(N));
   constexpr int kU = 2;
   constexpr int kBits = 8 * static_cast<int>(sizeof(N));
@@ -201,32 +207,21 @@ STRATA_DEVICE STRATA_INLINE void copy_groups(const Args& a, I row, I rows) {
   uint64_t* packed = reinterpret_cast<uint64_t*>(a.packed);
   for (I item = row; item < items; item += kU * rows) {
     uint64_t v[kU];
-    char* user[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const I it = item + static_cast<I>(u) * rows;
-      user[u] = nullptr;
       v[u] = 0;
       if (it < items) {
-        user[u] = a.user + Index::of(a, first + it);
-        if constexpr (D == Dir::pack) {
+        const char* user = a.user + Index::of(a, first + it);
 #pragma unroll
-          for (int g = 0; g < kG; ++g)
-            v[u] |= static_cast<uint64_t>(*reinterpret_cast<const N*>(user[u] + g * step)) << (kBits * g);
-        } else {
-          v[u] = packed[it];
-        }
+        for (int g = 0; g < kG; ++g)
+          v[u] |= static_cast<uint64_t>(*reinterpret_cast<const N*>(user + g * step)) << (kBits * g);
       }
     }
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
-      if (user[u] == nullptr) continue;
-      if constexpr (D == Dir::pack) {
-        packed[item + static_cast<I>(u) * rows] = v[u];
-      } else {
-#pragma unroll
-        for (int g = 0; g < kG; ++g) *reinterpret_cast<N*>(user[u] + g * step) = static_cast<N>(v[u] >> (kBits * g));
-      }
+      const I it = item + static_cast<I>(u) * rows;
+      if (it < items) packed[it] = v[u];
     }
   }
 }
@@ -241,12 +236,12 @@ __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm
                       static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
 }
 
-// One layout in groups of narrow blocks (threadIdx.x is always 0).
-template <Dir D, class N, class I>
+// A pack of one layout in groups of narrow blocks (threadIdx.x is always 0).
+template <class N, class I>
 __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
-    grouped_copy(const STRATA_GRID_CONSTANT Args a) {
-  copy_groups<D, N, I>(a, static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y),
-                       static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
+    grouped_pack(const STRATA_GRID_CONSTANT Args a) {
+  pack_groups<N, I>(a, static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y),
+                    static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
 }
 
 // A batch (one-dimensional CTAs of kMaxCtaThreads threads): each CTA finds
@@ -302,12 +297,12 @@ void launch_word(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, boo
   }
 }
 
-template <Dir D, class N>
-void launch_groups(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, bool narrow) {
+template <class N>
+void launch_grouped_pack(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, bool narrow) {
   if (narrow) {
-    grouped_copy<D, N, uint32_t><<<grid, threads, 0, stream>>>(a);
+    grouped_pack<N, uint32_t><<<grid, threads, 0, stream>>>(a);
   } else {
-    grouped_copy<D, N, int64_t><<<grid, threads, 0, stream>>>(a);
+    grouped_pack<N, int64_t><<<grid, threads, 0, stream>>>(a);
   }
 }
 
@@ -395,10 +390,12 @@ Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks,
       set_range(a, plan, plan.threads[1], first / plan.group, blocks / plan.group, packed, counts32, &narrow);
   const dim3 g(static_cast<unsigned>(grid), 1, 1);
   const dim3 t(static_cast<unsigned>(plan.threads[0]), static_cast<unsigned>(plan.threads[1]), 1);
-  if (plan.group > 1 && plan.word == 2) {
-    launch_groups<D, uint16_t>(a, g, t, stream, narrow);
-  } else if (plan.group > 1) {
-    launch_groups<D, uint8_t>(a, g, t, stream, narrow);
+  if (D == Dir::pack && plan.group > 1) {  // plans of unpacks have no groups (grouped())
+    switch (plan.word) {
+      case 4: launch_grouped_pack<uint32_t>(a, g, t, stream, narrow); break;
+      case 2: launch_grouped_pack<uint16_t>(a, g, t, stream, narrow); break;
+      default: launch_grouped_pack<uint8_t>(a, g, t, stream, narrow); break;
+    }
   } else {
     with_word(plan.word, [&](auto w) { launch_word<D, decltype(w)>(a, g, t, stream, narrow); });
   }
@@ -442,8 +439,7 @@ Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, 
   if (empty) return Status::ok;
   const DeviceProperties* props = nullptr;
   STRATA_TRY(cached_properties(&props));
-  const LaunchPlan plan =
-      plan_launch(layout, user, packed, block_end - block_begin, *props, block_begin, g_groups.get());
+  const LaunchPlan plan = plan_launch(layout, user, packed, block_end - block_begin, *props, block_begin, grouped(D));
   if (plan.launches <= 0 || plan.grid[0] <= 0) return Status::ok;
 
   Args a;
@@ -517,7 +513,7 @@ Status run_batch(const PackJob* jobs, size_t count, Stream stream) noexcept {
     STRATA_TRY(check_range(D, *j.layout, j.packed, j.block_begin, &end, &empty));
     if (empty) continue;
     const LaunchPlan plan =
-        plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props, j.block_begin, g_groups.get());
+        plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props, j.block_begin, grouped(D));
     if (plan.launches <= 0 || plan.grid[0] <= 0) continue;
     const int64_t y = kMaxCtaThreads / plan.threads[0];
     if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y || plan.group > 1) {

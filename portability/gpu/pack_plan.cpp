@@ -62,14 +62,14 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
   plan.words_per_block = layout.block / plan.word;
   const int nd = static_cast<int>(layout.dims.size());
 
-  // Groups of narrow blocks: a 1- or 2-byte block per item costs its
-  // index arithmetic and a store per byte or two, so the kernels are bound by
-  // instructions, not memory, while consecutive blocks sit within a few
-  // sectors of each other. A group of kGroupBytes / word consecutive blocks
-  // of the innermost dimension takes one index computation and one packed
-  // store. Groups must not straddle a row (innermost count), the launch's
-  // range, or a packed word's alignment.
-  if (groups && plan.words_per_block == 1 && plan.word <= 2 && nd >= 1 && nd <= detail::StridedIndex::kMaxDims) {
+  // Groups of narrow blocks: a block of 1-4 bytes per item costs its index
+  // arithmetic and a narrow store, so packing is bound by instructions, not
+  // memory, while consecutive blocks sit within a few sectors of each other.
+  // A group of kGroupBytes / word consecutive blocks of the innermost
+  // dimension takes one index computation and one packed store. Groups must
+  // not straddle a row (innermost count), the launch's range, or a packed
+  // word's alignment.
+  if (groups && plan.words_per_block == 1 && plan.word <= 4 && nd >= 1 && nd <= detail::StridedIndex::kMaxDims) {
     const int64_t g = kGroupBytes / plan.word;
     const strata::Stream& inner = layout.dims[0];
     if (inner.count % g == 0 && inner.stride >= -kGroupMaxStride && inner.stride <= kGroupMaxStride &&

@@ -7,8 +7,8 @@
 //    [b0, b1), in device, managed and mapped pinned host memory;
 //  - outputs poisoned and surrounded by guard bytes, checked after copying
 //    the whole region back; inputs checked unchanged;
-//  - narrow blocks moved in groups of 8 packed bytes, and next to them the
-//    ranges and pointers that keep the one-block path;
+//  - narrow blocks packed in groups of 8 bytes, and next to them the ranges
+//    and pointers that keep the one-block path;
 //  - large layouts (64 MiB and more packed: grids beyond one resident wave),
 //    a layout with more dimensions than a kernel takes, and one with more
 //    than 2^32 blocks (the kernels' 64-bit index path).
@@ -552,8 +552,9 @@ TEST_F(PackDevice, MoreThan2To32Blocks) {
   release(packed);
 }
 
-// Narrow blocks in groups (LaunchPlan::group): 1- and 2-byte blocks at
-// small strides move 8 packed bytes per item. Whole layouts and ranges that
+// Narrow blocks in groups (LaunchPlan::group): packs of 1-, 2- and 4-byte
+// blocks at small strides move 8 packed bytes per item (unpacks of the same
+// layouts one block per item). Whole layouts and ranges that
 // keep the groups (and, next to them, ranges and packed pointers that do
 // not, which the one-block path takes), positive, negative and zero
 // strides, several dimensions, grids beyond one resident wave, and the
@@ -577,6 +578,8 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
       {0, 2, {{4000, 4}}, true},
       {2, 2, {{4000, -6}}, true},
       {0, 2, {{400, 4}, {30, 2000}}, true},
+      {0, 4, {{4096, 8}}, true},
+      {4, 4, {{1000, -12}, {40, 24000}}, true},
       {0, 1, {{big, 2}}, true},
       {0, 2, {{big / 2, 6}}, true},
   };
@@ -625,7 +628,7 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
   // the source at 16 bytes), blocks [b0, b0 + 4096) far into it.
   Case c;
   c.layout.block = 1;
-  c.layout.dims = {{8, 2}, {(int64_t{1} << 32) + 8, 0}};
+  c.layout.dims = {{8, 2}, {(int64_t{1} << 32) + 1024, 0}};
   c.unpack = false;
   c.b0 = int64_t{8} << 32;
   c.b1 = c.b0 + 4096;

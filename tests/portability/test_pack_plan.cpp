@@ -232,7 +232,7 @@ TEST(PackPlan, RandomLayoutsMatchBruteForce) {
   }
 }
 
-// Groups of narrow blocks: exactly when the block is one word of 1 or 2
+// Groups of narrow blocks: exactly when the block is one word of 1, 2 or 4
 // bytes, the innermost stride is within kGroupMaxStride, the innermost
 // count, the range's first block and length are whole groups, the packed
 // pointer is aligned to a group's word, and the kernel takes every
@@ -263,7 +263,11 @@ TEST(PackPlan, GroupsOfNarrowBlocks) {
       {2, 0, {{4096, 4}}, 0, -1, 0, true, 4},
       {2, 0, {{4096, 4}}, 4, 4000, 0, true, 4},
       {2, 1, {{4096, 4}}, 0, -1, 0, true, 1},  // odd start: 1-byte words, two per block
-      {4, 0, {{4096, 8}}, 0, -1, 0, true, 1},  // 4-byte blocks stay one per item
+      {4, 0, {{4096, 8}}, 0, -1, 0, true, 2},
+      {4, 0, {{4096, -12}}, 2, 4000, 0, true, 2},
+      {4, 0, {{4096, 8}}, 1, 4000, 0, true, 1},
+      {4, 2, {{4096, 8}}, 0, -1, 0, true, 1},   // 2-byte aligned: two words per block
+      {8, 0, {{4096, 16}}, 0, -1, 0, true, 1},  // 8-byte blocks are a group's size already
       {3, 0, {{4096, 4}}, 0, -1, 0, true, 1},
       {1, 0, {{8, 2}, {100, 1000}, {7, 300000}}, 0, -1, 0, true, 8},
       {1, 0, {}, 0, -1, 0, true, 1},  // one block
@@ -335,8 +339,12 @@ TEST(PackPlan, GridWithinLimits) {
   EXPECT_EQ(p.grid[0], 132 * 8) << "one resident wave of 8 CTAs per multiprocessor";
   expect_valid(p, b, b.block_count(), props);
 
-  // A few blocks: one row of the CTA per block, no more CTAs than needed.
-  p = plan_launch(b, addr(0), addr(0), 300, props);
+  // A few blocks: one row of the CTA per block (per group of two 4-byte
+  // blocks when grouped), no more CTAs than needed.
+  p = plan_launch(b, addr(0), addr(0), 300, props, 0, false);
+  EXPECT_EQ(p.grid[0], 2);
+  p = plan_launch(b, addr(0), addr(0), 600, props);
+  EXPECT_EQ(p.group, 2);
   EXPECT_EQ(p.grid[0], 2);
   p = plan_launch(b, addr(0), addr(0), 1, props);
   EXPECT_EQ(p.grid[0], 1);
