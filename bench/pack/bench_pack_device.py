@@ -126,10 +126,16 @@ def measure_torch(data, timing, latency):
         if views[0].numel() != p["packed_bytes"]:
             raise SystemExit("PyTorch view of %s has %d bytes, want %d" % (p, views[0].numel(), p["packed_bytes"]))
         p["torch_ns"] = time_calls(torch, lambda k: views[k].contiguous(), slots, timing)
-        print("[%d/%d] %-8s %4d B s %5d x %10d B  PyTorch %9.1f us" %
-              (i + 1, len(points), p["type"], p["block"], p["stride"], p["packed_bytes"], p["torch_ns"] * 1e-3),
-              file=sys.stderr)
-        del views
+        # The unpack's peer: a copy of packed bytes into the strided view
+        # (views of a layout whose blocks do not overlap; the output slots
+        # of strata-bench-pack's rotation as the packed sources).
+        packed = torch.randint(1, 256, (slots, p["slot_out_bytes"]), dtype=torch.uint8, device="cuda")
+        sources = [packed[k, :p["packed_bytes"]].view(sizes) for k in range(slots)]
+        p["torch_unpack_ns"] = time_calls(torch, lambda k: views[k].copy_(sources[k]), slots, timing)
+        print("[%d/%d] %-8s %4d B s %5d x %10d B  PyTorch %9.1f us, unpack %9.1f us" %
+              (i + 1, len(points), p["type"], p["block"], p["stride"], p["packed_bytes"], p["torch_ns"] * 1e-3,
+               p["torch_unpack_ns"] * 1e-3), file=sys.stderr)
+        del views, sources, packed
     for p in data.get("latency", []) if latency else []:
         sizes, strides = torch_shape(p)
         view = pool.as_strided(sizes, strides, p["offset"] - p["lowest_byte"])
@@ -170,7 +176,8 @@ def report(data, have_torch, latency):
     out.append("- sector bound = copy * b / min(32 * ceil(b/32), max(b, stride)) GB/s of packed data "
                "(= copy * b / (32 * ceil(b/32)) at stride >= 32 * ceil(b/32))")
     out.append("- PyTorch: `torch.as_strided(pool, sizes, strides, offset).contiguous()` on uint8, the same "
-               "rotation of source slots, device events around back-to-back calls, median of samples")
+               "rotation of source slots, device events around back-to-back calls, median of samples; "
+               "PyTorch unpack: `view.copy_(packed)` into the same strided views, timed the same way")
     out.append("- host path: the source span copied to pinned host memory, the library's MPI_Pack, "
                "the packed bytes copied back (host clock, synchronous)")
     out.append("")
@@ -180,7 +187,10 @@ def report(data, have_torch, latency):
     head += ["% sector bound", "% copy", "% same-size copy"]
     if have_torch:
         head += ["PyTorch % bound"]
-    head += ["unpack GB/s", "host path GB/s", "ours/host path"]
+    head += ["unpack GB/s"]
+    if have_torch:
+        head += ["PyTorch unpack GB/s", "unpack ours/PyTorch"]
+    head += ["host path GB/s", "ours/host path"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join(" --- " if i < 4 else " ---: " for i in range(len(head))) + "|")
     for p in data["points"]:
@@ -197,8 +207,11 @@ def report(data, have_torch, latency):
         if have_torch:
             row += ["%.0f%%" % (100 * gbps(n, p.get("torch_ns")) / bound)]
         host = p.get("host_path_ns")
-        row += ["%.1f" % gbps(n, p["unpack_ns"]), "%.2f" % gbps(n, host) if host else "-",
-                ratio_text(host / p["pack_ns"]) if host else "-"]
+        row += ["%.1f" % gbps(n, p["unpack_ns"])]
+        if have_torch:
+            tu = p.get("torch_unpack_ns")
+            row += ["%.1f" % gbps(n, tu) if tu else "-", ratio_text(tu / p["unpack_ns"]) if tu else "-"]
+        row += ["%.2f" % gbps(n, host) if host else "-", ratio_text(host / p["pack_ns"]) if host else "-"]
         out.append("| " + " | ".join(row) + " |")
 
     out.append("")
@@ -214,6 +227,11 @@ def report(data, have_torch, latency):
                        "median %.2fx (target >= 2x: %s)" %
                        (len(r), r[0], worst["type"], worst["block"], worst["stride"],
                         fmt_bytes(worst["packed_bytes"]), r[len(r) // 2], "met" if r[0] >= 2 else "NOT met"))
+        ubelow = [p for p in data["points"] if p.get("torch_unpack_ns") and p["torch_unpack_ns"] < p["unpack_ns"]]
+        out.append("- unpack points where PyTorch's copy into the strided view is faster: %d%s" % (
+            len(ubelow), (": " + "; ".join("%s %d B s %d x %s (%.2fx)" % (
+                p["type"], p["block"], p["stride"], fmt_bytes(p["packed_bytes"]), p["torch_unpack_ns"] / p["unpack_ns"])
+                for p in ubelow)) if ubelow else ""))
         below = [p for p in data["points"] if p.get("torch_ns") and p["torch_ns"] < p["pack_ns"]]
         out.append("- points where PyTorch is faster: %d%s" % (
             len(below), (": " + "; ".join("%s %d B s %d x %s (%.2fx)" % (

@@ -17,31 +17,41 @@ namespace strata::gpu {
 struct LaunchPlan {
   int word = 1;  // bytes moved per thread step: 1, 2, 4, 8 or 16
   int64_t words_per_block = 0;
-  // Blocks per item: 1, or kGroupBytes / word when blocks of one word of
-  // 1-4 bytes close together move as groups of consecutive blocks of the
-  // innermost dimension, each group one packed word of kGroupBytes
-  // (plan_launch says when; the kernels group packs only).
+  // Blocks of one word of 1-4 bytes close together move in runs of
+  // consecutive blocks of the innermost dimension (plan_launch says when).
+  // group: blocks per item (1 when not); lanes: threads per item. A pack
+  // group is kGroupBytes / word blocks, one thread, one packed word of
+  // kGroupBytes; an unpack tile is kTileLanes threads of kGroupBytes / word
+  // blocks each, lane l taking blocks l, l + kTileLanes, ... of the tile.
   int group = 1;
+  int lanes = 1;
   int threads[3] = {1, 1, 1};   // block shape (x: words of a block, y: blocks)
   int64_t grid[3] = {1, 1, 1};  // grid shape, within the device's limits
   int launches = 1;             // > 1 when the outer dimensions are split on the host
 };
 
-// Bytes of a group's packed word, and the largest innermost stride (bytes,
-// either sign) at which narrow blocks are grouped.
+// Bytes of a group's packed word, threads of an unpack tile, and the
+// largest innermost stride (bytes, either sign) at which narrow blocks are
+// grouped.
 constexpr int kGroupBytes = 8;
+constexpr int kTileLanes = 32;
 constexpr int64_t kGroupMaxStride = 64;
+
+// Which runs of narrow blocks a plan may use.
+enum class Grouping { none, pack, unpack };
 
 // The largest word that divides the block length, every block's start in
 // `base` (offset and all strides) and the packed pointer; the block shape
 // from the block length and counts; the grid capped by the device limits
 // (the kernels stride over whatever the grid does not cover). `blocks`
-// blocks from block `first_block` on are moved. With `groups`, blocks of
-// one word of 1, 2 or 4 bytes at an innermost stride of at most
-// kGroupMaxStride move kGroupBytes / word at a time when the innermost
-// count, `first_block`, `blocks` and the packed pointer allow it.
+// blocks from block `first_block` on are moved. Blocks of one word of 1, 2
+// or 4 bytes at an innermost stride of at most kGroupMaxStride move in pack
+// groups (Grouping::pack) or unpack tiles (Grouping::unpack) when the
+// innermost count, `first_block` and `blocks` are whole runs (and, for
+// packs, the packed pointer is aligned to kGroupBytes).
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
-                       const DeviceProperties& props, int64_t first_block = 0, bool groups = true) noexcept;
+                       const DeviceProperties& props, int64_t first_block = 0,
+                       Grouping grouping = Grouping::pack) noexcept;
 
 // Packs blocks [block_begin, block_end) (end -1: all) asynchronously on
 // `stream`; see strata::device::pack.

@@ -23,9 +23,11 @@
 //  - packs of 1-4-byte blocks close together move in groups
 //    (LaunchPlan::group): 8 packed bytes of consecutive blocks per item, one
 //    index computation and one 8-byte packed store for 8, 4 or 2 blocks
-//    (grouped_pack). Not unpacks: a group's narrow stores land in different
-//    sectors, so a warp's stores spread over more sectors than the
-//    one-block items' consecutive ones (measured 1.4-1.8x slower on an H100).
+//    (grouped_pack); unpacks of them in tiles of 32 threads, lane l taking
+//    blocks l, l + 32, ... of the tile (tiled_unpack): one thread's group
+//    of stores would land in different sectors, so a warp's stores would
+//    spread over more sectors than consecutive blocks' (measured 1.4-1.8x
+//    slower on an H100).
 // Unpack into a layout that addresses a byte twice (a zero or overlapping
 // stride) leaves one of the packed values there, unspecified which (the
 // host engine keeps the later one; MPI calls such a receive erroneous).
@@ -58,13 +60,16 @@ namespace strata::gpu {
 namespace {
 
 config::BoolParam g_groups{"STRATA_PACK_GROUPS", true,
-                           "Device pack kernels pack blocks of 1, 2 or 4 bytes at an innermost stride of at most 64 "
-                           "B in groups of 8 packed bytes (one index computation and store per group; unpacks move "
-                           "one block per item); 0: packs too (for measurements)"};
+                           "Device pack kernels move blocks of 1, 2 or 4 bytes at an innermost stride of at most 64 "
+                           "B in runs (a pack: 8 packed bytes per thread; an unpack: tiles of 32 threads x 8 bytes) "
+                           "with one index computation per run; 0: one block per item (for measurements)"};
 
 enum class Dir { pack, unpack };
 
-bool grouped(Dir d) { return d == Dir::pack && g_groups.get(); }
+Grouping grouping(Dir d) {
+  if (!g_groups.get()) return Grouping::none;
+  return d == Dir::pack ? Grouping::pack : Grouping::unpack;
+}
 
 // Threads per CTA (pack_plan.cpp's kCtaThreads), and CTAs of that size
 // resident per multiprocessor (2048 threads), which the plan caps the grid
@@ -226,6 +231,32 @@ STRATA_DEVICE STRATA_INLINE void pack_groups(const Args& a, I row, I rows) {
   }
 }
 
+// Unpacks in tiles of narrow blocks (LaunchPlan::group, lanes): an item is
+// a tile of kTileLanes * kG consecutive blocks of the innermost dimension
+// (a.dims[0] counts tiles), moved by kTileLanes threads; lane l takes the
+// tile's blocks l, l + kTileLanes, ..., so that each load and store
+// instruction of a warp covers consecutive blocks, as one block per item
+// does, for one index computation per tile instead of one per block.
+template <class N, class I>
+STRATA_DEVICE STRATA_INLINE void unpack_tiles(const Args& a, I lane, I tile0, I tiles_step) {
+  constexpr int kG = kGroupBytes / static_cast<int>(sizeof(N));
+  constexpr int kRun = kTileLanes * kG;
+  using Index = OffsetOf<I, kMaxDims>;
+  const int64_t step = a.dims[0].stride / kRun;  // between consecutive blocks
+  const I items = static_cast<I>(a.items);
+  const I first = static_cast<I>(a.first);
+  const N* packed = reinterpret_cast<const N*>(a.packed);
+  for (I tile = tile0; tile < items; tile += tiles_step) {
+    char* user = a.user + Index::of(a, first + tile) + static_cast<int64_t>(lane) * step;
+    const N* from = packed + static_cast<uint64_t>(tile) * kRun + lane;
+    N v[kG];
+#pragma unroll
+    for (int g = 0; g < kG; ++g) v[g] = from[g * kTileLanes];
+#pragma unroll
+    for (int g = 0; g < kG; ++g) *reinterpret_cast<N*>(user + g * kTileLanes * step) = v[g];
+  }
+}
+
 // One layout: threadIdx.x over the words of a segment, threadIdx.y over
 // items.
 template <Dir D, class W, class I>
@@ -242,6 +273,17 @@ __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm
     grouped_pack(const STRATA_GRID_CONSTANT Args a) {
   pack_groups<N, I>(a, static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.y) + static_cast<I>(threadIdx.y),
                     static_cast<I>(gridDim.x) * static_cast<I>(blockDim.y));
+}
+
+// An unpack of one layout in tiles of narrow blocks (threadIdx.x is always
+// 0; blockDim.y is a multiple of kTileLanes).
+template <class N, class I>
+__global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
+    tiled_unpack(const STRATA_GRID_CONSTANT Args a) {
+  const I tiles_per_cta = static_cast<I>(blockDim.y) / kTileLanes;
+  unpack_tiles<N, I>(a, static_cast<I>(threadIdx.y) % kTileLanes,
+                     static_cast<I>(blockIdx.x) * tiles_per_cta + static_cast<I>(threadIdx.y) / kTileLanes,
+                     static_cast<I>(gridDim.x) * tiles_per_cta);
 }
 
 // A batch (one-dimensional CTAs of kMaxCtaThreads threads): each CTA finds
@@ -303,6 +345,15 @@ void launch_grouped_pack(const Args& a, dim3 grid, dim3 threads, gpuStream_t str
     grouped_pack<N, uint32_t><<<grid, threads, 0, stream>>>(a);
   } else {
     grouped_pack<N, int64_t><<<grid, threads, 0, stream>>>(a);
+  }
+}
+
+template <class N>
+void launch_tiled_unpack(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, bool narrow) {
+  if (narrow) {
+    tiled_unpack<N, uint32_t><<<grid, threads, 0, stream>>>(a);
+  } else {
+    tiled_unpack<N, int64_t><<<grid, threads, 0, stream>>>(a);
   }
 }
 
@@ -386,15 +437,21 @@ template <Dir D>
 Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks, char* packed, bool counts32,
                   gpuStream_t stream) {
   bool narrow = false;
-  const int64_t grid =
-      set_range(a, plan, plan.threads[1], first / plan.group, blocks / plan.group, packed, counts32, &narrow);
+  const int64_t grid = set_range(a, plan, plan.threads[1] / plan.lanes, first / plan.group, blocks / plan.group, packed,
+                                 counts32, &narrow);
   const dim3 g(static_cast<unsigned>(grid), 1, 1);
   const dim3 t(static_cast<unsigned>(plan.threads[0]), static_cast<unsigned>(plan.threads[1]), 1);
-  if (D == Dir::pack && plan.group > 1) {  // plans of unpacks have no groups (grouped())
+  if (D == Dir::pack && plan.group > 1) {  // pack groups (grouping())
     switch (plan.word) {
       case 4: launch_grouped_pack<uint32_t>(a, g, t, stream, narrow); break;
       case 2: launch_grouped_pack<uint16_t>(a, g, t, stream, narrow); break;
       default: launch_grouped_pack<uint8_t>(a, g, t, stream, narrow); break;
+    }
+  } else if (D == Dir::unpack && plan.group > 1) {  // unpack tiles
+    switch (plan.word) {
+      case 4: launch_tiled_unpack<uint32_t>(a, g, t, stream, narrow); break;
+      case 2: launch_tiled_unpack<uint16_t>(a, g, t, stream, narrow); break;
+      default: launch_tiled_unpack<uint8_t>(a, g, t, stream, narrow); break;
     }
   } else {
     with_word(plan.word, [&](auto w) { launch_word<D, decltype(w)>(a, g, t, stream, narrow); });
@@ -439,7 +496,7 @@ Status run(const StridedBlock& layout, char* user, char* packed, Stream stream, 
   if (empty) return Status::ok;
   const DeviceProperties* props = nullptr;
   STRATA_TRY(cached_properties(&props));
-  const LaunchPlan plan = plan_launch(layout, user, packed, block_end - block_begin, *props, block_begin, grouped(D));
+  const LaunchPlan plan = plan_launch(layout, user, packed, block_end - block_begin, *props, block_begin, grouping(D));
   if (plan.launches <= 0 || plan.grid[0] <= 0) return Status::ok;
 
   Args a;
@@ -513,7 +570,7 @@ Status run_batch(const PackJob* jobs, size_t count, Stream stream) noexcept {
     STRATA_TRY(check_range(D, *j.layout, j.packed, j.block_begin, &end, &empty));
     if (empty) continue;
     const LaunchPlan plan =
-        plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props, j.block_begin, grouped(D));
+        plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props, j.block_begin, grouping(D));
     if (plan.launches <= 0 || plan.grid[0] <= 0) continue;
     const int64_t y = kMaxCtaThreads / plan.threads[0];
     if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y || plan.group > 1) {

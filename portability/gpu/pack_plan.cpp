@@ -6,7 +6,8 @@
 // segment of threads[0] consecutive words of one block, one word per thread;
 // the threads[1] rows of a CTA take consecutive items, an item being one
 // segment of one block (blocks of at most threads[0] words are one segment,
-// longer ones several), or one group of `group` narrow blocks. The grid
+// longer ones several), or one run of `group` narrow blocks (a pack group
+// of one thread, an unpack tile of `lanes` threads). The grid
 // covers the items once or, when that would be more CTAs than the device
 // holds at once, the kernels stride over them
 // (several items per thread, loaded before any is stored).
@@ -40,7 +41,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 }  // namespace
 
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
-                       const DeviceProperties& props, int64_t first_block, bool groups) noexcept {
+                       const DeviceProperties& props, int64_t first_block, Grouping grouping) noexcept {
   LaunchPlan plan;
   // Word: the lowest set bit of everything a block start or a packed word
   // address is made of (two's complement keeps the low bits of a negative
@@ -62,25 +63,33 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
   plan.words_per_block = layout.block / plan.word;
   const int nd = static_cast<int>(layout.dims.size());
 
-  // Groups of narrow blocks: a block of 1-4 bytes per item costs its index
-  // arithmetic and a narrow store, so packing is bound by instructions, not
-  // memory, while consecutive blocks sit within a few sectors of each other.
-  // A group of kGroupBytes / word consecutive blocks of the innermost
-  // dimension takes one index computation and one packed store. Groups must
-  // not straddle a row (innermost count), the launch's range, or a packed
-  // word's alignment.
-  if (groups && plan.words_per_block == 1 && plan.word <= 4 && nd >= 1 && nd <= detail::StridedIndex::kMaxDims) {
-    const int64_t g = kGroupBytes / plan.word;
-    const strata::Stream& inner = layout.dims[0];
-    if (inner.count % g == 0 && inner.stride >= -kGroupMaxStride && inner.stride <= kGroupMaxStride &&
-        first_block % g == 0 && blocks % g == 0 && reinterpret_cast<uintptr_t>(packed) % kGroupBytes == 0) {
-      plan.group = static_cast<int>(g);
-    }
-  }
-
   // Block shape: x threads over the words of a block, y blocks per CTA.
   int64_t cta = kCtaThreads;
   if (props.max_threads_per_block > 0) cta = std::min<int64_t>(cta, props.max_threads_per_block);
+
+  // Runs of narrow blocks: a block of 1-4 bytes per item costs its index
+  // arithmetic for one narrow load and store, so the kernels are bound by
+  // instructions, not memory, while consecutive blocks sit within a few
+  // sectors of each other. A run of consecutive blocks of the innermost
+  // dimension takes one index computation. A pack group is one thread's
+  // (one packed store of kGroupBytes); an unpack tile is spread over
+  // kTileLanes threads so that each store instruction of a warp still
+  // covers consecutive blocks (one thread's group of stores would land in
+  // as many sectors). Runs must not straddle a row (innermost count) or the
+  // launch's range, nor pack groups a packed word's alignment.
+  if (grouping != Grouping::none && plan.words_per_block == 1 && plan.word <= 4 && nd >= 1 &&
+      nd <= detail::StridedIndex::kMaxDims) {
+    const int64_t g = kGroupBytes / plan.word;
+    const int64_t lanes = grouping == Grouping::unpack ? kTileLanes : 1;
+    const int64_t run = g * lanes;
+    const strata::Stream& inner = layout.dims[0];
+    const bool aligned = grouping == Grouping::unpack || reinterpret_cast<uintptr_t>(packed) % kGroupBytes == 0;
+    if (inner.count % run == 0 && inner.stride >= -kGroupMaxStride && inner.stride <= kGroupMaxStride &&
+        first_block % run == 0 && blocks % run == 0 && aligned && cta % lanes == 0) {
+      plan.group = static_cast<int>(run);
+      plan.lanes = static_cast<int>(lanes);
+    }
+  }
   int64_t cap_x = 1;
   while (cap_x * 2 <= std::min<int64_t>(kMaxThreadsX, cta)) cap_x *= 2;
   const int64_t x = std::min(next_pow2(plan.words_per_block), cap_x);
@@ -108,12 +117,13 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
   // Grid: one CTA row per item, capped to what the device holds at once
   // (and to its limit); the kernels stride over the rest.
   const int64_t segments = ceil_div(plan.words_per_block, x);
-  const int64_t units = per_launch / plan.group;  // blocks, or groups of them
+  const int64_t units = per_launch / plan.group;  // blocks, or runs of them
   const int64_t items = units > INT64_MAX / segments ? INT64_MAX : units * segments;
+  const int64_t per_cta = y / plan.lanes;  // items of a CTA
   int64_t cap =
       props.sm_count > 0 ? props.sm_count * std::max<int64_t>(1, kResidentThreadsPerSm / (x * y)) : kFallbackMaxCtas;
   if (props.max_grid[0] > 0) cap = std::min(cap, props.max_grid[0]);
-  plan.grid[0] = std::max<int64_t>(1, std::min(ceil_div(items, y), cap));
+  plan.grid[0] = std::max<int64_t>(1, std::min(ceil_div(items, per_cta), cap));
   plan.grid[1] = 1;
   plan.grid[2] = 1;
   return plan;

@@ -552,13 +552,13 @@ TEST_F(PackDevice, MoreThan2To32Blocks) {
   release(packed);
 }
 
-// Narrow blocks in groups (LaunchPlan::group): packs of 1-, 2- and 4-byte
-// blocks at small strides move 8 packed bytes per item (unpacks of the same
-// layouts one block per item). Whole layouts and ranges that
-// keep the groups (and, next to them, ranges and packed pointers that do
-// not, which the one-block path takes), positive, negative and zero
-// strides, several dimensions, grids beyond one resident wave, and the
-// 64-bit index path (an outer count over 2^32, a range of it).
+// Narrow blocks in runs (LaunchPlan::group): packs of 1-, 2- and 4-byte
+// blocks at small strides move 8 packed bytes per thread, unpacks tiles of
+// 32 threads x 8 bytes. Whole layouts and ranges that keep the runs (and,
+// next to them, ranges and packed pointers that do not, which the
+// one-block path takes), positive, negative and zero strides, several
+// dimensions, grids beyond one resident wave, and the 64-bit index path (an
+// outer count over 2^32, a range of it).
 TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
   const bool small = reduced();
   const int64_t big = small ? 1 << 16 : 4 << 20;  // blocks of the largest case
@@ -588,7 +588,7 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
   int device = 0;
   ASSERT_EQ(gpu::get_device(&device), Status::ok);
   ASSERT_EQ(gpu::properties(device, &props), Status::ok);
-  int grouped = 0, ungrouped = 0;
+  int grouped = 0, ungrouped = 0, tiled = 0, untiled = 0;
   for (const Narrow& l : cases) {
     Case c;
     c.layout.offset = l.offset;
@@ -601,8 +601,10 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
     ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
     ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(c.layout.packed_bytes() + 2 * kGuard + 32), &packed));
     // {b0, b1, packed misalignment}: 8-byte aligned ranges of whole groups
-    // (grouped), then a range and a packed pointer that break them.
-    const std::vector<std::array<int64_t, 3>> ranges = {{0, -1, 0}, {8, n - 16, 8}, {16, 24, 0}, {3, n, 0}, {0, -1, 4}};
+    // (grouped; whole tiles where the rows allow), then a range and a
+    // packed pointer that break them.
+    const std::vector<std::array<int64_t, 3>> ranges = {{0, -1, 0}, {8, n - 16, 8}, {16, 24, 0},
+                                                        {3, n, 0},  {0, -1, 4},     {256, n - 512, 4}};
     for (const auto& [b0, b1, misalign] : ranges) {
       c.b0 = b0;
       c.b1 = b1;
@@ -614,6 +616,13 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
       const bool want_groups = b0 % 8 == 0 && end % 8 == 0 && misalign % 8 == 0;
       EXPECT_EQ(plan.group > 1, want_groups) << "group " << plan.group;
       (plan.group > 1 ? grouped : ungrouped) += 1;
+      const gpu::LaunchPlan unpack_plan =
+          gpu::plan_launch(c.layout, user.dev + kGuard - c.layout.lowest_byte(), packed.dev + kGuard + misalign,
+                           end - b0, props, b0, gpu::Grouping::unpack);
+      const int64_t tile = 32 * 8 / l.block;
+      const bool want_tiles = l.dims[0].count % tile == 0 && b0 % tile == 0 && end % tile == 0;
+      EXPECT_EQ(unpack_plan.group > 1, want_tiles) << "unpack group " << unpack_plan.group;
+      if (c.unpack) (unpack_plan.group > 1 ? tiled : untiled) += 1;
       std::string error;
       check_case(this, c, user, packed, rng, &error);
       EXPECT_EQ(error, "");
@@ -623,6 +632,8 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
   }
   EXPECT_GT(grouped, 20);
   EXPECT_GT(ungrouped, 20);
+  EXPECT_GE(tiled, 10);
+  EXPECT_GT(untiled, 20);
 
   // The 64-bit index path: an outer count over 2^32 (a zero stride keeps
   // the source at 16 bytes), blocks [b0, b0 + 4096) far into it.

@@ -24,6 +24,7 @@ namespace {
 using strata::Stream;
 using strata::StridedBlock;
 using strata::gpu::DeviceProperties;
+using strata::gpu::Grouping;
 using strata::gpu::LaunchPlan;
 using strata::gpu::plan_launch;
 
@@ -112,14 +113,18 @@ void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, co
   EXPECT_LE(int64_t{x} * y, 256);
   EXPECT_LE(int64_t{x} * y, props.max_threads_per_block);
   EXPECT_EQ(int64_t{x} * y, std::min(256, props.max_threads_per_block)) << "CTA not filled";
-  if (p.group != 1) {  // groups of narrow blocks: one packed word of kGroupBytes each
-    EXPECT_EQ(p.group * p.word, strata::gpu::kGroupBytes);
+  if (p.group != 1) {  // runs of narrow blocks: kGroupBytes per thread of the run
+    EXPECT_TRUE(p.lanes == 1 || p.lanes == strata::gpu::kTileLanes) << p.lanes;
+    EXPECT_EQ(p.group * p.word, strata::gpu::kGroupBytes * p.lanes);
+    EXPECT_EQ(y % p.lanes, 0);
     EXPECT_EQ(p.words_per_block, 1);
     ASSERT_FALSE(b.dims.empty());
     EXPECT_LE(static_cast<int>(b.dims.size()), kMaxDims);
     EXPECT_EQ(b.dims[0].count % p.group, 0);
     EXPECT_LE(std::abs(b.dims[0].stride), strata::gpu::kGroupMaxStride);
     EXPECT_EQ(blocks % p.group, 0);
+  } else {
+    EXPECT_EQ(p.lanes, 1);
   }
   if (blocks <= 0) {
     EXPECT_EQ(p.launches, 0);
@@ -141,7 +146,8 @@ void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, co
   }
   const int64_t segments = (p.words_per_block + x - 1) / x;
   const int64_t items = per_launch / p.group * segments;
-  const int64_t rows_needed = (items + y - 1) / y;
+  const int64_t per_cta = y / p.lanes;
+  const int64_t rows_needed = (items + per_cta - 1) / per_cta;
   if (props.sm_count > 0 && rows_needed <= int64_t{props.sm_count} * 2048 / (int64_t{x} * y)) {
     EXPECT_EQ(p.grid[0], rows_needed);
   }
@@ -232,8 +238,8 @@ TEST(PackPlan, RandomLayoutsMatchBruteForce) {
   }
 }
 
-// Groups of narrow blocks: exactly when the block is one word of 1, 2 or 4
-// bytes, the innermost stride is within kGroupMaxStride, the innermost
+// Runs of narrow blocks (pack groups, unpack tiles): exactly when the
+// block is one word of 1, 2 or 4 bytes, the innermost stride is within kGroupMaxStride, the innermost
 // count, the range's first block and length are whole groups, the packed
 // pointer is aligned to a group's word, and the kernel takes every
 // dimension.
@@ -244,33 +250,43 @@ TEST(PackPlan, GroupsOfNarrowBlocks) {
     std::vector<Stream> dims;
     int64_t first, blocks;  // blocks -1: all
     uintptr_t packed;
-    bool allow;
+    Grouping grouping;
     int group;
   };
+  constexpr Grouping kPack = Grouping::pack;
   const std::vector<Case> cases = {
-      {1, 0, {{4096, 2}}, 0, -1, 0, true, 8},
-      {1, 0, {{4096, 2}}, 0, -1, 0, false, 1},  // groups switched off
-      {1, 0, {{4096, 64}}, 0, -1, 0, true, 8},
-      {1, 0, {{4096, -64}}, 0, -1, 0, true, 8},
-      {1, 0, {{4096, 65}}, 0, -1, 0, true, 1},  // stride beyond kGroupMaxStride
-      {1, 0, {{4096, 0}}, 0, -1, 0, true, 8},
-      {1, 0, {{4092, 2}}, 0, -1, 0, true, 1},  // rows of 4092: a group would straddle two
-      {1, 0, {{4096, 2}}, 8, 4000, 0, true, 8},
-      {1, 0, {{4096, 2}}, 4, 4000, 0, true, 1},  // range starts inside a group
-      {1, 0, {{4096, 2}}, 8, 4004, 0, true, 1},  // range ends inside a group
-      {1, 0, {{4096, 2}}, 0, -1, 4, true, 1},    // packed pointer not 8-byte aligned
-      {1, 0, {{4096, 2}}, 0, -1, 8, true, 8},
-      {2, 0, {{4096, 4}}, 0, -1, 0, true, 4},
-      {2, 0, {{4096, 4}}, 4, 4000, 0, true, 4},
-      {2, 1, {{4096, 4}}, 0, -1, 0, true, 1},  // odd start: 1-byte words, two per block
-      {4, 0, {{4096, 8}}, 0, -1, 0, true, 2},
-      {4, 0, {{4096, -12}}, 2, 4000, 0, true, 2},
-      {4, 0, {{4096, 8}}, 1, 4000, 0, true, 1},
-      {4, 2, {{4096, 8}}, 0, -1, 0, true, 1},   // 2-byte aligned: two words per block
-      {8, 0, {{4096, 16}}, 0, -1, 0, true, 1},  // 8-byte blocks are a group's size already
-      {3, 0, {{4096, 4}}, 0, -1, 0, true, 1},
-      {1, 0, {{8, 2}, {100, 1000}, {7, 300000}}, 0, -1, 0, true, 8},
-      {1, 0, {}, 0, -1, 0, true, 1},  // one block
+      {1, 0, {{4096, 2}}, 0, -1, 0, kPack, 8},
+      {1, 0, {{4096, 2}}, 0, -1, 0, Grouping::none, 1},  // groups switched off
+      {1, 0, {{4096, 64}}, 0, -1, 0, kPack, 8},
+      {1, 0, {{4096, -64}}, 0, -1, 0, kPack, 8},
+      {1, 0, {{4096, 65}}, 0, -1, 0, kPack, 1},  // stride beyond kGroupMaxStride
+      {1, 0, {{4096, 0}}, 0, -1, 0, kPack, 8},
+      {1, 0, {{4092, 2}}, 0, -1, 0, kPack, 1},  // rows of 4092: a group would straddle two
+      {1, 0, {{4096, 2}}, 8, 4000, 0, kPack, 8},
+      {1, 0, {{4096, 2}}, 4, 4000, 0, kPack, 1},  // range starts inside a group
+      {1, 0, {{4096, 2}}, 8, 4004, 0, kPack, 1},  // range ends inside a group
+      {1, 0, {{4096, 2}}, 0, -1, 4, kPack, 1},    // packed pointer not 8-byte aligned
+      {1, 0, {{4096, 2}}, 0, -1, 8, kPack, 8},
+      {2, 0, {{4096, 4}}, 0, -1, 0, kPack, 4},
+      {2, 0, {{4096, 4}}, 4, 4000, 0, kPack, 4},
+      {2, 1, {{4096, 4}}, 0, -1, 0, kPack, 1},  // odd start: 1-byte words, two per block
+      {4, 0, {{4096, 8}}, 0, -1, 0, kPack, 2},
+      {4, 0, {{4096, -12}}, 2, 4000, 0, kPack, 2},
+      {4, 0, {{4096, 8}}, 1, 4000, 0, kPack, 1},
+      {4, 2, {{4096, 8}}, 0, -1, 0, kPack, 1},   // 2-byte aligned: two words per block
+      {8, 0, {{4096, 16}}, 0, -1, 0, kPack, 1},  // 8-byte blocks are a group's size already
+      {3, 0, {{4096, 4}}, 0, -1, 0, kPack, 1},
+      {1, 0, {{8, 2}, {100, 1000}, {7, 300000}}, 0, -1, 0, kPack, 8},
+      {1, 0, {}, 0, -1, 0, kPack, 1},  // one block
+      // Unpack tiles: 32 lanes x 8 / word blocks, any packed alignment.
+      {1, 0, {{4096, 2}}, 0, -1, 4, Grouping::unpack, 256},
+      {1, 0, {{4096, -64}}, 256, 2048, 0, Grouping::unpack, 256},
+      {1, 0, {{4096, 2}}, 8, 4000, 0, Grouping::unpack, 1},  // not whole tiles
+      {1, 0, {{2000, 2}}, 0, -1, 0, Grouping::unpack, 1},    // rows of 2000: tiles would straddle two
+      {2, 0, {{4096, 4}}, 128, 3968, 0, Grouping::unpack, 128},
+      {4, 0, {{4096, 8}}, 0, -1, 0, Grouping::unpack, 64},
+      {4, 0, {{4096, 80}}, 0, -1, 0, Grouping::unpack, 1},
+      {8, 0, {{4096, 16}}, 0, -1, 0, Grouping::unpack, 1},
   };
   for (const Case& c : cases) {
     StridedBlock b;
@@ -278,12 +294,14 @@ TEST(PackPlan, GroupsOfNarrowBlocks) {
     b.offset = c.offset;
     b.dims = c.dims;
     const int64_t blocks = c.blocks < 0 ? b.block_count() - c.first : c.blocks;
-    const LaunchPlan p = plan_launch(b, addr(0), addr(c.packed), blocks, props, c.first, c.allow);
+    const LaunchPlan p = plan_launch(b, addr(0), addr(c.packed), blocks, props, c.first, c.grouping);
     EXPECT_EQ(p.group, c.group) << b.to_string() << " first " << c.first << " blocks " << blocks << " packed+"
-                                << c.packed << (c.allow ? "" : " (groups off)");
+                                << c.packed << " grouping " << static_cast<int>(c.grouping);
+    EXPECT_EQ(p.lanes, c.grouping == Grouping::unpack && c.group > 1 ? 32 : 1);
     expect_valid(p, b, blocks, props);
     if (p.group > 1) {
-      const int64_t rows = (blocks / p.group + p.threads[1] - 1) / p.threads[1];
+      const int64_t per_cta = p.threads[1] / p.lanes;
+      const int64_t rows = (blocks / p.group + per_cta - 1) / per_cta;
       EXPECT_EQ(p.grid[0], std::min<int64_t>(rows, int64_t{props.sm_count} * 8)) << "one CTA row per group";
     }
   }
@@ -341,7 +359,7 @@ TEST(PackPlan, GridWithinLimits) {
 
   // A few blocks: one row of the CTA per block (per group of two 4-byte
   // blocks when grouped), no more CTAs than needed.
-  p = plan_launch(b, addr(0), addr(0), 300, props, 0, false);
+  p = plan_launch(b, addr(0), addr(0), 300, props, 0, Grouping::none);
   EXPECT_EQ(p.grid[0], 2);
   p = plan_launch(b, addr(0), addr(0), 600, props);
   EXPECT_EQ(p.group, 2);
