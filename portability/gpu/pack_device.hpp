@@ -22,7 +22,8 @@ struct LaunchPlan {
   // group: blocks per item (1 when not); lanes: threads per item. A pack
   // group is kGroupBytes / word blocks, one thread, one packed word of
   // kGroupBytes; an unpack tile is kTileLanes threads of kGroupBytes / word
-  // blocks each, lane l taking blocks l, l + kTileLanes, ... of the tile.
+  // blocks each (2 or 4 where rows are too short for that), lane l taking
+  // blocks l, l + kTileLanes, ... of the tile.
   int group = 1;
   int lanes = 1;
   int threads[3] = {1, 1, 1};   // block shape (x: words of a block, y: blocks)

@@ -233,13 +233,14 @@ STRATA_DEVICE STRATA_INLINE void pack_groups(const Args& a, I row, I rows) {
 
 // Unpacks in tiles of narrow blocks (LaunchPlan::group, lanes): an item is
 // a tile of kTileLanes * kG consecutive blocks of the innermost dimension
+// (kG: 8 / sizeof(N) blocks a lane, fewer where rows are shorter)
 // (a.dims[0] counts tiles), moved by kTileLanes threads; lane l takes the
 // tile's blocks l, l + kTileLanes, ..., so that each load and store
 // instruction of a warp covers consecutive blocks, as one block per item
 // does, for one index computation per tile instead of one per block.
-template <class N, class I>
+template <class N, int kG, class I>
 STRATA_DEVICE STRATA_INLINE void unpack_tiles(const Args& a, I lane, I tile0, I tiles_step) {
-  constexpr int kG = kGroupBytes / static_cast<int>(sizeof(N));
+  static_assert(kG >= 2 && kG * sizeof(N) <= kGroupBytes, "a lane moves up to 8 bytes of a tile");
   constexpr int kRun = kTileLanes * kG;
   using Index = OffsetOf<I, kMaxDims>;
   const int64_t step = a.dims[0].stride / kRun;  // between consecutive blocks
@@ -277,13 +278,13 @@ __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm
 
 // An unpack of one layout in tiles of narrow blocks (threadIdx.x is always
 // 0; blockDim.y is a multiple of kTileLanes).
-template <class N, class I>
+template <class N, int kG, class I>
 __global__ void __launch_bounds__(kMaxCtaThreads, sizeof(I) == 4 ? kMinCtasPerSm : kMinCtasPerSm / 2)
     tiled_unpack(const STRATA_GRID_CONSTANT Args a) {
   const I tiles_per_cta = static_cast<I>(blockDim.y) / kTileLanes;
-  unpack_tiles<N, I>(a, static_cast<I>(threadIdx.y) % kTileLanes,
-                     static_cast<I>(blockIdx.x) * tiles_per_cta + static_cast<I>(threadIdx.y) / kTileLanes,
-                     static_cast<I>(gridDim.x) * tiles_per_cta);
+  unpack_tiles<N, kG, I>(a, static_cast<I>(threadIdx.y) % kTileLanes,
+                         static_cast<I>(blockIdx.x) * tiles_per_cta + static_cast<I>(threadIdx.y) / kTileLanes,
+                         static_cast<I>(gridDim.x) * tiles_per_cta);
 }
 
 // A batch (one-dimensional CTAs of kMaxCtaThreads threads): each CTA finds
@@ -348,12 +349,24 @@ void launch_grouped_pack(const Args& a, dim3 grid, dim3 threads, gpuStream_t str
   }
 }
 
-template <class N>
+template <class N, int kG>
 void launch_tiled_unpack(const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, bool narrow) {
   if (narrow) {
-    tiled_unpack<N, uint32_t><<<grid, threads, 0, stream>>>(a);
+    tiled_unpack<N, kG, uint32_t><<<grid, threads, 0, stream>>>(a);
   } else {
-    tiled_unpack<N, int64_t><<<grid, threads, 0, stream>>>(a);
+    tiled_unpack<N, kG, int64_t><<<grid, threads, 0, stream>>>(a);
+  }
+}
+
+// The tiled unpack of `word`-byte blocks, `per_lane` of them a lane.
+void launch_tiles(int word, int per_lane, const Args& a, dim3 grid, dim3 threads, gpuStream_t stream, bool narrow) {
+  switch (word * 16 + per_lane) {
+    case 4 * 16 + 2: launch_tiled_unpack<uint32_t, 2>(a, grid, threads, stream, narrow); break;
+    case 2 * 16 + 4: launch_tiled_unpack<uint16_t, 4>(a, grid, threads, stream, narrow); break;
+    case 2 * 16 + 2: launch_tiled_unpack<uint16_t, 2>(a, grid, threads, stream, narrow); break;
+    case 1 * 16 + 8: launch_tiled_unpack<uint8_t, 8>(a, grid, threads, stream, narrow); break;
+    case 1 * 16 + 4: launch_tiled_unpack<uint8_t, 4>(a, grid, threads, stream, narrow); break;
+    default: launch_tiled_unpack<uint8_t, 2>(a, grid, threads, stream, narrow); break;
   }
 }
 
@@ -448,11 +461,7 @@ Status launch_one(const LaunchPlan& plan, Args a, int64_t first, int64_t blocks,
       default: launch_grouped_pack<uint8_t>(a, g, t, stream, narrow); break;
     }
   } else if (D == Dir::unpack && plan.group > 1) {  // unpack tiles
-    switch (plan.word) {
-      case 4: launch_tiled_unpack<uint32_t>(a, g, t, stream, narrow); break;
-      case 2: launch_tiled_unpack<uint16_t>(a, g, t, stream, narrow); break;
-      default: launch_tiled_unpack<uint8_t>(a, g, t, stream, narrow); break;
-    }
+    launch_tiles(plan.word, plan.group / plan.lanes, a, g, t, stream, narrow);
   } else {
     with_word(plan.word, [&](auto w) { launch_word<D, decltype(w)>(a, g, t, stream, narrow); });
   }

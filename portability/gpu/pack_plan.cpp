@@ -79,15 +79,19 @@ LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void*
   // launch's range, nor pack groups a packed word's alignment.
   if (grouping != Grouping::none && plan.words_per_block == 1 && plan.word <= 4 && nd >= 1 &&
       nd <= detail::StridedIndex::kMaxDims) {
-    const int64_t g = kGroupBytes / plan.word;
     const int64_t lanes = grouping == Grouping::unpack ? kTileLanes : 1;
-    const int64_t run = g * lanes;
     const strata::Stream& inner = layout.dims[0];
     const bool aligned = grouping == Grouping::unpack || reinterpret_cast<uintptr_t>(packed) % kGroupBytes == 0;
-    if (inner.count % run == 0 && inner.stride >= -kGroupMaxStride && inner.stride <= kGroupMaxStride &&
-        first_block % run == 0 && blocks % run == 0 && aligned && cta % lanes == 0) {
-      plan.group = static_cast<int>(run);
-      plan.lanes = static_cast<int>(lanes);
+    // A pack group is always kGroupBytes; a tile of a short row may give
+    // each lane fewer blocks (at least 2).
+    const int64_t fewest = grouping == Grouping::unpack ? 2 : kGroupBytes / plan.word;
+    for (int64_t g = kGroupBytes / plan.word; g >= fewest && plan.group == 1; g /= 2) {
+      const int64_t run = g * lanes;
+      if (inner.count % run == 0 && inner.stride >= -kGroupMaxStride && inner.stride <= kGroupMaxStride &&
+          first_block % run == 0 && blocks % run == 0 && aligned && cta % lanes == 0) {
+        plan.group = static_cast<int>(run);
+        plan.lanes = static_cast<int>(lanes);
+      }
     }
   }
   int64_t cap_x = 1;

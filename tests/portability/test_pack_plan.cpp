@@ -115,7 +115,12 @@ void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, co
   EXPECT_EQ(int64_t{x} * y, std::min(256, props.max_threads_per_block)) << "CTA not filled";
   if (p.group != 1) {  // runs of narrow blocks: kGroupBytes per thread of the run
     EXPECT_TRUE(p.lanes == 1 || p.lanes == strata::gpu::kTileLanes) << p.lanes;
-    EXPECT_EQ(p.group * p.word, strata::gpu::kGroupBytes * p.lanes);
+    EXPECT_EQ(p.group % p.lanes, 0);
+    const int per_lane = p.group / p.lanes;  // a pack group: exactly kGroupBytes; a tile's lane: 2 blocks or more
+    EXPECT_EQ(per_lane & (per_lane - 1), 0) << per_lane;
+    EXPECT_GE(per_lane, 2);
+    if (p.lanes == 1) EXPECT_EQ(per_lane * p.word, strata::gpu::kGroupBytes);
+    EXPECT_LE(per_lane * p.word, strata::gpu::kGroupBytes);
     EXPECT_EQ(y % p.lanes, 0);
     EXPECT_EQ(p.words_per_block, 1);
     ASSERT_FALSE(b.dims.empty());
@@ -281,8 +286,13 @@ TEST(PackPlan, GroupsOfNarrowBlocks) {
       // Unpack tiles: 32 lanes x 8 / word blocks, any packed alignment.
       {1, 0, {{4096, 2}}, 0, -1, 4, Grouping::unpack, 256},
       {1, 0, {{4096, -64}}, 256, 2048, 0, Grouping::unpack, 256},
-      {1, 0, {{4096, 2}}, 8, 4000, 0, Grouping::unpack, 1},  // not whole tiles
-      {1, 0, {{2000, 2}}, 0, -1, 0, Grouping::unpack, 1},    // rows of 2000: tiles would straddle two
+      {1, 0, {{4096, 2}}, 8, 4000, 0, Grouping::unpack, 1},            // not whole tiles
+      {1, 0, {{2000, 2}}, 0, -1, 0, Grouping::unpack, 1},              // rows of 2000: every tile would straddle two
+      {1, 0, {{64, 2}, {100, 1000}}, 0, -1, 0, Grouping::unpack, 64},  // short rows: 2 blocks a lane
+      {1, 0, {{128, 3}, {100, 1000}}, 128, 1280, 0, Grouping::unpack, 128},
+      {1, 0, {{64, 2}, {100, 1000}}, 32, 64, 0, Grouping::unpack, 1},
+      {2, 0, {{64, 4}, {100, 1000}}, 0, -1, 0, Grouping::unpack, 64},
+      {1, 0, {{64, 2}, {100, 1000}}, 0, -1, 0, kPack, 8},  // packs: always 8 bytes a thread
       {2, 0, {{4096, 4}}, 128, 3968, 0, Grouping::unpack, 128},
       {4, 0, {{4096, 8}}, 0, -1, 0, Grouping::unpack, 64},
       {4, 0, {{4096, 80}}, 0, -1, 0, Grouping::unpack, 1},
