@@ -223,6 +223,24 @@ bool overlapping(const StridedBlock& b) {
 constexpr int64_t kGuard = 256;     // guard bytes on each side of every region
 constexpr int64_t kPool = 3 << 20;  // per buffer in the random test
 
+StridedBlock layout_of(int64_t offset, int64_t block, const std::vector<Stream>& dims) {
+  StridedBlock b;
+  b.offset = offset;
+  b.block = block;
+  b.dims = dims;
+  return b;
+}
+
+// Device buffers for one layout, with room for the guard bytes around its
+// span (`user`) and its packed bytes (`packed`).
+bool allocate_for(const StridedBlock& b, Buffer* user, Buffer* packed) {
+  const int64_t room = 2 * kGuard + 32;
+  if (!allocate(Kind::device, static_cast<size_t>(b.highest_byte() - b.lowest_byte() + room), user)) return false;
+  if (allocate(Kind::device, static_cast<size_t>(b.packed_bytes() + room), packed)) return true;
+  release(*user);
+  return false;
+}
+
 class PackDevice : public ::testing::Test {
  public:
   void SetUp() override {
@@ -445,15 +463,11 @@ TEST_F(PackDevice, LargeLayouts) {
   Rng rng(env_u64("STRATA_TEST_SEED", 0xDE71CEull));
   for (const Large& l : cases) {
     Case c;
-    c.layout.offset = l.offset;
-    c.layout.block = l.block;
-    c.layout.dims = l.dims;
+    c.layout = layout_of(l.offset, l.block, l.dims);
     c.src_misalign = l.misalign;
     const int64_t n = c.layout.block_count();
-    const int64_t span = c.layout.highest_byte() - c.layout.lowest_byte();
     Buffer user, packed;
-    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
-    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(c.layout.packed_bytes() + 2 * kGuard + 32), &packed));
+    ASSERT_TRUE(allocate_for(c.layout, &user, &packed));
     const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, -1}, {n / 3, n - n / 5}, {1, n}};
     for (const auto& [b0, b1] : ranges) {
       c.b0 = b0;
@@ -484,9 +498,7 @@ TEST_F(PackDevice, MoreDimensionsThanAKernelTakes) {
   const int64_t n = b.block_count();
   const int64_t sub = int64_t{1} << kMax;
   Buffer user, packed;
-  const int64_t span = b.highest_byte() - b.lowest_byte();
-  ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
-  ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(b.packed_bytes() + 2 * kGuard + 32), &packed));
+  ASSERT_TRUE(allocate_for(b, &user, &packed));
   Rng rng(env_u64("STRATA_TEST_SEED", 0xDE71CEull));
   const std::vector<std::pair<int64_t, int64_t>> ranges = {{0, -1},    {sub - 3, sub + 5},         {sub, 3 * sub},
                                                            {5, n - 7}, {2 * sub + 1, 2 * sub + 2}, {n - 1, n}};
@@ -591,15 +603,11 @@ TEST_F(PackDevice, GroupsOfNarrowBlocksMatchHostEngine) {
   int grouped = 0, ungrouped = 0, tiled = 0, untiled = 0;
   for (const Narrow& l : cases) {
     Case c;
-    c.layout.offset = l.offset;
-    c.layout.block = l.block;
-    c.layout.dims = l.dims;
+    c.layout = layout_of(l.offset, l.block, l.dims);
     c.unpack = l.unpack;
     const int64_t n = c.layout.block_count();
-    const int64_t span = c.layout.highest_byte() - c.layout.lowest_byte();
     Buffer user, packed;
-    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(span + 2 * kGuard + 32), &user));
-    ASSERT_TRUE(allocate(Kind::device, static_cast<size_t>(c.layout.packed_bytes() + 2 * kGuard + 32), &packed));
+    ASSERT_TRUE(allocate_for(c.layout, &user, &packed));
     // {b0, b1, packed misalignment}: 8-byte aligned ranges of whole groups
     // (grouped; whole tiles where the rows allow), then a range and a
     // packed pointer that break them.
