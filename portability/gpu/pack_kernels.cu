@@ -233,8 +233,8 @@ STRATA_DEVICE STRATA_INLINE void pack_groups(const Args& a, I row, I rows) {
 
 // Unpacks in tiles of narrow blocks (LaunchPlan::group, lanes): an item is
 // a tile of kTileLanes * kG consecutive blocks of the innermost dimension
-// (kG: 8 / sizeof(N) blocks a lane, fewer where rows are shorter)
-// (a.dims[0] counts tiles), moved by kTileLanes threads; lane l takes the
+// (a.dims[0] counts tiles; kG is 8 / sizeof(N) blocks a lane, fewer where
+// rows are shorter), moved by kTileLanes threads; lane l takes the
 // tile's blocks l, l + kTileLanes, ..., so that each load and store
 // instruction of a warp covers consecutive blocks, as one block per item
 // does, for one index computation per tile instead of one per block.
