@@ -113,13 +113,15 @@ void expect_valid(const LaunchPlan& p, const StridedBlock& b, int64_t blocks, co
   EXPECT_LE(int64_t{x} * y, 256);
   EXPECT_LE(int64_t{x} * y, props.max_threads_per_block);
   EXPECT_EQ(int64_t{x} * y, std::min(256, props.max_threads_per_block)) << "CTA not filled";
-  if (p.group != 1) {  // runs of narrow blocks: kGroupBytes per thread of the run
+  if (p.group != 1) {  // runs of narrow blocks: at most kGroupBytes per thread of the run
     EXPECT_TRUE(p.lanes == 1 || p.lanes == strata::gpu::kTileLanes) << p.lanes;
     EXPECT_EQ(p.group % p.lanes, 0);
     const int per_lane = p.group / p.lanes;  // a pack group: exactly kGroupBytes; a tile's lane: 2 blocks or more
     EXPECT_EQ(per_lane & (per_lane - 1), 0) << per_lane;
     EXPECT_GE(per_lane, 2);
-    if (p.lanes == 1) EXPECT_EQ(per_lane * p.word, strata::gpu::kGroupBytes);
+    if (p.lanes == 1) {
+      EXPECT_EQ(per_lane * p.word, strata::gpu::kGroupBytes);
+    }
     EXPECT_LE(per_lane * p.word, strata::gpu::kGroupBytes);
     EXPECT_EQ(y % p.lanes, 0);
     EXPECT_EQ(p.words_per_block, 1);
