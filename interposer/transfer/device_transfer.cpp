@@ -90,6 +90,11 @@ Status streams_for(int device, Streams** out) {
 
 int64_t part_bytes(const DevicePart& p) { return p.layout->packed_bytes(); }
 
+// Of a receive of `received` bytes, the packed bytes that landed in part p.
+int64_t arrived_bytes(const DevicePart& p, int64_t received) {
+  return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p));
+}
+
 // The first `bytes` packed bytes of a part, as whole blocks and the bytes of
 // one more partial block.
 struct Prefix {
@@ -331,7 +336,7 @@ Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart*
   char* host = message.host_staging.data();
   for (size_t i = 0; i < count; ++i) {
     const DevicePart& part = parts[i];
-    const int64_t bytes = std::clamp<int64_t>(received - part.packed_offset, 0, part_bytes(part));
+    const int64_t bytes = arrived_bytes(part, received);
     if (part.layout->contiguous()) {
       STRATA_TRY(copy_contiguous(part, host + part.packed_offset, bytes, false, s.work));
       continue;
@@ -387,7 +392,6 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     batch = Streams::Batch{true, engine_for(*s, false, flush), flush.bytes, flush.parts, 0};
   }
   const Engine engine = batch.open ? batch.engine : Engine::kernels;
-  auto arrived = [&](const DevicePart& p) { return std::clamp<int64_t>(received - p.packed_offset, 0, part_bytes(p)); };
   // A failure part-way leaves none of this call's jobs for a later launch,
   // and nothing queued that still touches the message's staging.
   const size_t mark = s->unpack_jobs.size();
@@ -396,7 +400,7 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
     st = unpack_staged(*s, message, parts, count, received);
   } else {
     for (size_t i = 0; i < count && st == Status::ok; ++i) {
-      st = queue_part_on(engine, *s, message, parts[i], arrived(parts[i]), false);
+      st = queue_part_on(engine, *s, message, parts[i], arrived_bytes(parts[i], received), false);
     }
   }
   if (st != Status::ok) {
