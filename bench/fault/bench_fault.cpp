@@ -25,7 +25,7 @@
 #include "fault/ring.hpp"
 #include "fault/state.hpp"
 #include "interposer/transfer/collective_calls.hpp"
-#include "interposer/transfer/point_to_point.hpp"
+#include "interposer/handlers/direct.hpp"
 #include "tools/guarded_main.hpp"
 
 #include "portability/gpu/gpu_api.hpp"
@@ -209,7 +209,7 @@ static int run(int argc, char** argv) {
     strata::interposer::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }));
   results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", ops, blocks, [&] {
-    strata::interposer::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
+    strata::interposer::direct::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }));
   results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks,

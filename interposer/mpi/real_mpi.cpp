@@ -12,14 +12,14 @@ RealMpi g_real;
 const RealMpi& real() { return g_real; }
 
 void install_next_symbols() {
-#define STRATA_RESOLVE(name)                                                                     \
-  if (void* sym = dlsym(RTLD_NEXT, "MPI_" #name)) {                                              \
-    g_real.name = reinterpret_cast<decltype(g_real.name)>(sym);                                  \
-  } else {                                                                                       \
-    STRATA_LOG(debug, kShim, "MPI_" #name " not found after the interposer; using PMPI_" #name); \
+#define STRATA_CALL(fn, kind, lc, params, args, roles)                            \
+  if (void* sym = dlsym(RTLD_NEXT, #fn)) {                                        \
+    g_real.fn = reinterpret_cast<decltype(g_real.fn)>(sym);                       \
+  } else {                                                                        \
+    STRATA_LOG(debug, kShim, #fn " not found after the interposer; using P" #fn); \
   }
-  STRATA_INTERCEPTED_MPI(STRATA_RESOLVE)
-#undef STRATA_RESOLVE
+#include "interposer/calls/each_call.inc"
+#undef STRATA_CALL
 }
 
 }  // namespace strata::mpi

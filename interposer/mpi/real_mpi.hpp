@@ -1,4 +1,6 @@
-// The MPI functions Strata intercepts, as pointers to the real ones.
+// The MPI functions Strata intercepts, as pointers to the real ones: one
+// field per call of the interception table (interposer/calls/mpi_calls.hpp),
+// named like the call (real().MPI_Send, real().MPI_Send_c).
 //
 // Strata's own code calls MPI through this table, never by the MPI_* names:
 // inside the preloaded shim those names are Strata's wrappers. By default the
@@ -7,57 +9,22 @@
 // tool loaded after Strata still sees every call.
 #pragma once
 
-#include <mpi.h>
-
-// X(name): one entry per intercepted MPI function.
-#define STRATA_INTERCEPTED_MPI(X) \
-  X(Init)                         \
-  X(Init_thread)                  \
-  X(Finalize)                     \
-  X(Type_commit)                  \
-  X(Type_free)                    \
-  X(Type_dup)                     \
-  X(Pack)                         \
-  X(Unpack)                       \
-  X(Pack_size)                    \
-  X(Send)                         \
-  X(Recv)                         \
-  X(Isend)                        \
-  X(Irecv)                        \
-  X(Sendrecv)                     \
-  X(Wait)                         \
-  X(Waitall)                      \
-  X(Waitany)                      \
-  X(Waitsome)                     \
-  X(Test)                         \
-  X(Testall)                      \
-  X(Testany)                      \
-  X(Testsome)                     \
-  X(Request_free)                 \
-  X(Cancel)                       \
-  X(Alltoallv)                    \
-  X(Neighbor_alltoallv)           \
-  X(Neighbor_alltoallw)           \
-  X(Allreduce)                    \
-  X(Reduce_scatter_block)         \
-  X(Allgather)                    \
-  X(Bcast)                        \
-  X(Reduce)
+#include "interposer/calls/mpi_calls.hpp"
 
 namespace strata::mpi {
 
 struct RealMpi {
-// NOLINTNEXTLINE(bugprone-macro-parentheses): `name` is pasted into a declaration
-#define STRATA_REAL_FIELD(name) decltype(&::PMPI_##name) name = &::PMPI_##name;
-  STRATA_INTERCEPTED_MPI(STRATA_REAL_FIELD)
-#undef STRATA_REAL_FIELD
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `fn` is pasted into a declaration
+#define STRATA_CALL(fn, kind, lc, params, args, roles) decltype(&::P##fn) fn = &::P##fn;
+#include "interposer/calls/each_call.inc"
+#undef STRATA_CALL
 };
 
 // The table in effect (PMPI_* unless the shim installed the next symbols).
 const RealMpi& real();
 
 // Called once by the shim's constructor: resolves every entry with
-// dlsym(RTLD_NEXT, "MPI_<name>"), keeping PMPI_<name> where none is found.
+// dlsym(RTLD_NEXT, "<fn>"), keeping PMPI_<fn> where none is found.
 void install_next_symbols();
 
 }  // namespace strata::mpi

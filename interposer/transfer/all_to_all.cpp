@@ -250,9 +250,9 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
   int inter = 0, peers = 0;
   if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
       PMPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
-    return real().Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    return real().MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
-  return alltoallv_like("MPI_Alltoallv", real().Alltoallv, peers, peers, sendbuf, sendcounts, sdispls, sendtype,
+  return alltoallv_like("MPI_Alltoallv", real().MPI_Alltoallv, peers, peers, sendbuf, sendcounts, sdispls, sendtype,
                         recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -262,10 +262,10 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
   fault::CollScope rec(fault::OpKind::neighbor_alltoall, comm, uint64_t{0}, -1, nullptr);
   int in = 0, out = 0;
   if (comm == MPI_COMM_NULL || !neighbor_counts(comm, &in, &out)) {
-    return real().Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+    return real().MPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                      comm);
   }
-  return alltoallv_like("MPI_Neighbor_alltoallv", real().Neighbor_alltoallv, out, in, sendbuf, sendcounts, sdispls,
+  return alltoallv_like("MPI_Neighbor_alltoallv", real().MPI_Neighbor_alltoallv, out, in, sendbuf, sendcounts, sdispls,
                         sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
@@ -434,7 +434,7 @@ int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const
   if (!*handled) return MPI_SUCCESS;
   STRATA_LOG(debug, kP2p, "MPI_Neighbor_alltoallw: GPU memory (send: span copy %s, recv: device unpack %s)",
              send.active ? "yes" : "no", recv.active ? "yes" : "no");
-  int rc = real().Neighbor_alltoallw(send.active ? send.host.data() - send.span.lo : sendbuf, sendcounts, sdispls,
+  int rc = real().MPI_Neighbor_alltoallw(send.active ? send.host.data() - send.span.lo : sendbuf, sendcounts, sdispls,
                                      sendtypes, recv.active ? MPI_BOTTOM : recvbuf, recvcounts,
                                      recv.active ? recv.addresses.data() : rdispls,
                                      recv.active ? recv.types.data() : recvtypes, comm);
@@ -452,7 +452,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::neighbor_alltoall, comm, uint64_t{0}, -1, nullptr);
   auto library = [&] {
-    return real().Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+    return real().MPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                      comm);
   };
   int in = 0, out = 0;
@@ -481,7 +481,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
     }
   }
   if (send.any) counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
-  int rc = real().Neighbor_alltoallw(MPI_BOTTOM, sendcounts, send.addresses.data(), send.types.data(), MPI_BOTTOM,
+  int rc = real().MPI_Neighbor_alltoallw(MPI_BOTTOM, sendcounts, send.addresses.data(), send.types.data(), MPI_BOTTOM,
                                      recvcounts, recv.addresses.data(), recv.types.data(), comm);
   if (rc == MPI_SUCCESS) {
     for (int i = 0; i < in; ++i) {

@@ -178,14 +178,14 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   return route(
       "MPI_Allreduce", comm, Collective::allreduce, device, mapped, type_bytes(type, count),
       [&] { return coll::allreduce(sendbuf, recvbuf, static_cast<size_t>(count), t, o, comm); },
-      [&] { return real().Allreduce(sendbuf, recvbuf, count, type, op, comm); },
+      [&] { return real().MPI_Allreduce(sendbuf, recvbuf, count, type, op, comm); },
       [&] {
         SpanMirror in, out;
         Status s = in.open(sendbuf, count, type, true);
         if (s == Status::ok) s = out.open(recvbuf, count, type, true);
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Allreduce");
         return staged_call(comm, "MPI_Allreduce", out, true,
-                           [&] { return real().Allreduce(in.host(), out.host(), count, type, op, comm); });
+                           [&] { return real().MPI_Allreduce(in.host(), out.host(), count, type, op, comm); });
       });
 }
 
@@ -202,14 +202,14 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
       "MPI_Reduce_scatter_block", comm, Collective::reduce_scatter, device, mapped,
       type_bytes(type, recvcount) * static_cast<size_t>(size),
       [&] { return coll::reduce_scatter(sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, comm); },
-      [&] { return real().Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); },
+      [&] { return real().MPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm); },
       [&] {
         SpanMirror in, out;
         Status s = in.open(sendbuf, full, type, true);
         if (s == Status::ok) s = out.open(recvbuf, sendbuf == MPI_IN_PLACE ? full : recvcount, type, true);
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Reduce_scatter_block");
         return staged_call(comm, "MPI_Reduce_scatter_block", out, true, [&] {
-          return real().Reduce_scatter_block(in.host(), out.host(), recvcount, type, op, comm);
+          return real().MPI_Reduce_scatter_block(in.host(), out.host(), recvcount, type, op, comm);
         });
       });
 }
@@ -231,14 +231,14 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
       "MPI_Allgather", comm, Collective::allgather, device, mapped,
       type_bytes(recvtype, recvcount) * static_cast<size_t>(size),
       [&] { return coll::allgather(sendbuf, recvbuf, elements, t, comm); },
-      [&] { return real().Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); },
+      [&] { return real().MPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); },
       [&] {
         SpanMirror in, out;
         Status s = in.open(sendbuf, sendcount, sendtype, true);
         if (s == Status::ok) s = out.open(recvbuf, static_cast<int64_t>(recvcount) * size, recvtype, true);
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Allgather");
         return staged_call(comm, "MPI_Allgather", out, true, [&] {
-          return real().Allgather(in.host(), sendcount, sendtype, out.host(), recvcount, recvtype, comm);
+          return real().MPI_Allgather(in.host(), sendcount, sendtype, out.host(), recvcount, recvtype, comm);
         });
       });
 }
@@ -252,13 +252,13 @@ int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   return route(
       "MPI_Bcast", comm, Collective::broadcast, device, mapped, type_bytes(type, count),
       [&] { return coll::broadcast(buffer, elements, t, root, comm); },
-      [&] { return real().Bcast(buffer, count, type, root, comm); },
+      [&] { return real().MPI_Bcast(buffer, count, type, root, comm); },
       [&] {
         SpanMirror data;
         const Status s = data.open(buffer, count, type, true);  // every rank: the gaps go back too
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Bcast");
         return staged_call(comm, "MPI_Bcast", data, comm_rank(comm) != root,
-                           [&] { return real().Bcast(data.host(), count, type, root, comm); });
+                           [&] { return real().MPI_Bcast(data.host(), count, type, root, comm); });
       });
 }
 
@@ -272,14 +272,14 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI
   return route(
       "MPI_Reduce", comm, Collective::reduce, device, mapped, type_bytes(type, count),
       [&] { return coll::reduce(sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, comm); },
-      [&] { return real().Reduce(sendbuf, recvbuf, count, type, op, root, comm); },
+      [&] { return real().MPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm); },
       [&] {
         SpanMirror in, out;
         Status s = in.open(sendbuf, count, type, true);
         if (s == Status::ok && is_root) s = out.open(recvbuf, count, type, true);
         if (s != Status::ok) return raise_error(comm, mpi_class(s), "MPI_Reduce");
         return staged_call(comm, "MPI_Reduce", out, is_root, [&] {
-          return real().Reduce(in.host(), is_root ? out.host() : recvbuf, count, type, op, root, comm);
+          return real().MPI_Reduce(in.host(), is_root ? out.host() : recvbuf, count, type, op, root, comm);
         });
       });
 }

@@ -1,13 +1,16 @@
 // Every completion call finishes Strata's requests among the ones it is
-// given: a receive is unpacked before the call returns, a send releases its
-// staging buffer. See pending.hpp for why entries are taken out of the table
-// around the library call.
+// given: a receive is unpacked and a staged call's results copied back
+// before the call returns, a send releases its staging buffer, a persistent
+// request becomes inactive. See pending.hpp for why entries are taken out of
+// the table around the library call.
+#include "interposer/transfer/completion.hpp"
+
 #include "fault/hooks.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
-#include "interposer/transfer/point_to_point.hpp"
+#include "interposer/transfer/sides.hpp"
 
 #include <vector>
 
@@ -51,31 +54,35 @@ class Taken {
 
   bool empty() const { return items_.empty(); }
 
-  // After the library call, which returned `rc`: a request it set to
-  // MPI_REQUEST_NULL completed, with outcome(index); the others are still
-  // active and go back. Returns rc, or the error of a Strata step that
-  // failed while finishing a request (unpacking on the device, say) when
-  // the library itself succeeded.
+  // After the library call, which returned `rc`: the requests done(index)
+  // says it completed (or that it set to MPI_REQUEST_NULL) are finished
+  // with outcome(index); the others are still active and go back, and so do
+  // persistent requests, now inactive. Returns rc, or the error of a Strata
+  // step that failed while finishing a request (unpacking on the device,
+  // say) when the library itself succeeded.
   // Receives into GPU memory are unpacked without waiting, then the device
   // is waited for once: a call that completes many receives pays one
   // synchronisation, not one per receive.
-  template <class OutcomeOf>
-  int settle(int rc, OutcomeOf outcome) {
+  template <class Done, class OutcomeOf>
+  int settle(int rc, Done done, OutcomeOf outcome) {
     int strata_rc = MPI_SUCCESS;
     bool queued = false;
     for (Item& item : items_) {
-      if (requests_[item.index] == MPI_REQUEST_NULL) {
-        if (item.op.library != MPI_REQUEST_NULL) release_user_handle(item.handle);
+      item.finished = true;
+      const bool completed = requests_[item.index] == MPI_REQUEST_NULL || done(item.index);
+      if (!completed) {
+        keep(item);
+        continue;
+      }
+      if (item.op.library != MPI_REQUEST_NULL) release_user_handle(item.handle);
+      if (item.op.active) {  // an inactive one was finished earlier (MPI_Request_get_status) or never started
         Outcome o = outcome(item.index);
         MPI_Status none;
-        const int done = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER, false);
+        const int f = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER, false);
         queued = queued || item.op.recv.plan.path == Path::device_pack;
-        item.finished = true;
-        if (strata_rc == MPI_SUCCESS) strata_rc = done;
-      } else {
-        keep(item);
-        item.finished = true;
+        if (strata_rc == MPI_SUCCESS) strata_rc = f;
       }
+      if (item.op.persistent) keep(item);
     }
     if (queued && wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) strata_rc = MPI_ERR_INTERN;
     items_.clear();  // releases the staging of the finished requests
@@ -89,8 +96,8 @@ class Taken {
     PendingOp op;
     bool finished = false;
   };
-  // An entry still active: the user's handle back in place, the entry back
-  // in the table.
+  // An entry that stays: the user's handle back in place, the entry back in
+  // the table.
   void keep(Item& item) {
     requests_[item.index] = item.handle;
     pending().put_back(item.handle, std::move(item.op));
@@ -132,70 +139,84 @@ bool nothing_pending() {
 
 int error_of(int rc, const MPI_Status& status) { return rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc; }
 
+// Waitall and Testall with MPI_ERR_IN_STATUS: the requests whose status
+// says MPI_ERR_PENDING did not complete.
+bool completed_in(int rc, const MPI_Status& status) {
+  return rc == MPI_SUCCESS || (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_ERR_PENDING);
+}
+
 }  // namespace
 
 int wait(MPI_Request* request, MPI_Status* status) {
   fault::WaitScope rec(true, 1, request);
-  if (nothing_pending()) return real().Wait(request, status);
+  if (nothing_pending()) return real().MPI_Wait(request, status);
   Taken taken(1, request);
-  if (taken.empty()) return real().Wait(request, status);
+  if (taken.empty()) return real().MPI_Wait(request, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = real().Wait(request, st);
-  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
+  int rc = real().MPI_Wait(request, st);
+  return taken.settle(
+      rc, [&](int) { return rc == MPI_SUCCESS; }, [&](int) { return Outcome{st, rc}; });
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
   fault::WaitScope rec(false, 1, request);
-  if (nothing_pending()) return real().Test(request, flag, status);
+  if (nothing_pending()) return real().MPI_Test(request, flag, status);
   Taken taken(1, request);
-  if (taken.empty()) return real().Test(request, flag, status);
+  if (taken.empty()) return real().MPI_Test(request, flag, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = real().Test(request, flag, st);
-  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
+  int rc = real().MPI_Test(request, flag, st);
+  return taken.settle(
+      rc, [&](int) { return rc == MPI_SUCCESS && *flag != 0; }, [&](int) { return Outcome{st, rc}; });
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   fault::WaitScope rec(true, count, requests);
-  if (nothing_pending()) return real().Waitall(count, requests, statuses);
+  if (nothing_pending()) return real().MPI_Waitall(count, requests, statuses);
   Taken taken(count, requests);
-  if (taken.empty()) return real().Waitall(count, requests, statuses);
+  if (taken.empty()) return real().MPI_Waitall(count, requests, statuses);
   Statuses st(count, statuses);
-  int rc = real().Waitall(count, requests, st.data());
-  return taken.settle(rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+  int rc = real().MPI_Waitall(count, requests, st.data());
+  return taken.settle(
+      rc, [&](int i) { return completed_in(rc, st[i]); },
+      [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   fault::WaitScope rec(false, count, requests);
-  if (nothing_pending()) return real().Testall(count, requests, flag, statuses);
+  if (nothing_pending()) return real().MPI_Testall(count, requests, flag, statuses);
   Taken taken(count, requests);
-  if (taken.empty()) return real().Testall(count, requests, flag, statuses);
+  if (taken.empty()) return real().MPI_Testall(count, requests, flag, statuses);
   Statuses st(count, statuses);
-  int rc = real().Testall(count, requests, flag, st.data());
-  return taken.settle(rc, [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+  int rc = real().MPI_Testall(count, requests, flag, st.data());
+  return taken.settle(
+      rc, [&](int i) { return (*flag != 0 || rc == MPI_ERR_IN_STATUS) && completed_in(rc, st[i]); },
+      [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   fault::WaitScope rec(true, count, requests);
-  if (nothing_pending()) return real().Waitany(count, requests, index, status);
+  if (nothing_pending()) return real().MPI_Waitany(count, requests, index, status);
   Taken taken(count, requests);
-  if (taken.empty()) return real().Waitany(count, requests, index, status);
+  if (taken.empty()) return real().MPI_Waitany(count, requests, index, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = real().Waitany(count, requests, index, st);
-  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
+  int rc = real().MPI_Waitany(count, requests, index, st);
+  return taken.settle(
+      rc, [&](int i) { return i == *index; }, [&](int) { return Outcome{st, rc}; });
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   fault::WaitScope rec(false, count, requests);
-  if (nothing_pending()) return real().Testany(count, requests, index, flag, status);
+  if (nothing_pending()) return real().MPI_Testany(count, requests, index, flag, status);
   Taken taken(count, requests);
-  if (taken.empty()) return real().Testany(count, requests, index, flag, status);
+  if (taken.empty()) return real().MPI_Testany(count, requests, index, flag, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  int rc = real().Testany(count, requests, index, flag, st);
-  return taken.settle(rc, [&](int) { return Outcome{st, rc}; });
+  int rc = real().MPI_Testany(count, requests, index, flag, st);
+  return taken.settle(
+      rc, [&](int i) { return *flag != 0 && i == *index; }, [&](int) { return Outcome{st, rc}; });
 }
 
 namespace {
@@ -207,35 +228,50 @@ int some(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_
   if (taken.empty()) return call(statuses);
   Statuses st(incount, statuses);
   int rc = call(st.data());
-  return taken.settle(rc, [&](int i) {
+  auto position = [&](int i) {
     for (int k = 0; *outcount != MPI_UNDEFINED && k < *outcount; ++k) {
-      if (indices[k] == i) return Outcome{&st[k], error_of(rc, st[k])};
+      if (indices[k] == i) return k;
     }
-    return Outcome{nullptr, rc};
-  });
+    return -1;
+  };
+  return taken.settle(
+      rc, [&](int i) { return position(i) >= 0; },
+      [&](int i) {
+        const int k = position(i);
+        return k >= 0 ? Outcome{&st[k], error_of(rc, st[k])} : Outcome{nullptr, rc};
+      });
 }
 
 }  // namespace
 
 int waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   fault::WaitScope rec(true, incount, requests);
-  auto call = [&](MPI_Status* s) { return real().Waitsome(incount, requests, outcount, indices, s); };
+  auto call = [&](MPI_Status* s) { return real().MPI_Waitsome(incount, requests, outcount, indices, s); };
   if (nothing_pending()) return call(statuses);
   return some(incount, requests, outcount, indices, statuses, call);
 }
 
 int testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   fault::WaitScope rec(false, incount, requests);
-  auto call = [&](MPI_Status* s) { return real().Testsome(incount, requests, outcount, indices, s); };
+  auto call = [&](MPI_Status* s) { return real().MPI_Testsome(incount, requests, outcount, indices, s); };
   if (nothing_pending()) return call(statuses);
   return some(incount, requests, outcount, indices, statuses, call);
 }
 
+// MPI_Request_free on a Strata request: an active operation still has to
+// finish (a receive still has to be unpacked), so its request is kept and
+// tested from later calls and waited for at MPI_Finalize; an inactive
+// persistent one is freed with its staging.
 int request_free(MPI_Request* request) {
   fault::WaitScope rec(false, request != nullptr ? 1 : 0, request);
-  if (nothing_pending() || request == nullptr) return real().Request_free(request);
+  if (nothing_pending() || request == nullptr) return real().MPI_Request_free(request);
   std::optional<PendingOp> op = pending().take(*request);
-  if (!op) return real().Request_free(request);
+  if (!op) return real().MPI_Request_free(request);
+  if (!op->active) {  // persistent and inactive
+    const int rc = real().MPI_Request_free(request);
+    if (rc != MPI_SUCCESS) pending().put_back(*request, std::move(*op));
+    return rc;
+  }
   const MPI_Request library = op->library;
   pending().orphan(library != MPI_REQUEST_NULL ? library : *request, std::move(*op));
   if (library != MPI_REQUEST_NULL) release_user_handle(*request);
@@ -254,13 +290,50 @@ MPI_Request library_request(MPI_Request request) {
 int cancel(MPI_Request* request) {
   // The request stays Strata's: its completion call sees the cancellation
   // in the status and skips the unpack.
-  if (request == nullptr) return real().Cancel(request);
+  if (request == nullptr) return real().MPI_Cancel(request);
   MPI_Request r = library_request(*request);
-  return real().Cancel(&r);
+  return real().MPI_Cancel(&r);
 }
 
+// A request found complete here may be read by the caller at once, so a
+// receive is unpacked (a staged call's results copied back) now; the entry
+// stays, inactive, until the completion call that frees the request.
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
-  return PMPI_Request_get_status(library_request(request), flag, status);
+  if (request == MPI_REQUEST_NULL || pending().empty()) {
+    return real().MPI_Request_get_status(request, flag, status);
+  }
+  std::optional<PendingOp> op = pending().take(request);
+  if (!op) return real().MPI_Request_get_status(library_request(request), flag, status);
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  const MPI_Request library = op->library != MPI_REQUEST_NULL ? op->library : request;
+  int rc = real().MPI_Request_get_status(library, flag, st);
+  if (rc == MPI_SUCCESS && *flag != 0 && op->active) {
+    const bool persistent = op->persistent;
+    op->persistent = true;  // keep the staging: the request is not freed yet
+    rc = finish(*op, *st, MPI_SUCCESS);
+    op->persistent = persistent;
+  }
+  pending().put_back(request, std::move(*op));
+  if (rc != MPI_SUCCESS) rc = raise_error(MPI_COMM_NULL, rc, "MPI_Request_get_status");
+  return rc;
+}
+
+int start(MPI_Request* request) { return startall(1, request); }
+
+// Persistent Strata requests are refilled (a send packs its buffer again, a
+// staged collective copies its inputs in) before the library starts them.
+int startall(int count, MPI_Request requests[]) {
+  if (pending().empty() || requests == nullptr) return real().MPI_Startall(count, requests);
+  for (int i = 0; i < count; ++i) {
+    std::optional<PendingOp> op = pending().take(requests[i]);
+    if (!op) continue;
+    const int rc = restart(*op);
+    const MPI_Comm comm = op->comm;
+    pending().put_back(requests[i], std::move(*op));
+    if (rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Start");
+  }
+  return real().MPI_Startall(count, requests);
 }
 
 }  // namespace strata::interposer

@@ -177,7 +177,7 @@ void flush_deferred_sends() noexcept {
         send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
       }
       MPI_Request library = MPI_REQUEST_NULL;
-      const int rc = real().Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
+      const int rc = real().MPI_Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
       if (rc != MPI_SUCCESS) {
         fail(d, rc);
         continue;

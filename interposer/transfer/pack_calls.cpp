@@ -70,7 +70,7 @@ int pack_with_gpu(const Plan& p, const void* inbuf, int incount, MPI_Datatype ty
     target = temp.data();
   }
   int written = 0;
-  const int rc = real().Pack(o.buffer, o.count, o.type, target, static_cast<int>(room), &written, comm);
+  const int rc = real().MPI_Pack(o.buffer, o.count, o.type, target, static_cast<int>(room), &written, comm);
   if (rc != MPI_SUCCESS) return rc;
   if (target != out && copy_bytes(out, target, written) != Status::ok)
     return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
@@ -103,7 +103,7 @@ int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* posit
       source = temp.data();
     }
     int read = 0;
-    const int rc = real().Unpack(source, static_cast<int>(available), &read, rx.buffer, rx.count, rx.type, comm);
+    const int rc = real().MPI_Unpack(source, static_cast<int>(available), &read, rx.buffer, rx.count, rx.type, comm);
     if (rc != MPI_SUCCESS) return rc;
     bytes = read;
   }
@@ -118,7 +118,7 @@ int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* posit
 }  // namespace
 
 int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int outsize, int* position, MPI_Comm comm) {
-  auto library = [&] { return real().Pack(inbuf, incount, type, outbuf, outsize, position, comm); };
+  auto library = [&] { return real().MPI_Pack(inbuf, incount, type, outbuf, outsize, position, comm); };
   if (comm == MPI_COMM_NULL || position == nullptr || outbuf == nullptr || *position < 0 || outsize < 0) {
     return library();
   }
@@ -140,7 +140,7 @@ int pack(const void* inbuf, int incount, MPI_Datatype type, void* outbuf, int ou
 }
 
 int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype type, MPI_Comm comm) {
-  auto library = [&] { return real().Unpack(inbuf, insize, position, outbuf, outcount, type, comm); };
+  auto library = [&] { return real().MPI_Unpack(inbuf, insize, position, outbuf, outcount, type, comm); };
   if (comm == MPI_COMM_NULL || position == nullptr || inbuf == nullptr || *position < 0 || insize < 0) {
     return library();
   }
@@ -163,11 +163,11 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
 
 int pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int* size) {
   // Strata packs exactly the library's format, so the library's bound holds.
-  return real().Pack_size(incount, type, comm, size);
+  return real().MPI_Pack_size(incount, type, comm, size);
 }
 
 int type_commit(MPI_Datatype* type) {
-  int rc = real().Type_commit(type);
+  int rc = real().MPI_Type_commit(type);
   if (rc == MPI_SUCCESS && type != nullptr) type_cache().on_commit(*type);
   return rc;
 }
@@ -176,11 +176,11 @@ int type_free(MPI_Datatype* type) {
   // Forget the handle first: once the library frees it, another thread may
   // get the same handle for a new type.
   if (type != nullptr) type_cache().on_free(*type);
-  return real().Type_free(type);
+  return real().MPI_Type_free(type);
 }
 
 int type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
-  int rc = real().Type_dup(type, newtype);
+  int rc = real().MPI_Type_dup(type, newtype);
   if (rc == MPI_SUCCESS && newtype != nullptr) type_cache().on_dup(type, *newtype);
   return rc;
 }
@@ -210,7 +210,7 @@ int finalize() {
   free_byte_types();
   type_cache().clear();
   trim_staging();
-  return real().Finalize();
+  return real().MPI_Finalize();
 }
 
 }  // namespace strata::interposer

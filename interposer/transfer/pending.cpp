@@ -9,18 +9,31 @@ namespace strata::interposer {
 int finish(PendingOp& op, const MPI_Status& status, int error, bool wait) {
   counters().requests_completed.fetch_add(1, std::memory_order_relaxed);
   int rc = MPI_SUCCESS;
-  if (op.kind == PendingOp::Kind::recv && error == MPI_SUCCESS) {
+  if (error == MPI_SUCCESS) {
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
-    if (!cancelled) rc = complete_recv(op.recv, status, wait);
+    if (!cancelled && op.receives()) rc = complete_recv(op.recv, status, wait);
+    if (!cancelled && op.kind == PendingOp::Kind::staged && op.staged) rc = op.staged->copy_out();
   }
-  if (wait) op = PendingOp{};  // releases the staging
+  if (op.persistent) {
+    op.active = false;
+  } else if (wait) {
+    op = PendingOp{};  // releases the staging
+  }
   return rc;
+}
+
+int restart(PendingOp& op) {
+  op.active = true;
+  if (op.refill_buffer != nullptr) return fill_send(op.refill, op.refill_buffer, &op.send);
+  if (op.kind == PendingOp::Kind::staged && op.staged) return op.staged->copy_in();
+  return MPI_SUCCESS;
 }
 
 void leak(PendingOp& op) {
   op.send.leak();
   op.recv.leak();
+  if (op.staged) (void)op.staged.release();  // never freed: MPI may still touch the mirrors
 }
 
 bool PendingTable::add(MPI_Request request, PendingOp&& op) {
@@ -68,14 +81,25 @@ void PendingTable::orphan(MPI_Request request, PendingOp&& op) {
   orphans_.store(orphan_list_.size(), std::memory_order_release);
 }
 
+namespace {
+// A freed request's operation is complete: finish it; a persistent
+// request, which completion leaves allocated, is freed now.
+void finish_orphan(MPI_Request& request, PendingOp& op, const MPI_Status& status, int rc) {
+  const bool persistent = op.persistent;
+  finish(op, status, rc);
+  if (persistent && request != MPI_REQUEST_NULL) mpi::real().MPI_Request_free(&request);
+  op = PendingOp{};
+}
+}  // namespace
+
 void PendingTable::progress_orphans() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < orphan_list_.size();) {
     int done = 0;
     MPI_Status status;
-    int rc = mpi::real().Test(&orphan_list_[i].first, &done, &status);
+    int rc = mpi::real().MPI_Test(&orphan_list_[i].first, &done, &status);
     if (rc != MPI_SUCCESS || done) {
-      finish(orphan_list_[i].second, status, rc);
+      finish_orphan(orphan_list_[i].first, orphan_list_[i].second, status, rc);
       orphan_list_.erase(orphan_list_.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
       ++i;
@@ -88,8 +112,8 @@ void PendingTable::drain_orphans() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [request, op] : orphan_list_) {
     MPI_Status status;
-    int rc = mpi::real().Wait(&request, &status);
-    finish(op, status, rc);
+    int rc = mpi::real().MPI_Wait(&request, &status);
+    finish_orphan(request, op, status, rc);
   }
   orphan_list_.clear();
   orphans_.store(0, std::memory_order_release);

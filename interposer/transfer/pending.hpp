@@ -17,10 +17,12 @@
 #pragma once
 
 #include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/staged_call.hpp"
 
 #include <mpi.h>
 
 #include <atomic>
+#include <memory>
 #include <memory_resource>
 #include <mutex>
 #include <optional>
@@ -31,21 +33,40 @@
 namespace strata::interposer {
 
 struct PendingOp {
-  enum class Kind : uint8_t { send, recv };
+  // send: release the staging; recv: unpack what arrived first; sendrecv:
+  // both; staged: copy the call's written mirrors back (staged_call.hpp).
+  enum class Kind : uint8_t { send, recv, sendrecv, staged };
   Kind kind = Kind::send;
   // A deferred send (deferred_sends.hpp): the library's request, which the
   // completion calls wait for in place of the user's handle.
   MPI_Request library = MPI_REQUEST_NULL;
   Outgoing send;
   Incoming recv;
+  std::unique_ptr<StagedCall> staged;
+  // Persistent requests (MPI_*_init): the entry stays until MPI_Request_free;
+  // `active` from MPI_Start to the completion that finishes it. A
+  // persistent send packs the user's buffer again at every start.
+  bool persistent = false;
+  bool active = true;
+  Plan refill;  // persistent send: the plan of its buffer
+  const void* refill_buffer = nullptr;
+  MPI_Comm comm = MPI_COMM_NULL;  // where a failure at completion is reported
+  bool receives() const { return kind == Kind::recv || kind == Kind::sendrecv; }
 };
 
 // Finishes a completed operation: for a receive that succeeded and was not
-// cancelled, moves the bytes that arrived to the user's buffer. `error` is
-// the request's error code (MPI_SUCCESS normally). Returns MPI_SUCCESS, or
-// the error of a failed Strata step. With `wait` false, device work may
-// still be queued on return: keep `op` alive until wait_for_queued_unpacks().
+// cancelled, moves the bytes that arrived to the user's buffer; for a staged
+// call, copies its written mirrors back. `error` is the request's error code
+// (MPI_SUCCESS normally). Returns MPI_SUCCESS, or the error of a failed
+// Strata step. With `wait` false, device work may still be queued on
+// return: keep `op` alive until wait_for_queued_unpacks(). A persistent
+// operation keeps its staging and becomes inactive; any other releases it
+// (when `wait`).
 int finish(PendingOp& op, const MPI_Status& status, int error, bool wait = true);
+
+// MPI_Start on a persistent operation: packs a send's buffer again, fills a
+// staged call's read mirrors; marks it active.
+int restart(PendingOp& op);
 
 class PendingTable {
  public:

@@ -24,7 +24,7 @@ int raise_error(MPI_Comm comm, int code, const char* what) {
   return code;
 }
 
-int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type, Outgoing* out) {
+int reserve_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, Outgoing* out) {
   out->buffer = buf;
   out->count = count;
   out->type = type;
@@ -35,31 +35,54 @@ int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type
     case Path::host_pack:
       out->host = Staging::host(plan.bytes);
       if (!out->host) return MPI_SUCCESS;  // the library packs it after all
-      pack_host(plan.layout.block(), buf, out->host.data());
-      break;
+      send_packed(out, out->host.data(), plan.bytes);
+      return MPI_SUCCESS;
     case Path::device_pack: {
       out->device = DeviceMessage(plan.device, plan.method);
-      const DevicePart part = whole(plan, buf);
-      Status s = out->device.reserve(plan.bytes);
-      if (s == Status::ok) s = device_pack(out->device, &part, 1);
+      const Status s = out->device.reserve(plan.bytes);
       if (s != Status::ok) return error_code(s);
       send_packed(out, out->device.mpi_buffer(), plan.bytes);
       return MPI_SUCCESS;
     }
     case Path::device_span: {
-      const Status s =
-          copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &out->host);
-      if (s != Status::ok) return error_code(s);
+      out->host = Staging::acquire(pinned_pool(), plan.span.hi - plan.span.lo);
+      if (!out->host) return MPI_ERR_NO_MEM;
       out->buffer = out->host.data() - plan.span.lo;  // the library packs the host copy with the user's type
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int fill_send(const Plan& plan, const void* buf, Outgoing* out) {
+  switch (plan.path) {
+    case Path::library:
+    case Path::device_refused: return MPI_SUCCESS;
+    case Path::host_pack:
+      if (out->host) pack_host(plan.layout.block(), buf, out->host.data());
+      return MPI_SUCCESS;
+    case Path::device_pack: {
+      const DevicePart part = whole(plan, buf);
+      const Status s = device_pack(out->device, &part, 1);
+      return s == Status::ok ? MPI_SUCCESS : error_code(s);
+    }
+    case Path::device_span: {
+      const Status s = copy_bytes(out->host.data(), static_cast<const char*>(buf) + plan.span.lo,
+                                  plan.span.hi - plan.span.lo);
+      if (s != Status::ok) return error_code(s);
       counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;
     }
   }
-  send_packed(out, out->host.data(), plan.bytes);
   return MPI_SUCCESS;
 }
 
-int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Incoming* in) {
+int prepare_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, Outgoing* out) {
+  if (int rc = reserve_send(plan, buf, count, type, out); rc != MPI_SUCCESS) return rc;
+  return fill_send(plan, buf, out);
+}
+
+int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, Incoming* in) {
   in->buffer = buf;
   in->count = count;
   in->type = type;
@@ -90,7 +113,7 @@ int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Inco
                  "the datatype skips");
       return MPI_ERR_TYPE;
   }
-  in->count = static_cast<int>(plan.bytes);
+  in->count = plan.bytes;
   in->type = MPI_PACKED;
   return MPI_SUCCESS;
 }

@@ -14,7 +14,7 @@ namespace strata::interposer {
 
 struct Outgoing {
   const void* buffer = nullptr;  // what the library sends
-  int count = 0;
+  int64_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   Staging host;          // host_pack: the packed bytes; device_span: the span's copy
   DeviceMessage device;  // device_pack
@@ -37,11 +37,17 @@ void send_packed(Outgoing* out, const void* packed, int64_t bytes);
 // Packs or copies as the plan says. Returns MPI_SUCCESS, or an MPI error
 // code when device work failed (host packing never fails: without staging
 // memory the library sends the user's buffer itself).
-int prepare_send(const Plan& plan, const void* buf, int count, MPI_Datatype type, Outgoing* out);
+int prepare_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, Outgoing* out);
+
+// prepare_send in two steps, for persistent sends: reserve_send sets up the
+// staging and what the library sends (once, at MPI_Send_init); fill_send
+// packs or copies the user's data into it (at every MPI_Start).
+int reserve_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, Outgoing* out);
+int fill_send(const Plan& plan, const void* buf, Outgoing* out);
 
 struct Incoming {
   void* buffer = nullptr;  // what the library receives into
-  int count = 0;
+  int64_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   Plan plan;
   void* user = nullptr;
@@ -53,7 +59,7 @@ struct Incoming {
   }
 };
 
-int prepare_recv(const Plan& plan, void* buf, int count, MPI_Datatype type, Incoming* in);
+int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, Incoming* in);
 
 // After the library completed the receive (successfully) with `status`:
 // moves what arrived into the user's buffer. With `wait` false device work

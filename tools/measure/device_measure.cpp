@@ -1,7 +1,7 @@
 #include "tools/measure/device_measure.hpp"
 
 #include "interposer/mpi/gpu_awareness.hpp"
-#include "interposer/transfer/point_to_point.hpp"
+#include "interposer/handlers/direct.hpp"
 #include "interposer/types/type_cache.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
@@ -59,11 +59,11 @@ double ping_pong_ns(MPI_Comm comm, int rank, int partner, MPI_Datatype type, voi
   auto round_trips = [&](int n) {
     for (int i = 0; i < n && partner != rank; ++i) {
       if (rank < partner) {
-        interposer::send(a, 1, type, partner, 9, comm);
-        interposer::recv(b, 1, type, partner, 9, comm, MPI_STATUS_IGNORE);
+        interposer::direct::send(a, 1, type, partner, 9, comm);
+        interposer::direct::recv(b, 1, type, partner, 9, comm, MPI_STATUS_IGNORE);
       } else {
-        interposer::recv(b, 1, type, partner, 9, comm, MPI_STATUS_IGNORE);
-        interposer::send(a, 1, type, partner, 9, comm);
+        interposer::direct::recv(b, 1, type, partner, 9, comm, MPI_STATUS_IGNORE);
+        interposer::direct::send(a, 1, type, partner, 9, comm);
       }
     }
   };

@@ -1,6 +1,6 @@
 #include "tools/measure/host_transfer.hpp"
 
-#include "interposer/transfer/point_to_point.hpp"
+#include "interposer/handlers/direct.hpp"
 #include "interposer/types/type_cache.hpp"
 
 #include <algorithm>
@@ -52,8 +52,8 @@ double exchange_ns(MPI_Comm comm, int partner, MPI_Datatype type, std::vector<un
   auto exchanges = [&](int n) {
     for (int i = 0; i < n; ++i) {
       MPI_Request requests[2];
-      interposer::irecv(b.data(), 1, type, partner, 7, comm, &requests[0]);
-      interposer::isend(a.data(), 1, type, partner, 7, comm, &requests[1]);
+      interposer::direct::irecv(b.data(), 1, type, partner, 7, comm, &requests[0]);
+      interposer::direct::isend(a.data(), 1, type, partner, 7, comm, &requests[1]);
       interposer::waitall(2, requests, MPI_STATUSES_IGNORE);
     }
   };

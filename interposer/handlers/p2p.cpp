@@ -1,0 +1,177 @@
+// Point-to-point handlers: every send mode, receives, matched receives and
+// send-receives, blocking and non-blocking. Each side is planned (plan.hpp)
+// and prepared (sides.hpp); packed data travels as MPI_PACKED, which
+// matches any receive type of the same signature, so a Strata sender talks
+// to a plain receiver and back. Matching (sources, tags, probes, cancel) is
+// the library's.
+#include "interposer/handlers/handlers.hpp"
+#include "interposer/handlers/p2p_sides.hpp"
+
+#include "fault/hooks.hpp"
+#include "interposer/transfer/deferred_sends.hpp"
+#include "interposer/transfer/pending.hpp"
+
+namespace strata::interposer::handlers {
+
+int send(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm) {
+  fault::P2pScope rec(fault::OpKind::send, comm, clamp_count(in.count), in.type, dest, tag);
+  const Plan p = plan_side(id, Side::send, dest, in);
+  if (p.path == Path::library) return library();
+  Outgoing out;
+  if (int rc = prepare_send(p, in.pointer(), in.count, in.type, &out); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  hand_over(in, out);
+  return library();
+}
+
+int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  fault::P2pScope rec(fault::OpKind::isend, comm, clamp_count(in.count), in.type, dest, tag, request);
+  const Plan p = plan_side(id, Side::send, dest, in);
+  if (id == Id::MPI_Isend && defers(p, comm, dest, tag)) {
+    return defer_isend(p, in.pointer(), static_cast<int>(in.count), in.type, dest, tag, comm, request);
+  }
+  flush_deferred_sends();  // messages to one peer keep their order
+  if (p.path == Path::library) return library();
+  PendingOp op;
+  op.kind = PendingOp::Kind::send;
+  op.comm = comm;
+  if (int rc = prepare_send(p, in.pointer(), in.count, in.type, &op.send); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  hand_over(in, op.send);
+  const int rc = library();
+  if (rc == MPI_SUCCESS) track(*request, std::move(op));
+  return rc;
+}
+
+int recv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Status*& status) {
+  fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, source, 0);
+  const Plan p = plan_side(id, Side::recv, source, out);
+  if (p.path == Path::library) return library();
+  Incoming in;
+  if (int rc = prepare_recv(p, const_cast<void*>(out.pointer()), out.count, out.type, &in); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  hand_over(out, in);
+  int rc = library();
+  if (rc == MPI_SUCCESS) {
+    if (int done = complete_recv(in, *status); done != MPI_SUCCESS) rc = raise_error(comm, done, calls::name_of(id));
+  }
+  return rc;
+}
+
+int irecv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Request* request) {
+  fault::P2pScope rec(fault::OpKind::irecv, comm, clamp_count(out.count), out.type, source, 0, request);
+  const Plan p = plan_side(id, Side::recv, source, out);
+  if (p.path == Path::library) return library();
+  PendingOp op;
+  op.kind = PendingOp::Kind::recv;
+  op.comm = comm;
+  if (int rc = prepare_recv(p, const_cast<void*>(out.pointer()), out.count, out.type, &op.recv); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  hand_over(out, op.recv);
+  const int rc = library();
+  if (rc == MPI_SUCCESS && op.recv.plan.path != Path::library) track(*request, std::move(op));
+  return rc;
+}
+
+// A matched message (MPI_Mprobe, MPI_Improbe) has no communicator to
+// report a failure on: the default error handler's is used.
+int mrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Status*& status) {
+  if (message == nullptr || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return library();
+  return recv(id, library, out, 0, default_comm(), status);
+}
+
+int imrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Request* request) {
+  if (message == nullptr || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return library();
+  return irecv(id, library, out, 0, default_comm(), request);
+}
+
+int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, int source, MPI_Comm comm,
+             MPI_Status*& status) {
+  fault::P2pScope rec(fault::OpKind::sendrecv, comm, clamp_count(in.count), in.type, dest, 0, nullptr, source);
+  const Plan sp = plan_side(id, Side::send, dest, in);
+  const Plan rp = plan_side(id, Side::recv, source, out);
+  if (sp.path == Path::library && rp.path == Path::library) return library();
+  Outgoing o;
+  Incoming i;
+  if (int rc = prepare_send(sp, in.pointer(), in.count, in.type, &o); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  if (int rc = prepare_recv(rp, const_cast<void*>(out.pointer()), out.count, out.type, &i); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  hand_over(in, o);
+  hand_over(out, i);
+  int rc = library();
+  if (rc == MPI_SUCCESS) {
+    if (int done = complete_recv(i, *status); done != MPI_SUCCESS) rc = raise_error(comm, done, calls::name_of(id));
+  }
+  return rc;
+}
+
+int isendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, int source, MPI_Comm comm,
+              MPI_Request* request) {
+  const Plan sp = plan_side(id, Side::send, dest, in);
+  const Plan rp = plan_side(id, Side::recv, source, out);
+  if (sp.path == Path::library && rp.path == Path::library) return library();
+  PendingOp op;
+  op.kind = PendingOp::Kind::sendrecv;
+  op.comm = comm;
+  if (int rc = prepare_send(sp, in.pointer(), in.count, in.type, &op.send); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  if (int rc = prepare_recv(rp, const_cast<void*>(out.pointer()), out.count, out.type, &op.recv);
+      rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  hand_over(in, op.send);
+  hand_over(out, op.recv);
+  const int rc = library();
+  if (rc == MPI_SUCCESS) track(*request, std::move(op));
+  return rc;
+}
+
+// One buffer sent and then received into: the packed bytes of a derived
+// type go out, the arriving packed bytes are unpacked into exactly the
+// type's bytes. A device buffer of a type Strata cannot reduce is refused
+// (MPI_ERR_TYPE), as for any receive (plan.hpp).
+int sendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm,
+                     MPI_Status*& status) {
+  fault::P2pScope rec(fault::OpKind::sendrecv, comm, clamp_count(buf.count), buf.type, dest, 0, nullptr, source);
+  Incoming in;
+  Outgoing staged;
+  const int prepared = prepare_replace(id, buf, dest, source, &staged, &in);
+  if (prepared == kLibrary) return library();
+  if (prepared != MPI_SUCCESS) return raise_error(comm, prepared, calls::name_of(id));
+  MPI_Status local;
+  if (status == MPI_STATUS_IGNORE) status = &local;
+  hand_over(buf, in);
+  int rc = library();
+  if (rc == MPI_SUCCESS) {
+    if (int done = complete_recv(in, *status); done != MPI_SUCCESS) rc = raise_error(comm, done, calls::name_of(id));
+  }
+  return rc;
+}
+
+int isendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm,
+                      MPI_Request* request) {
+  PendingOp op;
+  op.kind = PendingOp::Kind::recv;
+  op.comm = comm;
+  const int prepared = prepare_replace(id, buf, dest, source, &op.send, &op.recv);
+  if (prepared == kLibrary) return library();
+  if (prepared != MPI_SUCCESS) return raise_error(comm, prepared, calls::name_of(id));
+  hand_over(buf, op.recv);
+  const int rc = library();
+  if (rc == MPI_SUCCESS) track(*request, std::move(op));
+  return rc;
+}
+
+}  // namespace strata::interposer::handlers

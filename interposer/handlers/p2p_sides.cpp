@@ -1,0 +1,71 @@
+#include "interposer/handlers/p2p_sides.hpp"
+
+#include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/trace.hpp"
+
+namespace strata::interposer::handlers {
+
+Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
+  Plan p;
+  if (peer == MPI_PROC_NULL) {
+    p.reason = "MPI_PROC_NULL";
+  } else {
+    p = plan_buffer(buf.pointer(), buf.count, buf.type, HostOp::transfer,
+                    side == Side::send ? Access::read : Access::write);
+  }
+  trace_plan(calls::name_of(id), side == Side::send ? "send" : "recv", p);
+  return p;
+}
+
+void hand_over(const calls::Buf& buf, const Outgoing& out) {
+  buf.replace(out.buffer);
+  buf.replace_count(out.count);
+  buf.replace_type(out.type);
+}
+
+void hand_over(const calls::Buf& buf, const Incoming& in) {
+  buf.replace(in.buffer);
+  buf.replace_count(in.count);
+  buf.replace_type(in.type);
+}
+
+void track(MPI_Request request, PendingOp&& op) {
+  counters().requests_started.fetch_add(1, std::memory_order_relaxed);
+  pending().put_back(request, std::move(op));
+}
+
+MPI_Comm default_comm() {
+#if MPI_VERSION >= 4
+  return MPI_COMM_SELF;
+#else
+  return MPI_COMM_WORLD;
+#endif
+}
+
+int prepare_replace(calls::Id id, const calls::Buf& buf, int dest, int source, Outgoing* /*unused*/, Incoming* in) {
+  if (dest == MPI_PROC_NULL && source == MPI_PROC_NULL) return kLibrary;
+  const Plan p = plan_side(id, Side::recv, MPI_ANY_SOURCE, buf);  // written, so planned as a receive
+  if (p.path == Path::library) return kLibrary;
+  void* user = const_cast<void*>(buf.pointer());
+  if (int rc = prepare_recv(p, user, buf.count, buf.type, in); rc != MPI_SUCCESS) return rc;
+  switch (in->plan.path) {
+    case Path::host_pack:
+      pack_host(p.layout.block(), user, in->host.data());
+      break;
+    case Path::device_pack: {
+      const DevicePart part = whole(p, user);
+      const Status s = device_pack(in->device, &part, 1);
+      if (s != Status::ok) return error_code(s);
+      break;
+    }
+    case Path::library:  // no staging memory: the library's own buffer handling
+      return kLibrary;
+    case Path::device_span:
+    case Path::device_refused: return MPI_ERR_TYPE;  // prepare_recv refuses these
+  }
+  counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+}  // namespace strata::interposer::handlers
