@@ -4,9 +4,12 @@
 //   strata-config              a table of all variables and their values
 //   strata-config --markdown   the same as a markdown table (docs/configuration.md)
 //   strata-config --names      one name per line (for scripts and tests)
+//   strata-config --calls      the interposer's interception table as markdown (docs/interposer.md)
 #include "tools/guarded_main.hpp"
 
 #include <strata/config.hpp>
+
+#include "interposer/calls/call_ids.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -17,10 +20,16 @@ static int run_tool(int argc, char** argv) {
   CLI::App app{"Print Strata's STRATA_* configuration variables"};
   bool markdown = false;
   bool names = false;
+  bool calls = false;
   app.add_flag("--markdown", markdown, "Print a markdown table");
   app.add_flag("--names", names, "Print only the variable names");
+  app.add_flag("--calls", calls, "Print the MPI calls the interposer intercepts, as a markdown table");
   CLI11_PARSE(app, argc, argv);
 
+  if (calls) {
+    std::printf("%s", strata::calls::calls_markdown().c_str());
+    return 0;
+  }
   strata::config::load();
   const auto params = strata::config::parameters();
   if (names) {

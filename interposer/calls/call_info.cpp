@@ -1,6 +1,8 @@
 #include "interposer/calls/call_ids.hpp"
 
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace strata::calls {
 
@@ -109,6 +111,71 @@ const char* completion(Kind k) {
     case Kind::file_end: return "split: ends the _begin";
   }
   return "?";
+}
+
+}  // namespace strata::calls
+
+namespace strata::calls {
+
+#define STRATA_DOC_LC_LC true
+#define STRATA_DOC_LC_NO false
+#define STRATA_DOC(section, fn, kind, lc) {#fn, Kind::kind, STRATA_DOC_LC_##lc, section},
+const DocumentedCall kDocumentedCalls[] = {STRATA_DOCUMENTED_CALLS};
+#undef STRATA_DOC
+const size_t kDocumentedCallCount = sizeof(kDocumentedCalls) / sizeof(kDocumentedCalls[0]);
+
+namespace {
+// What a special call's own handler does with device buffers.
+const char* special_handling(const std::string& name) {
+  static const std::pair<const char*, const char*> table[] = {
+      {"MPI_Init", "reads the configuration, loads the model; learns which ranks have GPUs"},
+      {"MPI_Init_thread", "as MPI_Init"},
+      {"MPI_Finalize", "finishes freed requests, releases staging, then finalizes"},
+      {"MPI_Type_commit", "translates the type into its canonical form (cached until freed)"},
+      {"MPI_Type_free", "forgets the canonical form"},
+      {"MPI_Type_dup", "shares the canonical form"},
+      {"MPI_Pack", "Strata's engine (host or device kernels) where the model says so"},
+      {"MPI_Unpack", "Strata's engine (host or device kernels) where the model says so"},
+      {"MPI_Pack_size", "the library's (same format)"},
+      {"MPI_Start", "refills persistent Strata requests (packs a send, copies a staged input in)"},
+      {"MPI_Startall", "as MPI_Start"},
+      {"MPI_Request_get_status", "a complete Strata request's data is in place when it says so"},
+      {"MPI_Request_free", "an active Strata request finishes later; an inactive persistent one is freed"},
+      {"MPI_Cancel", "the library's cancel; a cancelled receive is not unpacked"},
+      {"MPI_Alltoallv", "each side packed per peer (host or device) where it wins; device data staged otherwise"},
+      {"MPI_Neighbor_alltoallv", "as MPI_Alltoallv"},
+      {"MPI_Neighbor_alltoallw", "per neighbour, as MPI_Alltoallv"},
+  };
+  for (const auto& [call, text] : table) {
+    if (name == call) return text;
+  }
+  if (name.rfind("MPI_Wait", 0) == 0 || name.rfind("MPI_Test", 0) == 0) {
+    return "finishes Strata's requests: unpacks receives, copies staged results back";
+  }
+  return "routed: NCCL, Strata's algorithms or the library, chosen alike on every rank "
+         "(docs/collectives.md); device buffers staged where the library runs it";
+}
+
+const char* section_name(int section) {
+  switch (section) {
+    case 1: return "MPI-4";
+    case 2: return "Open MPI 4.1 (mpi-ext.h)";
+    default: return "all";
+  }
+}
+}  // namespace
+
+std::string calls_markdown() {
+  std::string out =
+      "| call | kind | GPU buffers | completes | `_c` form | MPI |\n| --- | --- | --- | --- | --- | --- |\n";
+  for (size_t i = 0; i < kDocumentedCallCount; ++i) {
+    const DocumentedCall& c = kDocumentedCalls[i];
+    const bool special = c.kind == Kind::special || c.kind == Kind::special_local;
+    out += std::string("| `") + c.name + "` | " + to_string(c.kind) + " | " +
+           (special ? special_handling(c.name) : device_handling(c.kind)) + " | " + completion(c.kind) + " | " +
+           (c.large_count ? (special ? "staged (`coll`)" : "yes") : "") + " | " + section_name(c.section) + " |\n";
+  }
+  return out;
 }
 
 }  // namespace strata::calls

@@ -240,14 +240,15 @@
   X(MPI_File_write_ordered_end, file_end, NO, (MPI_File fh, const void* buf, MPI_Status* status), (fh, buf, status), (on_file(fh), ref(buf)))
 
 // --- MPI-4.0 (MPICH 4, Open MPI 5) ----------------------------------------------------------
-#if MPI_VERSION >= 4
-#define STRATA_CALLS_MPI4(X) \
+#define STRATA_CALLS_MPI4_LIST(X) \
   X(MPI_Isendrecv, isendrecv, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request), (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request), (in(sendbuf, sendcount, sendtype), peer(dest), out(recvbuf, recvcount, recvtype), peer(source), comm, request)) \
   X(MPI_Isendrecv_replace, isendrecv_replace, LC, (void* buf, CNT count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request* request), (buf, count, type, dest, sendtag, source, recvtag, comm, request), (inout(buf, count, type), peer(dest), peer(source), comm, request)) \
   X(MPI_Psend_init, refused, NO, (const void* buf, int partitions, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request), (buf, partitions, count, type, dest, tag, comm, info, request), (on_comm(comm), {one(IN, ALL, buf, static_cast<MPI_Count>(partitions) * count, type)})) \
   X(MPI_Precv_init, refused, NO, (void* buf, int partitions, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request* request), (buf, partitions, count, type, source, tag, comm, info, request), (on_comm(comm), {one(OUT, ALL, buf, static_cast<MPI_Count>(partitions) * count, type)})) \
   X(MPI_Comm_idup_with_info, flush, NO, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request), (comm, info, newcomm, request), ()) \
   STRATA_CALLS_COLL_INIT(MPI, X)
+#if MPI_VERSION >= 4
+#define STRATA_CALLS_MPI4(X) STRATA_CALLS_MPI4_LIST(X)
 #else
 #define STRATA_CALLS_MPI4(X)
 #endif
@@ -297,6 +298,24 @@
   STRATA_CALLS_FILE(X) \
   STRATA_CALLS_MPI4(X) \
   STRATA_CALLS_MPIX_PCOLL(X)
+
+// Every call of every MPI the table serves, for the documentation:
+// D(section, fn, kind, lc) with section 0 for every MPI, 1 for MPI-4 only,
+// 2 for Open MPI 4.1's MPIX extension.
+#define STRATA_DOC_ALL(fn, kind, lc, params, args, roles) STRATA_DOC(0, fn, kind, lc)
+#define STRATA_DOC_MPI4(fn, kind, lc, params, args, roles) STRATA_DOC(1, fn, kind, lc)
+#define STRATA_DOC_MPIX(fn, kind, lc, params, args, roles) STRATA_DOC(2, fn, kind, lc)
+#define STRATA_DOCUMENTED_CALLS \
+  STRATA_CALLS_SETUP(STRATA_DOC_ALL) \
+  STRATA_CALLS_P2P(STRATA_DOC_ALL) \
+  STRATA_CALLS_COMPLETION(STRATA_DOC_ALL) \
+  STRATA_CALLS_COLL(STRATA_DOC_ALL) \
+  STRATA_CALLS_ICOLL(STRATA_DOC_ALL) \
+  STRATA_CALLS_FLUSH(STRATA_DOC_ALL) \
+  STRATA_CALLS_RMA(STRATA_DOC_ALL) \
+  STRATA_CALLS_FILE(STRATA_DOC_ALL) \
+  STRATA_CALLS_MPI4_LIST(STRATA_DOC_MPI4) \
+  STRATA_CALLS_COLL_INIT(MPIX, STRATA_DOC_MPIX)
 
 // clang-format on
 
