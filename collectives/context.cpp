@@ -1,7 +1,9 @@
 #include "collectives/context.hpp"
 #include "collectives/device_timer.hpp"
 
+#include "base/config.hpp"
 #include "base/log.hpp"
+#include "collectives/device_backend.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
@@ -59,6 +61,14 @@ Status keyval() {
   g_keyval = kv;
   return Status::ok;
 }
+
+config::IntParam g_agree_every{"STRATA_COLL_AGREE_EVERY",
+                               256,
+                               "Device collectives: the longest period, in calls of one collective and size class, "
+                               "between two agreements of the ranks on whether all their buffers are in device memory "
+                               "(the periods double from 1 up to it)",
+                               1,
+                               1 << 30};
 
 int bucket_of(size_t bytes) { return bytes == 0 ? 0 : 1 + static_cast<int>(std::log2(static_cast<double>(bytes))); }
 
@@ -138,19 +148,23 @@ Status Context::find_shared_gpus() noexcept {
   struct Where {
     uint64_t host;
     int device;
-  } me{0, -1};
+    int nccl;
+  } me{0, -1, 0};
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   if (PMPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
   me.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
   if (gpu::available() && gpu::get_device(&me.device) != Status::ok) me.device = -1;
+  me.nccl = me.device >= 0 && device::nccl_available() ? 1 : 0;
   std::vector<Where> all(static_cast<size_t>(size()));
   if (PMPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm()) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   std::set<std::pair<uint64_t, int>> used;
+  nccl_everywhere_ = true;
   for (const Where& w : all) {
     if (w.device >= 0 && !used.emplace(w.host, w.device).second) shared_gpu_ = true;
+    nccl_everywhere_ = nccl_everywhere_ && w.device >= 0 && w.nccl != 0;
   }
   return Status::ok;
 }
@@ -190,6 +204,20 @@ Algorithm Context::choose(Collective collective, size_t bytes, bool device) noex
   const Algorithm a = model::choose(collective, static_cast<double>(bytes), device, machine(device));
   choices_.emplace(key, a);
   return a;
+}
+
+bool Context::agree_on_device(Collective collective, size_t bytes, bool mine) noexcept {
+  std::lock_guard<std::mutex> lock(agreements_mutex_);
+  Agreement& a = agreements_[{static_cast<int>(collective), bucket_of(bytes)}];
+  if (++a.calls < a.next) return a.device;
+  int vote = mine ? 1 : 0;
+  int all = 0;
+  if (PMPI_Allreduce(&vote, &all, 1, MPI_INT, MPI_LAND, comm()) != MPI_SUCCESS) all = 0;
+  const bool changed = a.calls > 1 && (all != 0) != a.device;
+  a.device = all != 0;
+  a.period = changed ? 1 : std::min<uint64_t>(a.period * 2, static_cast<uint64_t>(g_agree_every.get()));
+  a.next = a.calls + std::max<uint64_t>(a.period, 1);
+  return a.device;
 }
 
 Context::~Context() {

@@ -47,6 +47,18 @@ class Context {
   // Do two ranks of one node use the same GPU? NCCL refuses such a
   // communicator, so device collectives then run on the host path.
   bool ranks_share_a_gpu() const noexcept { return shared_gpu_; }
+  // Can NCCL run this communicator's device collectives: every rank has a
+  // GPU of its own and loads NCCL (learnt when the context was made, from
+  // every rank: the same answer everywhere).
+  bool nccl_capable() const noexcept { return nccl_everywhere_ && !shared_gpu_; }
+  // Are every rank's buffers of this call in device memory? Agreed by all
+  // ranks (an allreduce on the context's communicator) at the first call of
+  // each collective and size class and again at calls spaced by doubling
+  // periods up to STRATA_COLL_AGREE_EVERY; between agreements the last
+  // answer holds, so a rank whose buffers changed kind stages them into the
+  // kind agreed. Collective: every rank calls it for the same calls, in
+  // order (the collectives of one communicator are).
+  bool agree_on_device(Collective collective, size_t bytes, bool mine) noexcept;
 
   // Owned; created by the device backend on first use.
   device::State* device_state = nullptr;
@@ -65,6 +77,15 @@ class Context {
   std::vector<MPI_Comm> owned_;  // communicators built here (two_level's), freed with the context
   model::Machine machine_[2];
   bool shared_gpu_ = false;
+  bool nccl_everywhere_ = false;
+  struct Agreement {
+    uint64_t calls = 0;
+    uint64_t next = 1;    // the call that agrees next
+    uint64_t period = 1;  // calls until the one after
+    bool device = false;
+  };
+  std::mutex agreements_mutex_;
+  std::map<std::pair<int, int>, Agreement> agreements_;  // (collective, size class)
   std::mutex choices_mutex_;
   std::map<std::tuple<int, int, bool>, Algorithm> choices_;
 };

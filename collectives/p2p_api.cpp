@@ -97,7 +97,7 @@ Result<Op> plan(bool send, void* buf, size_t bytes, int peer, MPI_Comm comm, con
   if (gpu::is_device_memory(buf)) {
     Result<Context*> context = Context::of(comm);  // collective over comm the first time
     if (!context) return context.status();
-    if (context.value()->ranks_share_a_gpu() || !device::nccl_available()) {
+    if (!context.value()->nccl_capable()) {
       op.path = Path::staged;
     } else if (!device::p2p_available()) {
       return Status::not_supported;

@@ -201,6 +201,8 @@ Result<bool> emulated_places(MPI_Comm comm, int rank, int size, std::vector<Plac
   }
 }
 
+bool emulation_requested() noexcept { return !g_topology.get().empty(); }
+
 }  // namespace detail
 
 Result<std::vector<Place>> parse_emulated_topology(const std::string& spec, int ranks) {

@@ -20,4 +20,7 @@ Result<std::vector<Place>> parse_emulation(const std::string& spec, int ranks, s
 // caller discovers. Status::mpi_error when an MPI call fails.
 Result<bool> emulated_places(MPI_Comm comm, int rank, int size, std::vector<Place>* places) noexcept;
 
+// Is STRATA_TOPOLOGY set in this process (without asking the other ranks)?
+bool emulation_requested() noexcept;
+
 }  // namespace strata::topo::detail

@@ -24,7 +24,6 @@
 #include "fault/hooks.hpp"
 #include "fault/ring.hpp"
 #include "fault/state.hpp"
-#include "interposer/transfer/collective_calls.hpp"
 #include "interposer/handlers/direct.hpp"
 #include "tools/guarded_main.hpp"
 
@@ -206,14 +205,14 @@ static int run(int argc, char** argv) {
   std::vector<Result> results;
   DeviceTimed timed;
   results.push_back(measure("MPI_Allreduce " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
-    strata::interposer::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    strata::interposer::direct::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   }));
   results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", ops, blocks, [&] {
     strata::interposer::direct::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }));
   results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks,
-                            [&] { strata::interposer::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); }));
+                            [&] { strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); }));
   if (device) {
     int gpus = 0;
     if (strata::gpu::device_count(&gpus) != strata::Status::ok || gpus == 0) {

@@ -26,6 +26,7 @@ const char* to_string(Kind k) {
   switch (k) {
     case Kind::special: return "special";
     case Kind::special_local: return "special_local";
+    case Kind::routed: return "routed";
     case Kind::flush: return "flush";
     case Kind::send: return "send";
     case Kind::isend: return "isend";
@@ -56,6 +57,9 @@ const char* device_handling(Kind k) {
   switch (k) {
     case Kind::special:
     case Kind::special_local: return "its own handler (see below)";
+    case Kind::routed:
+      return "routed alike on every rank (docs/collectives.md): NCCL where every rank's buffers are on its GPU, "
+             "Strata's host algorithm, or the library with device buffers staged";
     case Kind::flush: return "no buffer: deferred sends posted, then the library";
     case Kind::send:
     case Kind::isend:
@@ -87,6 +91,7 @@ const char* completion(Kind k) {
   switch (k) {
     case Kind::special:
     case Kind::special_local:
+    case Kind::routed:
     case Kind::flush:
     case Kind::send:
     case Kind::recv:
@@ -152,8 +157,7 @@ const char* special_handling(const std::string& name) {
   if (name.rfind("MPI_Wait", 0) == 0 || name.rfind("MPI_Test", 0) == 0) {
     return "finishes Strata's requests: unpacks receives, copies staged results back";
   }
-  return "routed: NCCL, Strata's algorithms or the library, chosen alike on every rank "
-         "(docs/collectives.md); device buffers staged where the library runs it";
+  return "?";
 }
 
 const char* section_name(int section) {
@@ -171,9 +175,10 @@ std::string calls_markdown() {
   for (size_t i = 0; i < kDocumentedCallCount; ++i) {
     const DocumentedCall& c = kDocumentedCalls[i];
     const bool special = c.kind == Kind::special || c.kind == Kind::special_local;
+    const bool staged_c = special || c.kind == Kind::routed;
     out += std::string("| `") + c.name + "` | " + to_string(c.kind) + " | " +
            (special ? special_handling(c.name) : device_handling(c.kind)) + " | " + completion(c.kind) + " | " +
-           (c.large_count ? (special ? "staged (`coll`)" : "yes") : "") + " | " + section_name(c.section) + " |\n";
+           (c.large_count ? (staged_c ? "staged (`coll`)" : "yes") : "") + " | " + section_name(c.section) + " |\n";
   }
   return out;
 }

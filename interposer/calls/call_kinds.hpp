@@ -9,6 +9,7 @@ namespace strata::calls {
 enum class Kind : uint8_t {
   special,            // its own handler (interposer/shim/special_calls.hpp)
   special_local,      // its own handler, and nothing deferred is flushed first
+  routed,             // a collective routed alike on every rank (interposer/handlers/routed.hpp)
   flush,              // posts deferred sends, then the library's call unchanged
   send,               // blocking send, any mode
   isend,              // non-blocking send, any mode

@@ -90,25 +90,26 @@
   X(MPI_Startall, special, NO, (int count, MPI_Request requests[]), (count, requests), ())
 
 // --- blocking collectives -------------------------------------------------------------
-// `special` collectives are routed (NCCL, Strata's algorithms or the library,
-// decided alike on every rank: docs/collectives.md); their large-count forms
-// are staged like the `coll` ones, with the roles given here.
+// `routed` collectives go to NCCL, Strata's algorithms or the library,
+// decided alike on every rank (docs/collectives.md); their large-count forms,
+// and the large-count forms of the `special` ones, are staged like the
+// `coll` ones, with the roles given here.
 #define STRATA_CALLS_COLL(X) \
   X(MPI_Barrier, flush, NO, (MPI_Comm comm), (comm), ()) \
-  X(MPI_Bcast, special, LC, (void* buffer, CNT count, MPI_Datatype type, int root, MPI_Comm comm), (buffer, count, type, root, comm), (comm, root, {one(BCAST, ALL, buffer, count, type)})) \
+  X(MPI_Bcast, routed, LC, (void* buffer, CNT count, MPI_Datatype type, int root, MPI_Comm comm), (buffer, count, type, root, comm), (comm, root, {one(BCAST, ALL, buffer, count, type)})) \
   X(MPI_Gather, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), (comm, root, {one(IN, CONTRIB, sendbuf, sendcount, sendtype), blocks(OUT, ROOT, recvbuf, recvcount, recvtype, GROUP)})) \
   X(MPI_Gatherv, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP displs[], MPI_Datatype recvtype, int root, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm), (comm, root, {one(IN, CONTRIB, sendbuf, sendcount, sendtype), vbuf(OUT, ROOT, recvbuf, recvcounts, displs, recvtype, GROUP)})) \
   X(MPI_Scatter, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm), (comm, root, {blocks(IN, ROOT, sendbuf, sendcount, sendtype, GROUP), one(OUT, CONTRIB, recvbuf, recvcount, recvtype)})) \
   X(MPI_Scatterv, coll, LC, (const void* sendbuf, const CNT sendcounts[], const DSP displs[], MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm), (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm), (comm, root, {vbuf(IN, ROOT, sendbuf, sendcounts, displs, sendtype, GROUP), one(OUT, CONTRIB, recvbuf, recvcount, recvtype)})) \
-  X(MPI_Allgather, special, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), blocks(OUT, ALL, recvbuf, recvcount, recvtype, GROUP)})) \
+  X(MPI_Allgather, routed, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), blocks(OUT, ALL, recvbuf, recvcount, recvtype, GROUP)})) \
   X(MPI_Allgatherv, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP displs[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), vbuf(OUT, ALL, recvbuf, recvcounts, displs, recvtype, GROUP)})) \
   X(MPI_Alltoall, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {blocks(IN, ALL, sendbuf, sendcount, sendtype, GROUP), blocks(OUT, ALL, recvbuf, recvcount, recvtype, GROUP)})) \
   X(MPI_Alltoallv, special, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP rdispls[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm), (comm, no_root, {vbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtype, GROUP), vbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtype, GROUP)})) \
   X(MPI_Alltoallw, coll, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const CNT recvcounts[], const DSP rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm), (comm, no_root, {wbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtypes, GROUP), wbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtypes, GROUP)})) \
-  X(MPI_Reduce, special, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, root, comm), (comm, root, {one(IN, CONTRIB, sendbuf, count, type), one(OUT, ROOT, recvbuf, count, type)})) \
-  X(MPI_Allreduce, special, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, comm), (comm, no_root, {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)})) \
+  X(MPI_Reduce, routed, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, root, comm), (comm, root, {one(IN, CONTRIB, sendbuf, count, type), one(OUT, ROOT, recvbuf, count, type)})) \
+  X(MPI_Allreduce, routed, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, comm), (comm, no_root, {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)})) \
   X(MPI_Reduce_scatter, coll, LC, (const void* sendbuf, void* recvbuf, const CNT recvcounts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, recvcounts, type, op, comm), (comm, no_root, {sum_of(IN, sendbuf, recvcounts, type), mine_of(recvbuf, recvcounts, type)})) \
-  X(MPI_Reduce_scatter_block, special, LC, (const void* sendbuf, void* recvbuf, CNT recvcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, recvcount, type, op, comm), (comm, no_root, {blocks(IN, ALL, sendbuf, recvcount, type, GROUP), block_of(recvbuf, recvcount, type)})) \
+  X(MPI_Reduce_scatter_block, routed, LC, (const void* sendbuf, void* recvbuf, CNT recvcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, recvcount, type, op, comm), (comm, no_root, {blocks(IN, ALL, sendbuf, recvcount, type, GROUP), block_of(recvbuf, recvcount, type)})) \
   X(MPI_Scan, coll, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, comm), (comm, no_root, {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)})) \
   X(MPI_Exscan, coll, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, comm), (comm, no_root, {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)})) \
   X(MPI_Reduce_local, local, LC, (const void* inbuf, void* inoutbuf, CNT count, MPI_Datatype type, MPI_Op op), (inbuf, inoutbuf, count, type, op), (no_comm, {in(inbuf, count, type), inout(inoutbuf, count, type)})) \
@@ -320,8 +321,8 @@
 // clang-format on
 
 // Large-count forms: with an MPI-4 library every LC line also stands for
-// fn_c, whose kind is the same but for the routed (`special`) collectives,
-// which are staged (`coll`) in their large-count form. Consumers expand the
+// fn_c, whose kind is the same but for the `routed` and `special`
+// collectives, which are staged (`coll`) in their large-count form. Consumers expand the
 // table through interposer/calls/each_call.inc, which defines CNT and DSP.
 #if MPI_VERSION >= 4
 #define STRATA_LARGE_COUNT_LC(X, fn, kind, params, args, roles) \
@@ -332,6 +333,7 @@
 #define STRATA_LARGE_COUNT_NO(X, fn, kind, params, args, roles)
 #define STRATA_CALL_APPLY(X, ...) X(__VA_ARGS__)  // expands the kind before X pastes it
 #define STRATA_LARGE_COUNT_KIND_special coll
+#define STRATA_LARGE_COUNT_KIND_routed coll
 #define STRATA_LARGE_COUNT_KIND_send send
 #define STRATA_LARGE_COUNT_KIND_isend isend
 #define STRATA_LARGE_COUNT_KIND_send_init send_init

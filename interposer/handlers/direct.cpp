@@ -1,6 +1,7 @@
 #include "interposer/handlers/direct.hpp"
 
 #include "interposer/handlers/handlers.hpp"
+#include "interposer/handlers/routed.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 
@@ -41,6 +42,23 @@ int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest
   };
   return handlers::sendrecv(Id::MPI_Sendrecv, Library(call), in(sendbuf, sendcount, sendtype), dest,
                             out(recvbuf, recvcount, recvtype), source, comm, status);
+}
+
+int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  flush_deferred_sends();
+  auto call = [&] { return real().MPI_Allreduce(sendbuf, recvbuf, count, type, op, comm); };
+  return routed::MPI_Allreduce(
+      handlers::LibraryRoute{Id::MPI_Allreduce, Library(call), comm, no_root,
+                             {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)}},
+      sendbuf, recvbuf, count, type, op, comm);
+}
+
+int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  flush_deferred_sends();
+  auto call = [&] { return real().MPI_Bcast(buffer, count, type, root, comm); };
+  return routed::MPI_Bcast(handlers::LibraryRoute{Id::MPI_Bcast, Library(call), comm, root,
+                                                  {one(BCAST, ALL, buffer, count, type)}},
+                           buffer, count, type, root, comm);
 }
 
 }  // namespace strata::interposer::direct

@@ -5,7 +5,6 @@
 #include "base/log.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
-#include "interposer/transfer/collective_calls.hpp"
 #include "interposer/transfer/pack_calls.hpp"
 #include "interposer/transfer/completion.hpp"
 
@@ -88,29 +87,7 @@ int MPI_Cancel(MPI_Request* request) { return cancel(request); }
 int MPI_Start(MPI_Request* request) { return start(request); }
 int MPI_Startall(int count, MPI_Request requests[]) { return startall(count, requests); }
 
-// --- routed collectives --------------------------------------------------------------
-
-int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  return bcast(buffer, count, type, root, comm);
-}
-
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-}
-
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  return reduce(sendbuf, recvbuf, count, type, op, root, comm);
-}
-
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return allreduce(sendbuf, recvbuf, count, type, op, comm);
-}
-
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
-                             MPI_Comm comm) {
-  return reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
-}
+// --- all-to-all with derived datatypes ------------------------------------------------
 
 int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {

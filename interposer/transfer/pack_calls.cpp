@@ -8,6 +8,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "collectives/job_facts.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
@@ -198,12 +199,16 @@ void on_init() {
   gpu::device_count(&devices);
   STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
              devices, mpi::library_is_gpu_aware() ? "accepts" : "does not accept");
-  (void)host_model();    // load (and report) the model once, outside any timed region
+  (void)host_model();  // load (and report) the model once, outside any timed region
+  if (coll::learn_job(MPI_COMM_WORLD) != Status::ok) {
+    STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
+  }
   (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
 
 int finalize() {
   (void)fault::stop();  // last samples to the coordinator, flight record dumped
+  coll::forget_job();
   pending().drain_orphans();
   pending().clear();
   log_engine_choices();

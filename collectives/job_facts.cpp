@@ -1,0 +1,122 @@
+#include "collectives/job_facts.hpp"
+
+#include "base/log.hpp"
+#include "collectives/device_backend.hpp"
+#include "collectives/settings.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace strata::coll {
+namespace {
+
+struct RankFacts {
+  uint64_t host = 0;
+  uint8_t gpu = 0;
+  uint8_t nccl = 0;
+  uint8_t pad[2] = {};
+  uint32_t settings = 0;  // routing_settings_digest()
+};
+static_assert(sizeof(RankFacts) == 16, "sent as bytes");
+
+std::mutex g_mutex;
+std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
+int g_keyval = MPI_KEYVAL_INVALID;
+
+int free_facts(MPI_Comm, int, void* attribute, void*) {
+  delete static_cast<CommFacts*>(attribute);
+  return MPI_SUCCESS;
+}
+
+CommFacts compute(MPI_Comm comm) {
+  CommFacts f;
+  int inter = 0, size = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+    return f;
+  }
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  std::vector<int> ranks(static_cast<size_t>(size)), in_world(static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) ranks[static_cast<size_t>(i)] = i;
+  const bool translated = PMPI_Comm_group(comm, &group) == MPI_SUCCESS &&
+                          PMPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+                          PMPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data()) == MPI_SUCCESS;
+  if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
+  if (world != MPI_GROUP_NULL) PMPI_Group_free(&world);
+  if (!translated) return f;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_world == nullptr) return f;
+  f.known = true;
+  f.gpus_everywhere = true;
+  f.nccl_everywhere = true;
+  for (int r : in_world) {
+    if (r == MPI_UNDEFINED || r < 0 || static_cast<size_t>(r) >= g_world->size()) return CommFacts{};
+    const RankFacts& m = (*g_world)[static_cast<size_t>(r)];
+    f.gpus_everywhere = f.gpus_everywhere && m.gpu != 0;
+    f.nccl_everywhere = f.nccl_everywhere && m.gpu != 0 && m.nccl != 0;
+    f.multi_node = f.multi_node || m.host != (*g_world)[static_cast<size_t>(in_world[0])].host;
+  }
+  return f;
+}
+
+}  // namespace
+
+Status learn_job(MPI_Comm world) noexcept {
+  RankFacts mine;
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  if (PMPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
+  mine.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
+  int devices = 0;
+  mine.gpu = gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
+  mine.nccl = mine.gpu != 0 && device::nccl_available() ? 1 : 0;
+  mine.settings = static_cast<uint32_t>(routing_settings_digest());
+  int size = 0;
+  if (PMPI_Comm_size(world, &size) != MPI_SUCCESS) return Status::mpi_error;
+  auto* all = new (std::nothrow) std::vector<RankFacts>(static_cast<size_t>(size));
+  if (all == nullptr) return Status::out_of_memory;
+  if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all->data(), sizeof mine, MPI_BYTE, world) != MPI_SUCCESS) {
+    delete all;
+    return Status::mpi_error;
+  }
+  for (const RankFacts& r : *all) {
+    if (r.settings != mine.settings) {
+      STRATA_LOG_ONCE(warn, kColl,
+                      "STRATA_COLL_ALGO or STRATA_TOPOLOGY differ between ranks: collectives may take different "
+                      "paths on different ranks and hang; give every rank the same values (mpirun -x, srun --export)");
+      break;
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  delete g_world;
+  g_world = all;
+  if (g_keyval == MPI_KEYVAL_INVALID &&
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_facts, &g_keyval, nullptr) != MPI_SUCCESS) {
+    g_keyval = MPI_KEYVAL_INVALID;
+  }
+  return Status::ok;
+}
+
+void forget_job() noexcept {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  delete g_world;
+  g_world = nullptr;
+}
+
+CommFacts facts_of(MPI_Comm comm) noexcept {
+  if (comm == MPI_COMM_NULL || g_keyval == MPI_KEYVAL_INVALID) return CommFacts{};
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
+    return *static_cast<const CommFacts*>(value);
+  }
+  auto* f = new (std::nothrow) CommFacts(compute(comm));
+  if (f == nullptr) return CommFacts{};
+  const CommFacts copy = *f;
+  if (PMPI_Comm_set_attr(comm, g_keyval, f) != MPI_SUCCESS) delete f;
+  return copy;
+}
+
+}  // namespace strata::coll

@@ -1,0 +1,33 @@
+// What every rank of the job told the others once, at MPI_Init: its host,
+// whether it has a GPU, whether NCCL (RCCL) loads there. From these each
+// rank works out alone, and alike, what a communicator's members have
+// (group translation to MPI_COMM_WORLD ranks): no communication per
+// communicator, and so no per-communicator state on communicators that
+// cannot use any of Strata's collectives.
+#pragma once
+
+#include <strata/status.hpp>
+
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace strata::coll {
+
+// Collective over `world` (the interposer calls it in MPI_Init).
+Status learn_job(MPI_Comm world) noexcept;
+// Forgets them (MPI_Finalize).
+void forget_job() noexcept;
+
+// What the members of one communicator have.
+struct CommFacts {
+  bool known = false;           // learn_job ran and every member is a world rank
+  bool gpus_everywhere = false;  // every member has a GPU
+  bool nccl_everywhere = false;  // ... and loads NCCL
+  bool multi_node = false;       // the members span several hosts
+};
+
+// Cached on the communicator (an attribute, freed with it).
+CommFacts facts_of(MPI_Comm comm) noexcept;
+
+}  // namespace strata::coll

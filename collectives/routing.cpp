@@ -1,0 +1,81 @@
+#include "collectives/routing.hpp"
+
+#include "base/log.hpp"
+#include "collectives/device_backend.hpp"
+#include "collectives/job_facts.hpp"
+#include "collectives/settings.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+namespace strata::coll {
+namespace {
+
+// Does the communicator need a context: could any of Strata's collectives
+// run on it? Without the job's facts (a program that links Strata and
+// calls its collectives itself) always.
+bool needs_context(MPI_Comm comm, Algorithm wanted) {
+  const CommFacts f = facts_of(comm);
+  if (!f.known) return true;
+  return f.gpus_everywhere || f.multi_node || topology_emulated() ||
+         (wanted != Algorithm::automatic && wanted != Algorithm::library);
+}
+
+bool hierarchical(Algorithm a) { return a == Algorithm::hierarchical || a == Algorithm::two_level; }
+
+}  // namespace
+
+const char* to_string(Route route) noexcept {
+  switch (route) {
+    case Route::library: return "library";
+    case Route::host: return "Strata host algorithm";
+    case Route::nccl: return "NCCL";
+  }
+  return "?";
+}
+
+Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool mappable, bool mine_on_device,
+                        Algorithm algorithm, bool require_context) noexcept {
+  if (comm == MPI_COMM_NULL) return Status::invalid_argument;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  Decision d;
+  if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
+  const Algorithm wanted = algorithm != Algorithm::automatic ? algorithm : forced_algorithm();
+  if (!require_context && !needs_context(comm, wanted)) return d;
+  Result<Context*> context = Context::of(comm);  // every rank, at this same call
+  if (!context) return context.status();
+  d.context = context.value();
+  if (!mappable) return d;
+  Context& c = *d.context;
+  const bool device = c.nccl_capable() && c.agree_on_device(collective, bytes, mine_on_device);
+  Algorithm a = wanted != Algorithm::automatic ? wanted : c.choose(collective, bytes, device);
+  if (device) {
+    d.route = Route::nccl;
+    d.algorithm = device::usable(a, c);
+  } else if (hierarchical(a) && (wanted != Algorithm::automatic || c.size() >= 4)) {
+    d.route = Route::host;
+    d.algorithm = a;
+  } else if (wanted == Algorithm::ring || wanted == Algorithm::recursive) {
+    d.route = Route::host;  // forced flat host algorithms (tests, comparisons)
+    d.algorithm = wanted;
+  }
+  STRATA_LOG(debug, kColl, "%s %zu bytes: %s (%s)", to_string(collective), bytes, to_string(d.route),
+             to_string(d.algorithm));
+  return d;
+}
+
+bool on_current_device(std::initializer_list<const void*> buffers) noexcept {
+  int current = -1;
+  if (!gpu::available() || gpu::get_device(&current) != Status::ok) return false;
+  bool any = false;
+  for (const void* b : buffers) {
+    if (b == nullptr || b == MPI_IN_PLACE) continue;
+    const ::strata::device::Pointer w = gpu::classify(b);
+    const bool device =
+        w.kind == ::strata::device::MemoryKind::device || w.kind == ::strata::device::MemoryKind::managed;
+    if (!device || w.device != current) return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace strata::coll

@@ -1,0 +1,200 @@
+#include "interposer/handlers/routed.hpp"
+
+#include <strata/collectives.hpp>
+
+#include "collectives/routing.hpp"
+#include "collectives/run.hpp"
+#include "fault/hooks.hpp"
+#include "interposer/transfer/contiguous_view.hpp"
+#include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/sides.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#include <cstdint>
+
+namespace strata::interposer::routed {
+namespace {
+
+using coll::Collective;
+using coll::DataType;
+using coll::Decision;
+using coll::ReduceOp;
+using coll::Route;
+
+// Predefined types Strata's collectives reduce.
+bool reduction_type(MPI_Datatype t, DataType* out) {
+  int size = 0;
+  if (t == MPI_FLOAT) {
+    *out = DataType::float32;
+  } else if (t == MPI_DOUBLE) {
+    *out = DataType::float64;
+  } else if (t == MPI_INT32_T || t == MPI_INT || t == MPI_INT64_T || t == MPI_LONG || t == MPI_LONG_LONG) {
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || (size != 4 && size != 8)) return false;
+    *out = size == 4 ? DataType::int32 : DataType::int64;
+#ifdef MPIX_C_FLOAT16
+  } else if (t == MPIX_C_FLOAT16) {
+    *out = DataType::float16;
+#endif
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool reduction_op(MPI_Op op, ReduceOp* out) {
+  if (op == MPI_SUM) {
+    *out = ReduceOp::sum;
+  } else if (op == MPI_PROD) {
+    *out = ReduceOp::prod;
+  } else if (op == MPI_MIN) {
+    *out = ReduceOp::min;
+  } else if (op == MPI_MAX) {
+    *out = ReduceOp::max;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Bytes moved as they are (broadcast, allgather): in 4- or 2-byte words by
+// the size of the type signature alone, which every rank shares.
+bool words_of(int64_t bytes, DataType* type, size_t* words) {
+  if (bytes < 0) return false;
+  if (bytes % 4 == 0) {
+    *type = DataType::int32;
+    *words = static_cast<size_t>(bytes / 4);
+  } else if (bytes % 2 == 0) {
+    *type = DataType::float16;  // only moved, never reduced
+    *words = static_cast<size_t>(bytes / 2);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+int64_t signature_bytes(MPI_Datatype t, int64_t count) {
+  int size = 0;
+  if (count <= 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
+  return static_cast<int64_t>(size) * count;
+}
+
+int comm_size(MPI_Comm comm) {
+  int size = 0;
+  return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &size) == MPI_SUCCESS ? size : 0;
+}
+
+int comm_rank(MPI_Comm comm) {
+  int rank = 0;
+  return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS ? rank : -1;
+}
+
+int mpi_class(Status s) { return s == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER; }
+
+// The decision, or the library route when it could not be made.
+Result<Decision> route_of(Collective c, MPI_Comm comm, int64_t bytes, bool mappable,
+                          std::initializer_list<const void*> buffers) {
+  return coll::decide(c, comm, static_cast<size_t>(bytes), mappable, coll::on_current_device(buffers));
+}
+
+// After a Strata route ran: device work complete (MPI's blocking semantics).
+int finished(const Decision& d, Status s, MPI_Comm comm, const char* name) {
+  if (s == Status::ok && d.route == Route::nccl) s = gpu::stream_synchronize(nullptr);
+  if (s != Status::ok) return raise_error(comm, mpi_class(s), name);
+  counters().collectives_by_strata.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+                  MPI_Op op, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::allreduce, comm, count, type);
+  DataType t{};
+  ReduceOp o{};
+  const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
+  Result<Decision> d =
+      route_of(Collective::allreduce, comm, signature_bytes(type, count), mappable, {sendbuf, recvbuf});
+  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Allreduce");
+  if (d.value().route == Route::library) return library();
+  return finished(d.value(),
+                  coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, nullptr), comm,
+                  "MPI_Allreduce");
+}
+
+int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int recvcount,
+                             MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::reduce_scatter, comm, recvcount, type);
+  DataType t{};
+  ReduceOp o{};
+  const bool mappable = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
+  const int64_t bytes = signature_bytes(type, recvcount) * comm_size(comm);
+  Result<Decision> d = route_of(Collective::reduce_scatter, comm, bytes, mappable, {sendbuf, recvbuf});
+  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce_scatter_block");
+  if (d.value().route == Route::library) return library();
+  return finished(
+      d.value(),
+      coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, nullptr), comm,
+      "MPI_Reduce_scatter_block");
+}
+
+int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
+               MPI_Op op, int root, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::reduce, comm, count, type, root);
+  DataType t{};
+  ReduceOp o{};
+  const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
+  const bool is_root = comm_rank(comm) == root;
+  Result<Decision> d = route_of(Collective::reduce, comm, signature_bytes(type, count), mappable,
+                                {sendbuf, is_root ? recvbuf : nullptr});
+  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce");
+  if (d.value().route == Route::library) return library();
+  return finished(d.value(),
+                  coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, nullptr),
+                  comm, "MPI_Reduce");
+}
+
+int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::bcast, comm, count, type, root);
+  const int64_t bytes = signature_bytes(type, count);
+  DataType t{};
+  size_t words = 0;
+  const bool mappable = words_of(bytes, &t, &words);
+  Result<Decision> d = route_of(Collective::broadcast, comm, bytes, mappable, {buffer});
+  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Bcast");
+  if (d.value().route == Route::library) return library();
+  const bool is_root = comm_rank(comm) == root;
+  ContiguousView data;
+  if (int rc = data.open(buffer, count, type, is_root); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Bcast");
+  const int rc = finished(d.value(), coll::run_broadcast(d.value(), data.data(), words, t, root, nullptr), comm,
+                          "MPI_Bcast");
+  if (rc != MPI_SUCCESS || is_root) return rc;
+  const int out = data.flush();
+  return out == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, out, "MPI_Bcast");
+}
+
+int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  fault::CollScope rec(fault::OpKind::allgather, comm, sendcount, sendtype);
+  const int size = comm_size(comm);
+  const int64_t block = signature_bytes(recvtype, recvcount);  // every rank's block, as its receive type says
+  DataType t{};
+  size_t words = 0;
+  const bool mappable = words_of(block, &t, &words);
+  Result<Decision> d = route_of(Collective::allgather, comm, block * size, mappable, {sendbuf, recvbuf});
+  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Allgather");
+  if (d.value().route == Route::library) return library();
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  ContiguousView in, out;
+  int rc = MPI_SUCCESS;
+  if (!in_place) rc = in.open(const_cast<void*>(sendbuf), sendcount, sendtype, true);
+  if (rc == MPI_SUCCESS) rc = out.open(recvbuf, static_cast<int64_t>(recvcount) * size, recvtype, in_place);
+  if (rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Allgather");
+  rc = finished(d.value(), coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), words, t,
+                                                nullptr),
+                comm, "MPI_Allgather");
+  if (rc != MPI_SUCCESS) return rc;
+  const int flushed = out.flush();
+  return flushed == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, flushed, "MPI_Allgather");
+}
+
+}  // namespace strata::interposer::routed
