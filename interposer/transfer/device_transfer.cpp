@@ -195,7 +195,7 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
     for (int64_t b = 0; b < blocks; b += step) {
       const int64_t e = std::min(blocks, b + step);
       const int64_t off = part.packed_offset + b * part.layout->block;
-      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + part.packed_offset, s.work, b, e));
+      STRATA_TRY(gpu::pack_async(*part.layout, part.user, staging + off, s.work, b, e));
       STRATA_TRY(gpu::event_record(s.ready, s.work));
       STRATA_TRY(gpu::stream_wait_event(s.copies, s.ready));
       STRATA_TRY(
@@ -350,7 +350,7 @@ Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart*
       STRATA_TRY(gpu::memcpy_async(staging + off, host + off, static_cast<size_t>((e - b) * block), s.copies));
       STRATA_TRY(gpu::event_record(s.ready, s.copies));
       STRATA_TRY(gpu::stream_wait_event(s.work, s.ready));
-      STRATA_TRY(gpu::unpack_async(*part.layout, staging + part.packed_offset, part.user, s.work, b, e));
+      STRATA_TRY(gpu::unpack_async(*part.layout, staging + off, part.user, s.work, b, e));
     }
     if (p.tail > 0) {
       STRATA_TRY(gpu::memcpy_async(block_address(*part.layout, part.user, p.blocks),

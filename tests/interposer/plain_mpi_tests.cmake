@@ -84,6 +84,11 @@ else()
                           LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_DEVICE_ENGINE=copies)
   strata_add_test_variant(NAME test_mpi_device_fake_no_defer TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
                           LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_DEFER_SENDS=off)
+  # The staged pipeline in its smallest chunks (4 KiB): the random corpus's
+  # messages then cross chunk boundaries too.
+  strata_add_test_variant(NAME test_mpi_device_fake_staged_chunks TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "interposer;device"
+                          ENV STRATA_FAKE_DEVICE=2 STRATA_METHOD=staged STRATA_PIPELINE_CHUNK=4096)
 endif()
 
 # MPI_Allreduce, Reduce_scatter_block, Allgather, Bcast, Reduce as a plain

@@ -335,6 +335,44 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
   }
 }
 
+// A strided message of several pipeline chunks (the staged method moves
+// STRATA_PIPELINE_CHUNK bytes, 2 MiB by default, at a time): every chunk
+// must land in its own place on both sides, also when the message is
+// shorter than the receive and ends inside a block.
+TEST(DeviceP2PSemantics, StridedMessageOfSeveralChunks) {
+  REQUIRE_GPU();
+  const int rank = strata_test::world_rank(), size = strata_test::world_size();
+  const int dest = (rank + 1) % size, source = (rank + size - 1) % size;
+  constexpr int kBlocks = 400000;  // 3 ints of every 4: 4.8 MB packed
+  MPI_Datatype type;
+  MPI_Type_vector(kBlocks, 3, 4, MPI_INT, &type);
+  MPI_Type_commit(&type);
+  auto value = [](int r, int i) { return r * 10000000 + i; };
+  std::vector<int> values(4 * kBlocks);
+  for (int i = 0; i < 4 * kBlocks; ++i) values[static_cast<size_t>(i)] = value(rank, i);
+  DeviceInts send(values);
+  DeviceInts recv(std::vector<int>(4 * kBlocks, strata_test::kPoison));
+  ASSERT_EQ(MPI_Sendrecv(send.ptr, 1, type, dest, 5, recv.ptr, 1, type, source, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  std::vector<int> got = recv.to_host();
+  for (int i = 0; i < 4 * kBlocks; ++i) {
+    ASSERT_EQ(got[static_cast<size_t>(i)], i % 4 != 3 ? value(source, i) : strata_test::kPoison) << "int " << i;
+  }
+  // A contiguous message of half the packed ints and one more into the same
+  // strided receive: packed int j lands at (j / 3) * 4 + j % 3.
+  constexpr int kShort = 3 * kBlocks / 2 + 1;
+  DeviceInts packed(std::vector<int>(values.begin(), values.begin() + kShort));
+  DeviceInts short_recv(std::vector<int>(4 * kBlocks, strata_test::kPoison));
+  ASSERT_EQ(MPI_Sendrecv(packed.ptr, kShort, MPI_INT, dest, 6, short_recv.ptr, 1, type, source, 6, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  std::vector<int> want(4 * kBlocks, strata_test::kPoison);
+  for (int j = 0; j < kShort; ++j) want[static_cast<size_t>((j / 3) * 4 + j % 3)] = value(source, j);
+  got = short_recv.to_host();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "int " << i << " of the short message";
+  MPI_Type_free(&type);
+}
+
 // Two receives into interleaved parts of one device buffer, outstanding at
 // once: each may write only its own bytes (a receive that copied its whole
 // span back would undo the other one).
