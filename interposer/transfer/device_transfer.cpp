@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -62,12 +63,21 @@ struct Streams {
 };
 
 // Never destroyed: a thread's streams live as long as the process. Made
-// at the thread's first device work only (a map made by a CPU-only thread
-// would be reported as a leak).
+// at the thread's first device work only. Each thread's map is also listed
+// in a process-wide table: the process owns them, and leak checkers, which
+// do not scan thread-local storage (the sanitizer stage runs LeakSanitizer
+// with use_tls=0), see them reachable.
 thread_local std::map<int, Streams>* t_streams = nullptr;
 
 std::map<int, Streams>& thread_streams() {
-  if (t_streams == nullptr) t_streams = new std::map<int, Streams>();
+  if (t_streams == nullptr) {
+    static std::mutex mu;
+    static auto* every_thread = new std::vector<std::map<int, Streams>*>();
+    auto* mine = new std::map<int, Streams>();
+    std::lock_guard<std::mutex> lock(mu);
+    every_thread->push_back(mine);
+    t_streams = mine;
+  }
   return *t_streams;
 }
 
