@@ -2,7 +2,8 @@
 // memory a pointer is, and Strata's pack/unpack kernels for any canonical
 // strided block (strata/layout.hpp) on the caller's stream. In a build
 // without CUDA or HIP every call reports Status::not_supported and
-// classify() says host.
+// classify() says host, unless the device stand-in is on
+// (STRATA_FAKE_DEVICE, for tests: docs/testing.md).
 #pragma once
 
 #include <strata/export.h>
@@ -27,7 +28,8 @@ struct Pointer {
 
 // Is a GPU backend compiled in and a device visible?
 STRATA_API bool available() noexcept;
-// "cuda", "hip" or "none".
+// "cuda", "hip" or "none" ("fake" under the device stand-in of a build
+// without CUDA or HIP, STRATA_FAKE_DEVICE: tests only).
 STRATA_API const char* backend() noexcept;
 
 // What `ptr` points at. Cached: one runtime query per device allocation,

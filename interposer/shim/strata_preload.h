@@ -1,9 +1,11 @@
-/* The one non-MPI symbol libstrata_preload.so exports: what the interposer
- * did so far. Programs that do not link Strata can find it at run time with
- * dlsym(RTLD_DEFAULT, "strata_preload_counters"); null means no interposer. */
+/* The non-MPI symbols libstrata_preload.so exports: what the interposer did
+ * so far, and (for tests) the device stand-in. Programs that do not link
+ * Strata can find them at run time with dlsym(RTLD_DEFAULT, "...")
+ * ("strata_preload_counters": null means no interposer). */
 #ifndef STRATA_PRELOAD_H
 #define STRATA_PRELOAD_H
 
+#include <stddef.h> /* NOLINT(modernize-deprecated-headers): a C header */
 #include <stdint.h> /* NOLINT(modernize-deprecated-headers): a C header */
 
 #ifdef __cplusplus
@@ -31,6 +33,24 @@ typedef struct strata_preload_counters_t {
 
 /* A snapshot, refreshed by each call. */
 const strata_preload_counters_t* strata_preload_counters(void);
+
+/* The device stand-in of a build without CUDA or HIP (STRATA_FAKE_DEVICE=N,
+ * docs/testing.md), for test programs that allocate "device" memory without
+ * a GPU runtime of their own. The host cannot touch that memory: move bytes
+ * in and out with strata_fake_device_memcpy. */
+/* The number of stand-in devices; 0 when the stand-in is off (or the build
+ * has a real GPU backend). */
+int strata_fake_device_count(void);
+/* Makes `device` (0..count-1) current for this thread, as cudaSetDevice
+ * does; 0 on success. */
+int strata_fake_device_select(int device);
+/* Device memory of the current device; null when the stand-in is off or
+ * the allocation fails. */
+void* strata_fake_device_malloc(size_t bytes);
+void strata_fake_device_free(void* ptr);
+/* Copies `bytes` in either direction (device or host on each side) and
+ * waits; 0 on success. */
+int strata_fake_device_memcpy(void* dst, const void* src, size_t bytes);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,8 @@
 // device and pinned memory, copies, IPC handles, device properties. One
 // implementation (gpu_runtime.cu) compiles for CUDA with nvcc and for HIP
 // with hipcc through runtime_names.hpp; without either, gpu_stub.cpp answers
-// Status::not_supported everywhere. Every call checks the runtime's return
+// Status::not_supported everywhere, or, with STRATA_FAKE_DEVICE=N (tests),
+// forwards to the device stand-in (fake_device.hpp). Every call checks the runtime's return
 // code; the first failure is logged with the runtime's own message.
 #pragma once
 
@@ -84,6 +85,11 @@ device::Pointer classify(const void* ptr) noexcept;
 void forget_classifications() noexcept;
 // For tests: how many times classify() has asked the runtime (cache misses).
 uint64_t classify_runtime_queries() noexcept;
+// The address at which the host may read or write what `ptr` points at:
+// under the device stand-in of a CPU build (fake_device.hpp), a pointer into
+// a stand-in device allocation gives its shadow; everywhere else `ptr`
+// itself (CUDA and HIP device memory has no host address at all).
+void* host_view(const void* ptr) noexcept;
 
 // --- IPC ------------------------------------------------------------------------
 struct IpcHandle {

@@ -733,6 +733,8 @@ void forget_classifications() noexcept { cache().clear(); }
 
 uint64_t classify_runtime_queries() noexcept { return g_queries.load(std::memory_order_relaxed); }
 
+void* host_view(const void* ptr) noexcept { return const_cast<void*>(ptr); }
+
 // --- IPC ----------------------------------------------------------------------
 
 static_assert(sizeof(gpuIpcMemHandle_t) <= sizeof(IpcHandle::bytes), "IpcHandle too small for the runtime's handle");

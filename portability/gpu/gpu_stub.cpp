@@ -2,63 +2,88 @@
 // would need one answers Status::not_supported and leaves its outputs alone;
 // the questions with an obvious answer get it (no device, host memory).
 // No runtime header is included here.
+//
+// With STRATA_FAKE_DEVICE=N (tests) every call goes to the device stand-in
+// instead (fake_device.hpp): N devices whose memory the host cannot touch.
+#include "portability/gpu/fake_device.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::gpu {
 
-bool available() noexcept { return false; }
-const char* backend_name() noexcept { return "none"; }
+// The stand-in's answer when it is on, else `otherwise`.
+#define STRATA_FAKE_OR(call, otherwise) return fake::enabled() ? fake::call : (otherwise)
+
+bool available() noexcept { return fake::enabled(); }
+const char* backend_name() noexcept { return fake::enabled() ? "fake" : "none"; }
 
 Status device_count(int* count) noexcept {
   if (count == nullptr) {
     return Status::invalid_argument;
   }
-  *count = 0;
+  *count = fake::count();
   return Status::ok;
 }
 
-Status set_device(int) noexcept { return Status::not_supported; }
-Status get_device(int*) noexcept { return Status::not_supported; }
-Status properties(int, DeviceProperties*) noexcept { return Status::not_supported; }
-Status device_synchronize() noexcept { return Status::not_supported; }
+constexpr Status kNo = Status::not_supported;
 
-Status stream_create(Stream*, bool) noexcept { return Status::not_supported; }
-Status stream_destroy(Stream) noexcept { return Status::not_supported; }
-Status stream_synchronize(Stream) noexcept { return Status::not_supported; }
-Status event_create(Event*, bool) noexcept { return Status::not_supported; }
-Status event_destroy(Event) noexcept { return Status::not_supported; }
-Status event_record(Event, Stream) noexcept { return Status::not_supported; }
-Status event_synchronize(Event) noexcept { return Status::not_supported; }
-Status event_query(Event, bool*) noexcept { return Status::not_supported; }
-Status event_elapsed_ms(Event, Event, float*) noexcept { return Status::not_supported; }
-Status stream_wait_event(Stream, Event) noexcept { return Status::not_supported; }
+Status set_device(int device) noexcept { STRATA_FAKE_OR(set_device(device), kNo); }
+Status get_device(int* device) noexcept { STRATA_FAKE_OR(get_device(device), kNo); }
+Status properties(int device, DeviceProperties* out) noexcept { STRATA_FAKE_OR(properties(device, out), kNo); }
+Status device_synchronize() noexcept { return fake::enabled() ? Status::ok : kNo; }
 
-Status malloc_device(void**, size_t) noexcept { return Status::not_supported; }
-Status free_device(void*) noexcept { return Status::not_supported; }
-Status malloc_pinned(void**, size_t, bool) noexcept { return Status::not_supported; }
-Status free_pinned(void*) noexcept { return Status::not_supported; }
-Status mapped_device_pointer(void*, void**) noexcept { return Status::not_supported; }
-Status memcpy_async(void*, const void*, size_t, Stream) noexcept { return Status::not_supported; }
-Status memset_async(void*, int, size_t, Stream) noexcept { return Status::not_supported; }
-Status copy_box_async(const detail::BoxCopy&, char*, char*, bool, Stream) noexcept { return Status::not_supported; }
+Status stream_create(Stream* s, bool ordered) noexcept { STRATA_FAKE_OR(stream_create(s, ordered), kNo); }
+Status stream_destroy(Stream s) noexcept { STRATA_FAKE_OR(stream_destroy(s), kNo); }
+Status stream_synchronize(Stream s) noexcept { STRATA_FAKE_OR(check_stream(s, "stream_synchronize"), kNo); }
+Status event_create(Event* e, bool timing) noexcept { STRATA_FAKE_OR(event_create(e, timing), kNo); }
+Status event_destroy(Event e) noexcept { STRATA_FAKE_OR(event_destroy(e), kNo); }
+Status event_record(Event e, Stream s) noexcept { STRATA_FAKE_OR(event_record(e, s), kNo); }
+Status event_synchronize(Event e) noexcept { STRATA_FAKE_OR(event_synchronize(e), kNo); }
+Status event_query(Event e, bool* done) noexcept { STRATA_FAKE_OR(event_query(e, done), kNo); }
+Status event_elapsed_ms(Event a, Event b, float* ms) noexcept { STRATA_FAKE_OR(event_elapsed_ms(a, b, ms), kNo); }
+Status stream_wait_event(Stream s, Event e) noexcept { STRATA_FAKE_OR(stream_wait_event(s, e), kNo); }
 
-device::Pointer classify(const void*) noexcept { return device::Pointer{}; }
-void forget_classifications() noexcept {}
-uint64_t classify_runtime_queries() noexcept { return 0; }
+Status malloc_device(void** p, size_t bytes) noexcept { STRATA_FAKE_OR(malloc_device(p, bytes), kNo); }
+Status free_device(void* p) noexcept { STRATA_FAKE_OR(free_device(p), kNo); }
+Status malloc_pinned(void** p, size_t bytes, bool mapped) noexcept {
+  STRATA_FAKE_OR(malloc_pinned(p, bytes, mapped), kNo);
+}
+Status free_pinned(void* p) noexcept { STRATA_FAKE_OR(free_pinned(p), kNo); }
+Status mapped_device_pointer(void* h, void** d) noexcept { STRATA_FAKE_OR(mapped_device_pointer(h, d), kNo); }
+Status memcpy_async(void* dst, const void* src, size_t bytes, Stream s) noexcept {
+  STRATA_FAKE_OR(memcpy_async(dst, src, bytes, s), kNo);
+}
+Status memset_async(void* dst, int value, size_t bytes, Stream s) noexcept {
+  STRATA_FAKE_OR(memset_async(dst, value, bytes, s), kNo);
+}
+Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool pack, Stream s) noexcept {
+  STRATA_FAKE_OR(copy_box_async(box, user, packed, pack, s), kNo);
+}
 
-Status ipc_get_handle(void*, IpcHandle*) noexcept { return Status::not_supported; }
-Status ipc_open(const IpcHandle&, void**) noexcept { return Status::not_supported; }
-Status ipc_close(void*) noexcept { return Status::not_supported; }
+device::Pointer classify(const void* p) noexcept { STRATA_FAKE_OR(classify(p), device::Pointer{}); }
+void forget_classifications() noexcept {
+  if (fake::enabled()) fake::forget_classifications();
+}
+uint64_t classify_runtime_queries() noexcept { STRATA_FAKE_OR(classify_runtime_queries(), uint64_t{0}); }
+void* host_view(const void* p) noexcept { STRATA_FAKE_OR(host_view(p), const_cast<void*>(p)); }
 
-Status capture_begin(Stream) noexcept { return Status::not_supported; }
-Status capture_end(Stream, GraphExec*) noexcept { return Status::not_supported; }
+// The stand-in has no IPC and no graphs: not_supported either way.
+Status ipc_get_handle(void*, IpcHandle*) noexcept { return kNo; }
+Status ipc_open(const IpcHandle&, void**) noexcept { return kNo; }
+Status ipc_close(void*) noexcept { return kNo; }
+
+Status capture_begin(Stream) noexcept { return kNo; }
+Status capture_end(Stream, GraphExec*) noexcept { return kNo; }
 Status is_capturing(Stream, bool* capturing) noexcept {
   *capturing = false;
   return Status::ok;
 }
-Status graph_launch(GraphExec, Stream) noexcept { return Status::not_supported; }
-Status graph_destroy(GraphExec) noexcept { return Status::not_supported; }
+Status graph_launch(GraphExec, Stream) noexcept { return kNo; }
+Status graph_destroy(GraphExec) noexcept { return kNo; }
 
-const char* last_error_string() noexcept { return "no GPU backend in this build"; }
+const char* last_error_string() noexcept {
+  return fake::enabled() ? fake::last_error() : "no GPU backend in this build";
+}
+
+#undef STRATA_FAKE_OR
 
 }  // namespace strata::gpu

@@ -40,10 +40,14 @@ strata_add_test_variant(NAME test_mpi_pack_random_preload_always TARGET test_mpi
 # Device buffers through the preloaded interposer (an MPI that is not
 # GPU-aware cannot take them alone, so there is no plain variant). One
 # variant per method; several ranks per GPU with STRATA_TEST_GPUS=1.
+# The device memory is CUDA's (STRATA_TEST_CUDA) on a GPU build and the
+# device stand-in's (STRATA_FAKE_DEVICE, support/test_device_memory.hpp) on
+# the CPU build, where the _fake variants run in CI.
 if(STRATA_HAVE_CUDA)
   strata_add_test(NAME test_mpi_device SOURCES test_mpi_device.cpp PLAIN_MPI NP 2 TIMEOUT 300 NO_VARIANT_PLAIN
                   LIBS strata_test_main strata_mpi_type_cases strata_random_datatype CUDA::cudart
                   LABELS "device;gpu" PRELOAD)
+  target_compile_definitions(test_mpi_device PRIVATE STRATA_TEST_CUDA=1)
   foreach(method oneshot staged span)
     foreach(np 2 4)
       strata_add_test_variant(NAME test_mpi_device_np${np}_${method} TARGET test_mpi_device NP ${np} TIMEOUT 300
@@ -64,6 +68,27 @@ if(STRATA_HAVE_CUDA)
   endforeach()
   strata_add_test_variant(NAME test_mpi_device_np2_staged_copies TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
                           LABELS "device;gpu" ENV STRATA_DEVICE_ENGINE=copies STRATA_METHOD=staged)
+else()
+  strata_add_test(NAME test_mpi_device SOURCES test_mpi_device.cpp PLAIN_MPI NP 2 TIMEOUT 300 NO_VARIANT_PLAIN
+                  LIBS strata_test_main strata_mpi_type_cases strata_random_datatype LABELS "interposer;device")
+  strata_add_test_variant(NAME test_mpi_device_fake TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2)
+  strata_add_test_variant(NAME test_mpi_device_fake_np4 TARGET test_mpi_device NP 4 TIMEOUT 300 PRELOAD
+                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2)
+  # Each method, the copy engines, sends not deferred.
+  foreach(method oneshot staged span)
+    strata_add_test_variant(NAME test_mpi_device_fake_${method} TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                            LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_METHOD=${method})
+  endforeach()
+  strata_add_test_variant(NAME test_mpi_device_fake_copies TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_DEVICE_ENGINE=copies)
+  strata_add_test_variant(NAME test_mpi_device_fake_no_defer TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_DEFER_SENDS=off)
+  # The staged pipeline in its smallest chunks (4 KiB): the random corpus's
+  # messages then cross chunk boundaries too.
+  strata_add_test_variant(NAME test_mpi_device_fake_staged_chunks TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
+                          LABELS "interposer;device"
+                          ENV STRATA_FAKE_DEVICE=2 STRATA_METHOD=staged STRATA_PIPELINE_CHUNK=4096)
 endif()
 
 # MPI_Allreduce, Reduce_scatter_block, Allgather, Bcast, Reduce as a plain
@@ -88,7 +113,7 @@ if(STRATA_HAVE_CUDA)
   strata_add_test(NAME test_mpi_collectives_device SOURCES test_mpi_collectives.cpp PLAIN_MPI NP 2 TIMEOUT 300
                   NO_VARIANT_PLAIN LIBS strata_test_main CUDA::cudart LABELS "collectives;device;gpu" PRELOAD
                   ENV STRATA_TEST_EXPECT_COLLECTIVES=1)
-  target_compile_definitions(test_mpi_collectives_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
+  target_compile_definitions(test_mpi_collectives_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1 STRATA_TEST_CUDA=1)
   strata_add_test_variant(NAME test_mpi_collectives_device_np4 TARGET test_mpi_collectives_device NP 4 TIMEOUT 300
                           PRELOAD LABELS "collectives;device;gpu" ENV STRATA_TEST_EXPECT_COLLECTIVES=1)
   strata_add_test_variant(NAME test_mpi_collectives_device_np4_hierarchical TARGET test_mpi_collectives_device NP 4
@@ -100,4 +125,17 @@ if(STRATA_HAVE_CUDA)
   strata_add_test_variant(NAME test_mpi_collectives_device_no_nccl TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "collectives;device;gpu"
                           ENV STRATA_NCCL_LIBRARY=/nonexistent/libnccl.so STRATA_TEST_EXPECT_COLLECTIVES=1)
+else()
+  # The CPU build: device memory from the device stand-in (no NCCL there, so
+  # Strata stages device collectives through host memory).
+  strata_add_test(NAME test_mpi_collectives_device SOURCES test_mpi_collectives.cpp PLAIN_MPI NP 4 TIMEOUT 300
+                  NO_VARIANT_PLAIN LIBS strata_test_main LABELS "interposer;collectives;device")
+  target_compile_definitions(test_mpi_collectives_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
+  strata_add_test_variant(NAME test_mpi_collectives_device_fake TARGET test_mpi_collectives_device NP 4 TIMEOUT 300
+                          PRELOAD LABELS "interposer;collectives;device"
+                          ENV STRATA_FAKE_DEVICE=2 STRATA_TEST_EXPECT_COLLECTIVES=1)
+  strata_add_test_variant(NAME test_mpi_collectives_device_fake_hierarchical TARGET test_mpi_collectives_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
+                          ENV STRATA_FAKE_DEVICE=2 STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical
+                              STRATA_TEST_EXPECT_COLLECTIVES=1)
 endif()

@@ -2,11 +2,13 @@
 // MPI_Reduce as a plain MPI program sees them: host memory (this file as
 // is) or GPU memory (compiled with STRATA_TEST_DEVICE_MEMORY and run only
 // preloaded: an MPI that is not GPU-aware cannot take device pointers
-// alone). The oracle needs no communication: every rank's input is a known
-// function of (rank, index), so each rank computes the exact expected
-// result with a naive loop. Inputs are +-1 and +-2 (sums and products exact
-// in every type and order); outputs are poisoned; guard bytes around every
-// buffer. Routing is checked through the interposer's counters
+// alone; the memory is support/test_device_memory.hpp's: CUDA, or in the
+// CPU build the interposer's device stand-in, STRATA_FAKE_DEVICE). The
+// oracle needs no communication: every rank's input is a known function of
+// (rank, index), so each rank computes the exact expected result with a
+// naive loop. Inputs are +-1 and +-2 (sums and products exact in every
+// type and order); outputs are poisoned; guard bytes around every buffer.
+// Routing is checked through the interposer's counters
 // (STRATA_TEST_EXPECT_COLLECTIVES=1: Strata ran some of them).
 #include "support/mpi_test.hpp"
 
@@ -14,7 +16,7 @@
 #include <mpi.h>
 
 #if defined(STRATA_TEST_DEVICE_MEMORY)
-#include <cuda_runtime.h>
+#include "support/test_device_memory.hpp"
 #endif
 
 #include <algorithm>
@@ -35,26 +37,22 @@ constexpr unsigned char kPoison = 0xA5;
 
 #if defined(STRATA_TEST_DEVICE_MEMORY)
 int gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+  int n = strata_test::test_device_count();
   if (const char* limit = std::getenv("STRATA_TEST_GPUS")) n = std::min(n, std::atoi(limit));
   return n;
 }
 class DeviceEnvironment : public testing::Environment {
  public:
   void SetUp() override {
-    if (gpu_count() > 0) cudaSetDevice(strata_test::world_rank() % gpu_count());
+    if (gpu_count() > 0) strata_test::test_device_select(strata_test::world_rank() % gpu_count());
   }
 };
 testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new DeviceEnvironment);
 bool memory_available() { return strata_test::all_ranks_agree(gpu_count() > 0); }
-void* raw_alloc(size_t n) {
-  void* p = nullptr;
-  return cudaMalloc(&p, n) == cudaSuccess ? p : nullptr;
-}
-void raw_free(void* p) { cudaFree(p); }
-void to_memory(void* dst, const void* src, size_t n) { cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice); }
-void from_memory(void* dst, const void* src, size_t n) { cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost); }
+void* raw_alloc(size_t n) { return strata_test::test_device_alloc(n); }
+void raw_free(void* p) { strata_test::test_device_free(p); }
+void to_memory(void* dst, const void* src, size_t n) { strata_test::test_device_to(dst, src, n); }
+void from_memory(void* dst, const void* src, size_t n) { strata_test::test_device_from(dst, src, n); }
 #else
 bool memory_available() { return true; }
 void* raw_alloc(size_t n) { return std::malloc(n); }

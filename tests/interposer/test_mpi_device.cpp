@@ -1,20 +1,24 @@
 // Device buffers through the preloaded interposer, with an MPI that knows
-// nothing of GPUs. A plain MPI + CUDA program: it allocates device memory
-// and hands it to MPI; only the interposer makes that work, so ctest runs it
-// preloaded only (once per method). Oracles: hand-written type maps for
+// nothing of GPUs. A plain MPI program: it allocates device memory
+// (support/test_device_memory.hpp: CUDA, or in the CPU build the device
+// stand-in of the preloaded interposer, STRATA_FAKE_DEVICE) and hands it to
+// MPI; only the interposer makes that work, so ctest runs it preloaded only
+// (once per method). Under the stand-in a device pointer that reaches the
+// library faults at once (SIGSEGV). Oracles: hand-written type maps for
 // point-to-point and all-to-all, and the library's own PMPI_Pack/PMPI_Unpack
-// on host copies for the random datatype corpus. Skips without a GPU.
+// on host copies for the random datatype corpus. Skips without a device.
 //
 // STRATA_TEST_GPUS=n restricts the ranks to the first n devices (several
 // ranks per GPU); by default rank i uses device i % count.
 #include "mpi_type_cases.hpp"
 #include "random_datatype.hpp"
 #include "support/mpi_test.hpp"
+#include "support/test_device_memory.hpp"
 
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -25,11 +29,8 @@ using strata_test::TypeCase;
 
 namespace {
 
-#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call << ": " << cudaGetErrorString(cudaGetLastError())
-
 int gpu_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+  int n = strata_test::test_device_count();
   if (const char* limit = std::getenv("STRATA_TEST_GPUS")) n = std::min(n, std::atoi(limit));
   return n;
 }
@@ -39,7 +40,7 @@ class DeviceEnvironment : public testing::Environment {
  public:
   void SetUp() override {
     const int n = gpu_count();
-    if (n > 0) cudaSetDevice(strata_test::world_rank() % n);
+    if (n > 0) strata_test::test_device_select(strata_test::world_rank() % n);
   }
 };
 testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new DeviceEnvironment);
@@ -51,14 +52,16 @@ testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new Device
 
 // A device buffer with a host mirror.
 struct DeviceInts {
-  explicit DeviceInts(const std::vector<int>& host) : n(host.size()) {
-    cudaMalloc(&ptr, n * sizeof(int));
-    cudaMemcpy(ptr, host.data(), n * sizeof(int), cudaMemcpyHostToDevice);
+  explicit DeviceInts(const std::vector<int>& host)
+      : ptr(static_cast<int*>(strata_test::test_device_alloc(host.size() * sizeof(int)))), n(host.size()) {
+    strata_test::test_device_to(ptr, host.data(), n * sizeof(int));
   }
-  ~DeviceInts() { cudaFree(ptr); }
+  ~DeviceInts() { strata_test::test_device_free(ptr); }
+  DeviceInts(const DeviceInts&) = delete;
+  DeviceInts& operator=(const DeviceInts&) = delete;
   std::vector<int> to_host() const {
     std::vector<int> h(n);
-    cudaMemcpy(h.data(), ptr, n * sizeof(int), cudaMemcpyDeviceToHost);
+    strata_test::test_device_from(h.data(), ptr, n * sizeof(int));
     return h;
   }
   int* ptr = nullptr;
@@ -272,9 +275,9 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
     const size_t span = static_cast<size_t>(fp.hi - fp.lo + 2 * kGuard);
     std::vector<unsigned char> host(span);
     for (auto& b : host) b = static_cast<unsigned char>(gen.rng()());
-    unsigned char* dev = nullptr;
-    CUDA_OK(cudaMalloc(&dev, span));
-    CUDA_OK(cudaMemcpy(dev, host.data(), span, cudaMemcpyHostToDevice));
+    auto* dev = static_cast<unsigned char*>(strata_test::test_device_alloc(span));
+    ASSERT_NE(dev, nullptr) << "cannot allocate " << span << " bytes of device memory";
+    strata_test::test_device_to(dev, host.data(), span);
     char* dev_base = reinterpret_cast<char*>(dev) + kGuard - fp.lo;
     char* host_base = reinterpret_cast<char*>(host.data()) + kGuard - fp.lo;
     int bound = 0;
@@ -305,7 +308,7 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
     // buffer untouched): never for one regular by construction.
     std::vector<unsigned char> poison(span, 0x3C);
     const std::vector<unsigned char> untouched = poison;
-    CUDA_OK(cudaMemcpy(dev, poison.data(), span, cudaMemcpyHostToDevice));
+    strata_test::test_device_to(dev, poison.data(), span);
     int in = 0;
     ASSERT_EQ(PMPI_Unpack(expected.data(), expected_pos, &in, reinterpret_cast<char*>(poison.data()) + kGuard - fp.lo,
                           count, type, MPI_COMM_WORLD),
@@ -319,17 +322,55 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
       MPI_Error_class(rc, &cls);
       ASSERT_EQ(cls, MPI_ERR_TYPE) << rt.description;
       ASSERT_NE(rt.expect, strata_test::Expect::reducible) << "a regular type was refused: " << rt.description;
-      CUDA_OK(cudaMemcpy(back.data(), dev, span, cudaMemcpyDeviceToHost));
+      strata_test::test_device_from(back.data(), dev, span);
       ASSERT_EQ(back, untouched) << "a refused receive wrote device memory: " << rt.description;
-      CUDA_OK(cudaFree(dev));
+      strata_test::test_device_free(dev);
       continue;
     }
     ASSERT_EQ(MPI_Isend(expected.data(), expected_pos, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
-    CUDA_OK(cudaMemcpy(back.data(), dev, span, cudaMemcpyDeviceToHost));
+    strata_test::test_device_from(back.data(), dev, span);
     ASSERT_EQ(back, poison) << "received device bytes differ: " << rt.description << " (case " << i << ")";
-    CUDA_OK(cudaFree(dev));
+    strata_test::test_device_free(dev);
   }
+}
+
+// A strided message of several pipeline chunks (the staged method moves
+// STRATA_PIPELINE_CHUNK bytes, 2 MiB by default, at a time): every chunk
+// must land in its own place on both sides, also when the message is
+// shorter than the receive and ends inside a block.
+TEST(DeviceP2PSemantics, StridedMessageOfSeveralChunks) {
+  REQUIRE_GPU();
+  const int rank = strata_test::world_rank(), size = strata_test::world_size();
+  const int dest = (rank + 1) % size, source = (rank + size - 1) % size;
+  constexpr int kBlocks = 400000;  // 3 ints of every 4: 4.8 MB packed
+  MPI_Datatype type;
+  MPI_Type_vector(kBlocks, 3, 4, MPI_INT, &type);
+  MPI_Type_commit(&type);
+  auto value = [](int r, int i) { return r * 10000000 + i; };
+  std::vector<int> values(4 * kBlocks);
+  for (int i = 0; i < 4 * kBlocks; ++i) values[static_cast<size_t>(i)] = value(rank, i);
+  DeviceInts send(values);
+  DeviceInts recv(std::vector<int>(4 * kBlocks, strata_test::kPoison));
+  ASSERT_EQ(MPI_Sendrecv(send.ptr, 1, type, dest, 5, recv.ptr, 1, type, source, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  std::vector<int> got = recv.to_host();
+  for (int i = 0; i < 4 * kBlocks; ++i) {
+    ASSERT_EQ(got[static_cast<size_t>(i)], i % 4 != 3 ? value(source, i) : strata_test::kPoison) << "int " << i;
+  }
+  // A contiguous message of half the packed ints and one more into the same
+  // strided receive: packed int j lands at (j / 3) * 4 + j % 3.
+  constexpr int kShort = 3 * kBlocks / 2 + 1;
+  DeviceInts packed(std::vector<int>(values.begin(), values.begin() + kShort));
+  DeviceInts short_recv(std::vector<int>(4 * kBlocks, strata_test::kPoison));
+  ASSERT_EQ(MPI_Sendrecv(packed.ptr, kShort, MPI_INT, dest, 6, short_recv.ptr, 1, type, source, 6, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE),
+            MPI_SUCCESS);
+  std::vector<int> want(4 * kBlocks, strata_test::kPoison);
+  for (int j = 0; j < kShort; ++j) want[static_cast<size_t>((j / 3) * 4 + j % 3)] = value(source, j);
+  got = short_recv.to_host();
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "int " << i << " of the short message";
+  MPI_Type_free(&type);
 }
 
 // Two receives into interleaved parts of one device buffer, outstanding at

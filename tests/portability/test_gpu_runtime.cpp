@@ -124,7 +124,7 @@ struct PinnedBuffer {
 
 TEST(Cpu, BackendIsConsistent) {
   const std::string backend = gpu::backend_name();
-  EXPECT_TRUE(backend == "none" || backend == "cuda" || backend == "hip") << backend;
+  EXPECT_TRUE(backend == "none" || backend == "cuda" || backend == "hip" || backend == "fake") << backend;
   EXPECT_EQ(backend, strata::device::backend());
   EXPECT_EQ(gpu::available(), strata::device::available());
   if (backend == "none") {
