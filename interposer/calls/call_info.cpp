@@ -27,6 +27,7 @@ const char* to_string(Kind k) {
     case Kind::special: return "special";
     case Kind::special_local: return "special_local";
     case Kind::routed: return "routed";
+    case Kind::packed: return "packed";
     case Kind::flush: return "flush";
     case Kind::send: return "send";
     case Kind::isend: return "isend";
@@ -60,6 +61,9 @@ const char* device_handling(Kind k) {
     case Kind::routed:
       return "routed alike on every rank (docs/collectives.md): NCCL where every rank's buffers are on its GPU, "
              "Strata's host algorithm, or the library with device buffers staged";
+    case Kind::packed:
+      return "each side packed per peer (host or device kernels) where that wins; a device side Strata cannot "
+             "pack is staged with the whole call";
     case Kind::flush: return "no buffer: deferred sends posted, then the library";
     case Kind::send:
     case Kind::isend:
@@ -92,6 +96,7 @@ const char* completion(Kind k) {
     case Kind::special:
     case Kind::special_local:
     case Kind::routed:
+    case Kind::packed:
     case Kind::flush:
     case Kind::send:
     case Kind::recv:
@@ -147,9 +152,6 @@ const char* special_handling(const std::string& name) {
       {"MPI_Request_get_status", "a complete Strata request's data is in place when it says so"},
       {"MPI_Request_free", "an active Strata request finishes later; an inactive persistent one is freed"},
       {"MPI_Cancel", "the library's cancel; a cancelled receive is not unpacked"},
-      {"MPI_Alltoallv", "each side packed per peer (host or device) where it wins; device data staged otherwise"},
-      {"MPI_Neighbor_alltoallv", "as MPI_Alltoallv"},
-      {"MPI_Neighbor_alltoallw", "per neighbour, as MPI_Alltoallv"},
   };
   for (const auto& [call, text] : table) {
     if (name == call) return text;
@@ -175,7 +177,7 @@ std::string calls_markdown() {
   for (size_t i = 0; i < kDocumentedCallCount; ++i) {
     const DocumentedCall& c = kDocumentedCalls[i];
     const bool special = c.kind == Kind::special || c.kind == Kind::special_local;
-    const bool staged_c = special || c.kind == Kind::routed;
+    const bool staged_c = special || c.kind == Kind::routed || c.kind == Kind::packed;
     out += std::string("| `") + c.name + "` | " + to_string(c.kind) + " | " +
            (special ? special_handling(c.name) : device_handling(c.kind)) + " | " + completion(c.kind) + " | " +
            (c.large_count ? (staged_c ? "staged (`coll`)" : "yes") : "") + " | " + section_name(c.section) + " |\n";

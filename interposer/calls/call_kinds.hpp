@@ -10,6 +10,7 @@ enum class Kind : uint8_t {
   special,            // its own handler (interposer/shim/special_calls.hpp)
   special_local,      // its own handler, and nothing deferred is flushed first
   routed,             // a collective routed alike on every rank (interposer/handlers/routed.hpp)
+  packed,             // an all-to-all whose sides Strata packs per peer (interposer/handlers/packed.cpp)
   flush,              // posts deferred sends, then the library's call unchanged
   send,               // blocking send, any mode
   isend,              // non-blocking send, any mode

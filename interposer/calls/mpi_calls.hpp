@@ -91,9 +91,9 @@
 
 // --- blocking collectives -------------------------------------------------------------
 // `routed` collectives go to NCCL, Strata's algorithms or the library,
-// decided alike on every rank (docs/collectives.md); their large-count forms,
-// and the large-count forms of the `special` ones, are staged like the
-// `coll` ones, with the roles given here.
+// decided alike on every rank (docs/collectives.md); `packed` ones have each
+// side packed per peer by Strata where that wins. Their large-count forms
+// are staged like the `coll` ones, with the roles given here.
 #define STRATA_CALLS_COLL(X) \
   X(MPI_Barrier, flush, NO, (MPI_Comm comm), (comm), ()) \
   X(MPI_Bcast, routed, LC, (void* buffer, CNT count, MPI_Datatype type, int root, MPI_Comm comm), (buffer, count, type, root, comm), (comm, root, {one(BCAST, ALL, buffer, count, type)})) \
@@ -104,7 +104,7 @@
   X(MPI_Allgather, routed, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), blocks(OUT, ALL, recvbuf, recvcount, recvtype, GROUP)})) \
   X(MPI_Allgatherv, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP displs[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), vbuf(OUT, ALL, recvbuf, recvcounts, displs, recvtype, GROUP)})) \
   X(MPI_Alltoall, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {blocks(IN, ALL, sendbuf, sendcount, sendtype, GROUP), blocks(OUT, ALL, recvbuf, recvcount, recvtype, GROUP)})) \
-  X(MPI_Alltoallv, special, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP rdispls[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm), (comm, no_root, {vbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtype, GROUP), vbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtype, GROUP)})) \
+  X(MPI_Alltoallv, packed, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP rdispls[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm), (comm, no_root, {vbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtype, GROUP), vbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtype, GROUP)})) \
   X(MPI_Alltoallw, coll, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const CNT recvcounts[], const DSP rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm), (comm, no_root, {wbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtypes, GROUP), wbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtypes, GROUP)})) \
   X(MPI_Reduce, routed, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, root, comm), (comm, root, {one(IN, CONTRIB, sendbuf, count, type), one(OUT, ROOT, recvbuf, count, type)})) \
   X(MPI_Allreduce, routed, LC, (const void* sendbuf, void* recvbuf, CNT count, MPI_Datatype type, MPI_Op op, MPI_Comm comm), (sendbuf, recvbuf, count, type, op, comm), (comm, no_root, {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)})) \
@@ -116,8 +116,8 @@
   X(MPI_Neighbor_allgather, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), blocks(OUT, ALL, recvbuf, recvcount, recvtype, SOURCES)})) \
   X(MPI_Neighbor_allgatherv, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP displs[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm), (comm, no_root, {one(IN, ALL, sendbuf, sendcount, sendtype), vbuf(OUT, ALL, recvbuf, recvcounts, displs, recvtype, SOURCES)})) \
   X(MPI_Neighbor_alltoall, coll, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm), (comm, no_root, {blocks(IN, ALL, sendbuf, sendcount, sendtype, DESTINATIONS), blocks(OUT, ALL, recvbuf, recvcount, recvtype, SOURCES)})) \
-  X(MPI_Neighbor_alltoallv, special, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP rdispls[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm), (comm, no_root, {vbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtype, DESTINATIONS), vbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtype, SOURCES)})) \
-  X(MPI_Neighbor_alltoallw, special, LC, (const void* sendbuf, const CNT sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const CNT recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm), (comm, no_root, {wbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtypes, DESTINATIONS), wbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtypes, SOURCES)}))
+  X(MPI_Neighbor_alltoallv, packed, LC, (const void* sendbuf, const CNT sendcounts[], const DSP sdispls[], MPI_Datatype sendtype, void* recvbuf, const CNT recvcounts[], const DSP rdispls[], MPI_Datatype recvtype, MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm), (comm, no_root, {vbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtype, DESTINATIONS), vbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtype, SOURCES)})) \
+  X(MPI_Neighbor_alltoallw, packed, LC, (const void* sendbuf, const CNT sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const CNT recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm), (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm), (comm, no_root, {wbuf(IN, ALL, sendbuf, sendcounts, sdispls, sendtypes, DESTINATIONS), wbuf(OUT, ALL, recvbuf, recvcounts, rdispls, recvtypes, SOURCES)}))
 
 // --- non-blocking collectives ------------------------------------------------------------
 #define STRATA_CALLS_ICOLL(X) \
@@ -334,6 +334,7 @@
 #define STRATA_CALL_APPLY(X, ...) X(__VA_ARGS__)  // expands the kind before X pastes it
 #define STRATA_LARGE_COUNT_KIND_special coll
 #define STRATA_LARGE_COUNT_KIND_routed coll
+#define STRATA_LARGE_COUNT_KIND_packed coll
 #define STRATA_LARGE_COUNT_KIND_send send
 #define STRATA_LARGE_COUNT_KIND_isend isend
 #define STRATA_LARGE_COUNT_KIND_send_init send_init

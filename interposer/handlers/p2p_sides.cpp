@@ -50,9 +50,7 @@ int prepare_replace(calls::Id id, const calls::Buf& buf, int dest, int source, O
   void* user = const_cast<void*>(buf.pointer());
   if (int rc = prepare_recv(p, user, buf.count, buf.type, in); rc != MPI_SUCCESS) return rc;
   switch (in->plan.path) {
-    case Path::host_pack:
-      pack_host(p.layout.block(), user, in->host.data());
-      break;
+    case Path::host_pack: pack_host(p.layout.block(), user, in->host.data()); break;
     case Path::device_pack: {
       const DevicePart part = whole(p, user);
       const Status s = device_pack(in->device, &part, 1);
@@ -61,8 +59,8 @@ int prepare_replace(calls::Id id, const calls::Buf& buf, int dest, int source, O
     }
     case Path::library:  // no staging memory: the library's own buffer handling
       return kLibrary;
-    case Path::device_span:
-    case Path::device_refused: return MPI_ERR_TYPE;  // prepare_recv refuses these
+    case Path::device_span:  // the host copy of the span, filled by prepare_recv, is sent and received into
+      break;
   }
   counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;

@@ -44,11 +44,31 @@ int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbu
                   MPI_Op op, MPI_Comm comm);
 int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm);
-int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
-int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-               MPI_Op op, int root, MPI_Comm comm);
+int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               int root, MPI_Comm comm);
 
 }  // namespace routed
+
+// All-to-alls whose sides Strata packs per peer (transfer/all_to_all.hpp);
+// the staged library call where it cannot (a device side it cannot write
+// exactly).
+namespace packed {
+
+using handlers::LibraryRoute;
+
+int MPI_Alltoallv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[],
+                           const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const LibraryRoute& library, const void* sendbuf, const int sendcounts[],
+                           const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf,
+                           const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm);
+
+}  // namespace packed
 }  // namespace strata::interposer

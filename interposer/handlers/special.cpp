@@ -4,7 +4,6 @@
 
 #include "base/log.hpp"
 #include "interposer/mpi/real_mpi.hpp"
-#include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/pack_calls.hpp"
 #include "interposer/transfer/completion.hpp"
 
@@ -61,9 +60,7 @@ int MPI_Pack_size(int incount, MPI_Datatype type, MPI_Comm comm, int* size) {
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) { return wait(request, status); }
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) { return test(request, flag, status); }
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  return waitall(count, requests, statuses);
-}
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) { return waitall(count, requests, statuses); }
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   return testall(count, requests, flag, statuses);
 }
@@ -86,24 +83,5 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 int MPI_Cancel(MPI_Request* request) { return cancel(request); }
 int MPI_Start(MPI_Request* request) { return start(request); }
 int MPI_Startall(int count, MPI_Request requests[]) { return startall(count, requests); }
-
-// --- all-to-all with derived datatypes ------------------------------------------------
-
-int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                  void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-}
-
-int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                           MPI_Comm comm) {
-  return neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-}
-
-int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-  return neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
-}
 
 }  // namespace strata::interposer::special

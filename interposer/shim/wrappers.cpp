@@ -19,16 +19,22 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_UNPAREN(...) __VA_ARGS__
 
 // The body of each kind's handler call; `library` is the wrapper's real call.
-#define STRATA_HANDLER(kind, fn, arguments)    \
-  using namespace ::strata::calls::roles;      \
-  return ::strata::interposer::handlers::kind( \
-      ::strata::calls::Id::fn, ::strata::interposer::Library(library), STRATA_UNPAREN arguments);
+#define STRATA_HANDLER(kind, fn, arguments)                                                                    \
+  using namespace ::strata::calls::roles;                                                                      \
+  return ::strata::interposer::handlers::kind(::strata::calls::Id::fn, ::strata::interposer::Library(library), \
+                                              STRATA_UNPAREN arguments);
 #define STRATA_HANDLE_special(fn, args, arguments) return ::strata::interposer::special::fn args;
 #define STRATA_HANDLE_special_local(fn, args, arguments) return ::strata::interposer::special::fn args;
 #define STRATA_HANDLE_flush(fn, args, arguments) return library();
+#define STRATA_HANDLE_packed(fn, args, arguments)                                                                   \
+  using namespace ::strata::calls::roles;                                                                           \
+  return ::strata::interposer::packed::fn(                                                                          \
+      ::strata::interposer::handlers::LibraryRoute{::strata::calls::Id::fn, ::strata::interposer::Library(library), \
+                                                   STRATA_UNPAREN arguments},                                       \
+      STRATA_UNPAREN args);
 #define STRATA_HANDLE_routed(fn, args, arguments)                                                                   \
-  using namespace ::strata::calls::roles;                                                                       \
-  return ::strata::interposer::routed::fn(                                                                      \
+  using namespace ::strata::calls::roles;                                                                           \
+  return ::strata::interposer::routed::fn(                                                                          \
       ::strata::interposer::handlers::LibraryRoute{::strata::calls::Id::fn, ::strata::interposer::Library(library), \
                                                    STRATA_UNPAREN arguments},                                       \
       STRATA_UNPAREN args);
@@ -55,10 +61,10 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_HANDLE_file_end(fn, args, arguments) STRATA_HANDLER(file_end, fn, arguments)
 
 // NOLINTBEGIN(bugprone-macro-parentheses): parameter lists are pasted
-#define STRATA_CALL(fn, kind, lc, params, args, roles)                                      \
-  extern "C" STRATA_API int fn params {                                                      \
-    auto library = [&]() noexcept { return ::strata::mpi::real().fn args; };                \
-    return ::strata::interposer::shim::enter<::strata::calls::Kind::kind>(                   \
+#define STRATA_CALL(fn, kind, lc, params, args, roles)                                             \
+  extern "C" STRATA_API int fn params {                                                            \
+    auto library = [&]() noexcept { return ::strata::mpi::real().fn args; };                       \
+    return ::strata::interposer::shim::enter<::strata::calls::Kind::kind>(                         \
         ::strata::calls::Id::fn, library, [&]() -> int { STRATA_HANDLE_##kind(fn, args, roles) }); \
   }
 #include "interposer/calls/each_call.inc"

@@ -70,8 +70,7 @@ struct VSide {
       case Path::host_pack: return host.data();
       case Path::device_pack: return device.mpi_buffer();
       case Path::device_span: return host.data() - span.lo;
-      case Path::library:
-      case Path::device_refused: break;
+      case Path::library: break;
     }
     return user;
   }
@@ -104,8 +103,8 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
     total += counts[i];
   }
   Plan plan = plan_buffer(buf, total, type, HostOp::transfer, sending ? Access::read : Access::write);
-  if (plan.path == Path::device_refused) return MPI_ERR_TYPE;
   trace_plan(call, side, plan);
+  if (!sending && plan.path == Path::device_span) return kStageWholeCall;  // written exactly only by the staged call
   if (plan.path == Path::library) return MPI_SUCCESS;
   std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
   if (!info) return MPI_SUCCESS;
@@ -173,8 +172,7 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
     case Path::device_pack:
       if (device_unpack(s.device, s.parts.data(), s.parts.size(), bytes) != Status::ok) return MPI_ERR_INTERN;
       break;
-    case Path::device_span:     // only planned for the send side
-    case Path::device_refused:  // refused before the exchange
+    case Path::device_span:  // only planned for the send side
       return MPI_SUCCESS;
   }
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
@@ -213,11 +211,11 @@ int alltoallv_like(const char* call, VCall library, int send_peers, int recv_pee
                    const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   VSide send, recv;
-  if (int rc = prepare_vside(call, "send", sendbuf, send_peers, sendcounts, sdispls, sendtype, true, &send);
-      rc != MPI_SUCCESS) {
-    return raise_error(comm, rc, call);
-  }
   if (int rc = prepare_vside(call, "recv", recvbuf, recv_peers, recvcounts, rdispls, recvtype, false, &recv);
+      rc != MPI_SUCCESS) {
+    return rc == kStageWholeCall ? rc : raise_error(comm, rc, call);
+  }
+  if (int rc = prepare_vside(call, "send", sendbuf, send_peers, sendcounts, sdispls, sendtype, true, &send);
       rc != MPI_SUCCESS) {
     return raise_error(comm, rc, call);
   }
@@ -263,7 +261,7 @@ int neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sd
   int in = 0, out = 0;
   if (comm == MPI_COMM_NULL || !neighbor_counts(comm, &in, &out)) {
     return real().MPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                     comm);
+                                         comm);
   }
   return alltoallv_like("MPI_Neighbor_alltoallv", real().MPI_Neighbor_alltoallv, out, in, sendbuf, sendcounts, sdispls,
                         sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
@@ -395,7 +393,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
   int64_t block = INT64_MAX;
   for (size_t k = 0; k < n; ++k) {
     std::shared_ptr<const TypeInfo> info = type_cache().find_usable(types[k]);
-    if (!info->reducible) return MPI_ERR_TYPE;  // see plan.hpp: device_refused
+    if (!info->reducible) return kStageWholeCall;  // written exactly only by the staged call
     offsets[k] = w->bytes;
     if (counts[k] == 0) continue;
     w->layouts.push_back(repeat(info->layout.element, counts[k]));
@@ -405,7 +403,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
     w->bytes += w->layouts.back().packed_bytes();
     block = std::min(block, w->layouts.back().block);
   }
-  if (w->bytes > INT_MAX) return MPI_ERR_TYPE;
+  if (w->bytes > INT_MAX) return kStageWholeCall;
   Method method = choose_method(w->bytes, block == INT64_MAX ? 1 : block);
   if (method == Method::span) method = Method::oneshot;
   w->message = DeviceMessage(device, method);
@@ -428,16 +426,16 @@ int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const
   }
   if (int rc = prepare_wdevice(recvbuf, in, recvcounts, rdispls, recvtypes, &recv); rc != MPI_SUCCESS) {
     *handled = true;
-    return raise_error(comm, rc, "MPI_Neighbor_alltoallw");
+    return rc == kStageWholeCall ? rc : raise_error(comm, rc, "MPI_Neighbor_alltoallw");
   }
   *handled = send.active || recv.active;
   if (!*handled) return MPI_SUCCESS;
   STRATA_LOG(debug, kP2p, "MPI_Neighbor_alltoallw: GPU memory (send: span copy %s, recv: device unpack %s)",
              send.active ? "yes" : "no", recv.active ? "yes" : "no");
   int rc = real().MPI_Neighbor_alltoallw(send.active ? send.host.data() - send.span.lo : sendbuf, sendcounts, sdispls,
-                                     sendtypes, recv.active ? MPI_BOTTOM : recvbuf, recvcounts,
-                                     recv.active ? recv.addresses.data() : rdispls,
-                                     recv.active ? recv.types.data() : recvtypes, comm);
+                                         sendtypes, recv.active ? MPI_BOTTOM : recvbuf, recvcounts,
+                                         recv.active ? recv.addresses.data() : rdispls,
+                                         recv.active ? recv.types.data() : recvtypes, comm);
   if (rc == MPI_SUCCESS && recv.active &&
       device_unpack(recv.message, recv.parts.data(), recv.parts.size(), recv.bytes) != Status::ok) {
     rc = raise_error(comm, MPI_ERR_INTERN, "MPI_Neighbor_alltoallw");
@@ -452,8 +450,8 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
                        const MPI_Datatype recvtypes[], MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::neighbor_alltoall, comm, uint64_t{0}, -1, nullptr);
   auto library = [&] {
-    return real().MPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                     comm);
+    return real().MPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                         recvtypes, comm);
   };
   int in = 0, out = 0;
   if (comm == MPI_COMM_NULL || sendbuf == MPI_BOTTOM || recvbuf == MPI_BOTTOM || !neighbor_counts(comm, &in, &out)) {
@@ -482,7 +480,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
   }
   if (send.any) counters().sends_packed.fetch_add(1, std::memory_order_relaxed);
   int rc = real().MPI_Neighbor_alltoallw(MPI_BOTTOM, sendcounts, send.addresses.data(), send.types.data(), MPI_BOTTOM,
-                                     recvcounts, recv.addresses.data(), recv.types.data(), comm);
+                                         recvcounts, recv.addresses.data(), recv.types.data(), comm);
   if (rc == MPI_SUCCESS) {
     for (int i = 0; i < in; ++i) {
       const size_t k = static_cast<size_t>(i);

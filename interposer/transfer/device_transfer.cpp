@@ -462,6 +462,28 @@ Status copy_bytes(void* dst, const void* src, int64_t bytes) {
   return gpu::stream_synchronize(s->copies);
 }
 
+Status copy_runs(char* dst, const char* src, const std::pair<int64_t, int64_t>* runs, size_t count) {
+  if (count == 0) return Status::ok;
+  const device::Pointer d = gpu::classify(dst + runs[0].first);
+  const device::Pointer s_ = gpu::classify(src + runs[0].first);
+  const int device = d.device >= 0 ? d.device : s_.device;
+  if (device < 0) {
+    for (size_t i = 0; i < count; ++i) {
+      std::memcpy(dst + runs[i].first, src + runs[i].first, static_cast<size_t>(runs[i].second));
+    }
+    return Status::ok;
+  }
+  gpu::ScopedDevice on(device);
+  STRATA_TRY(on.status());
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(device, &s));
+  for (size_t i = 0; i < count; ++i) {
+    STRATA_TRY(
+        gpu::memcpy_async(dst + runs[i].first, src + runs[i].first, static_cast<size_t>(runs[i].second), s->copies));
+  }
+  return gpu::stream_synchronize(s->copies);
+}
+
 Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, Staging* host) {
   gpu::ScopedDevice on(device);
   STRATA_TRY(on.status());

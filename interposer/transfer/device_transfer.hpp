@@ -20,6 +20,7 @@
 #include "interposer/transfer/staging.hpp"
 
 #include <cstdint>
+#include <utility>
 
 namespace strata::interposer {
 
@@ -88,6 +89,9 @@ void log_engine_choices();
 // Copies `bytes` between any two of host, pinned and device memory, and
 // waits for the copy.
 Status copy_bytes(void* dst, const void* src, int64_t bytes);
+// Copies the runs [offset, offset + length) of `src` to the same offsets of
+// `dst` (queued together, one wait).
+Status copy_runs(char* dst, const char* src, const std::pair<int64_t, int64_t>* runs, size_t count);
 
 // Copies the bytes [lo, hi) of a device buffer into `host` (pinned memory),
 // or back: the fallback for datatypes Strata cannot reduce, which the

@@ -151,7 +151,7 @@ int unpack(const void* inbuf, int insize, int* position, void* outbuf, int outco
   Plan p = plan_buffer(outbuf, outcount, type, HostOp::pack, Access::write);
   trace_plan("MPI_Unpack", "unpack", p);
   const char* in = static_cast<const char*>(inbuf) + *position;
-  if (p.path == Path::device_pack || p.path == Path::device_span || p.path == Path::device_refused || on_gpu(in)) {
+  if (p.path == Path::device_pack || p.path == Path::device_span || on_gpu(in)) {
     if (outcount < 0 || !type_cache().find_usable(type)) return library();  // the library reports it
     return unpack_with_gpu(p, in, static_cast<int64_t>(insize) - *position, position, outbuf, outcount, type, comm);
   }

@@ -27,8 +27,8 @@ Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo>
   p.span = span_of(info->layout, count);
   if (!info->reducible) {
     if (aware) return library("GPU-aware library, irreducible datatype");
-    p.path = access == Access::read ? Path::device_span : Path::device_refused;
-    p.reason = "an irreducible datatype written in GPU memory";
+    p.path = Path::device_span;
+    p.reason = "an irreducible datatype in GPU memory";
     return p;
   }
   p.layout = BufferLayout(std::move(info), count);
@@ -36,8 +36,8 @@ Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo>
   p.bytes = layout.packed_bytes();
   if (aware && layout.contiguous()) return library("GPU-aware library, contiguous data");
   if (p.bytes > INT_MAX) {  // beyond an MPI_PACKED count: the library packs the host copy
-    p.path = access == Access::read ? Path::device_span : Path::device_refused;
-    p.reason = "more than INT_MAX packed bytes written in GPU memory";
+    p.path = Path::device_span;
+    p.reason = "more than INT_MAX packed bytes in GPU memory";
     return p;
   }
   p.method = choose_method(p.bytes, layout.contiguous() ? p.bytes : layout.block, p.span.hi - p.span.lo);
@@ -54,7 +54,6 @@ const char* to_string(Path path) {
     case Path::host_pack: return "strata host pack";
     case Path::device_pack: return "strata device pack";
     case Path::device_span: return "device span copy";
-    case Path::device_refused: return "refused";
   }
   return "?";
 }

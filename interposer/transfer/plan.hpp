@@ -4,16 +4,12 @@
 //   host_pack    host data: Strata's host pack into a staging buffer
 //   device_pack  GPU data of a reducible type: Strata's kernels and a method
 //                (device_transfer.hpp)
-//   device_span  GPU data read (a send, a pack) of an irreducible type, or by
-//                the span method: the bytes it spans are copied to pinned
-//                host memory and the library packs there. Never for data
-//                written: copying a whole span back would overwrite bytes
-//                the datatype skips, which the application may be writing
-//                meanwhile (other receives into the same buffer, kernels)
-//   device_refused  GPU data written (a receive, an unpack) with an
-//                irreducible type, on an MPI that takes no GPU buffers:
-//                Strata cannot write exactly its bytes, so the call fails
-//                with MPI_ERR_TYPE instead of risking them
+//   device_span  GPU data of an irreducible type (or, read, by the span
+//                method): the bytes it spans are copied to pinned host
+//                memory, where the library packs (a send) or unpacks (a
+//                receive) with the user's datatype; written data goes back
+//                exactly, never over the bytes the datatype skips, which the
+//                application may be writing meanwhile (exact_write.hpp)
 #pragma once
 
 #include <strata/datatype.hpp>
@@ -29,7 +25,7 @@
 
 namespace strata::interposer {
 
-enum class Path { library, host_pack, device_pack, device_span, device_refused };
+enum class Path { library, host_pack, device_pack, device_span };
 const char* to_string(Path path);
 
 // The bytes of `count` elements of a committed type, without copying the

@@ -2,6 +2,7 @@
 
 #include "base/log.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/exact_write.hpp"
 
 namespace strata::interposer {
 int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
@@ -29,9 +30,7 @@ int reserve_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype 
   out->count = count;
   out->type = type;
   switch (plan.path) {
-    case Path::library:
-    case Path::device_refused:  // only planned for data written
-      return MPI_SUCCESS;
+    case Path::library: return MPI_SUCCESS;
     case Path::host_pack:
       out->host = Staging::host(plan.bytes);
       if (!out->host) return MPI_SUCCESS;  // the library packs it after all
@@ -56,8 +55,7 @@ int reserve_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype 
 
 int fill_send(const Plan& plan, const void* buf, Outgoing* out) {
   switch (plan.path) {
-    case Path::library:
-    case Path::device_refused: return MPI_SUCCESS;
+    case Path::library: return MPI_SUCCESS;
     case Path::host_pack:
       if (out->host) pack_host(plan.layout.block(), buf, out->host.data());
       return MPI_SUCCESS;
@@ -67,8 +65,8 @@ int fill_send(const Plan& plan, const void* buf, Outgoing* out) {
       return s == Status::ok ? MPI_SUCCESS : error_code(s);
     }
     case Path::device_span: {
-      const Status s = copy_bytes(out->host.data(), static_cast<const char*>(buf) + plan.span.lo,
-                                  plan.span.hi - plan.span.lo);
+      const Status s =
+          copy_bytes(out->host.data(), static_cast<const char*>(buf) + plan.span.lo, plan.span.hi - plan.span.lo);
       if (s != Status::ok) return error_code(s);
       counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;
@@ -88,6 +86,8 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
   in->type = type;
   in->plan = plan;
   in->user = buf;
+  in->user_count = count;
+  in->user_type = type;
   switch (plan.path) {
     case Path::library: return MPI_SUCCESS;
     case Path::host_pack:
@@ -105,13 +105,17 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
       in->buffer = in->device.mpi_buffer();
       break;
     }
-    case Path::device_span:  // never planned for data written (plan.hpp)
-    case Path::device_refused:
-      STRATA_LOG(error, kDevice,
-                 "a receive or unpack into GPU memory with a datatype Strata cannot reduce, on an MPI "
-                 "that takes no GPU buffers: refused (MPI_ERR_TYPE) rather than rewriting the bytes "
-                 "the datatype skips");
-      return MPI_ERR_TYPE;
+    case Path::device_span: {
+      // The library unpacks with the user's datatype into a host copy of
+      // the span (filled first: elements that do not arrive keep their
+      // values); complete_recv writes exactly the datatype's bytes back.
+      const Status s =
+          copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &in->host);
+      if (s != Status::ok) return error_code(s);
+      in->buffer = in->host.data() - plan.span.lo;
+      counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
+      return MPI_SUCCESS;
+    }
   }
   in->count = plan.bytes;
   in->type = MPI_PACKED;
@@ -127,6 +131,11 @@ int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   if (plan.path == Path::host_pack) {
     unpack_host(plan.layout.block(), in.host.data(), in.user, 0, received);
     return MPI_SUCCESS;
+  }
+  if (plan.path == Path::device_span) {
+    const Status s =
+        write_exactly(static_cast<char*>(in.user), in.host.data() - plan.span.lo, in.user_count, in.user_type);
+    return s == Status::ok ? MPI_SUCCESS : error_code(s);
   }
   const DevicePart part = whole(plan, in.user);
   const Status s = device_unpack(in.device, &part, 1, received, wait);

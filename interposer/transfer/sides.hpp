@@ -50,7 +50,9 @@ struct Incoming {
   int64_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
   Plan plan;
-  void* user = nullptr;
+  void* user = nullptr;  // the user's buffer, count and datatype
+  int64_t user_count = 0;
+  MPI_Datatype user_type = MPI_DATATYPE_NULL;
   Staging host;
   DeviceMessage device;
   void leak() {

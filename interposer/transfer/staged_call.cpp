@@ -4,6 +4,7 @@
 
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -81,12 +82,13 @@ RoleAccess access_of(const CallShape& shape, const Buf& b, bool in_place) {
   return {};
 }
 
-// The element counts a role spans under in-place semantics or not.
-Result<Span> span_one(MPI_Datatype type, int64_t count) {
-  Result<TypeLayout> t = measure_datatype(type);
-  if (!t) return t.status();
-  return span_of(t.value(), count);
-}
+// Where a role's data lies: runs of `count` elements of `type` at byte
+// `offset` from the role's pointer (one per block of a v or w buffer).
+struct Part {
+  int64_t offset;
+  int64_t count;
+  MPI_Datatype type;
+};
 
 void widen(Span* into, const Span& s) {
   if (s.hi <= s.lo) return;
@@ -98,43 +100,42 @@ void widen(Span* into, const Span& s) {
   into->hi = std::max(into->hi, s.hi);
 }
 
-Result<Span> span_of_role(const CallShape& shape, const Buf& b, bool in_place) {
+// The role's parts (for the exact write back) and the bytes they span.
+Result<Span> layout_of_role(const CallShape& shape, const Buf& b, bool in_place, std::vector<Part>* parts) {
+  auto one = [&](int64_t count) -> Result<Span> {
+    Result<TypeLayout> t = measure_datatype(b.type);
+    if (!t) return t.status();
+    parts->push_back({0, count, b.type});
+    return span_of(t.value(), count);
+  };
   switch (b.shape) {
-    case Shape::one: return span_one(b.type, b.count);
-    case Shape::bytes: return Span{0, std::max<int64_t>(0, b.count)};
-    case Shape::blocks: return span_one(b.type, b.count * peers_of(shape, b.peers));
-    case Shape::block_of: return span_one(b.type, in_place ? b.count * shape.group : b.count);
+    case Shape::one: return one(b.count);
+    case Shape::bytes:
+      parts->push_back({0, std::max<int64_t>(0, b.count), MPI_BYTE});
+      return Span{0, std::max<int64_t>(0, b.count)};
+    case Shape::blocks: return one(b.count * peers_of(shape, b.peers));
+    case Shape::block_of: return one(in_place ? b.count * shape.group : b.count);
     case Shape::sum_of:
     case Shape::mine_of: {
-      if (b.shape == Shape::mine_of && !in_place) return span_one(b.type, count_at(b, shape.rank));
+      if (b.shape == Shape::mine_of && !in_place) return one(count_at(b, shape.rank));
       int64_t total = 0;
       for (int i = 0; i < shape.group; ++i) total += count_at(b, i);
-      return span_one(b.type, total);
+      return one(total);
     }
-    case Shape::v: {
-      Result<TypeLayout> t = measure_datatype(b.type);
-      if (!t) return t.status();
-      Span all;
-      const int n = peers_of(shape, b.peers);
-      for (int i = 0; i < n; ++i) {
-        const int64_t c = count_at(b, i);
-        if (c <= 0) continue;
-        const Span s = span_of(t.value(), c);
-        const int64_t at = displ_at(b, i) * t.value().extent;
-        widen(&all, Span{at + s.lo, at + s.hi});
-      }
-      return all;
-    }
+    case Shape::v:
     case Shape::w: {
       Span all;
       const int n = peers_of(shape, b.peers);
       for (int i = 0; i < n; ++i) {
         const int64_t c = count_at(b, i);
         if (c <= 0) continue;
-        Result<Span> s = span_one(b.types[i], c);
-        if (!s) return s.status();
-        const int64_t at = displ_at(b, i);
-        widen(&all, Span{at + s.value().lo, at + s.value().hi});
+        const MPI_Datatype type = b.shape == Shape::w ? b.types[i] : b.type;
+        Result<TypeLayout> t = measure_datatype(type);
+        if (!t) return t.status();
+        const Span s = span_of(t.value(), c);
+        const int64_t at = b.shape == Shape::w ? displ_at(b, i) : displ_at(b, i) * t.value().extent;
+        parts->push_back({at, c, type});
+        widen(&all, Span{at + s.lo, at + s.hi});
       }
       return all;
     }
@@ -163,12 +164,13 @@ int for_each_device_role(const CallShape& shape, calls::Bufs bufs, Visit visit) 
   for (const Buf& b : bufs) {
     const void* p = b.pointer();
     if (p == nullptr || p == MPI_IN_PLACE || p == MPI_BOTTOM || !matters(shape, b)) continue;
-    Result<Span> span = span_of_role(shape, b, in_place);
+    std::vector<Part> parts;
+    Result<Span> span = layout_of_role(shape, b, in_place, &parts);
     if (!span) return MPI_ERR_TYPE;
     const Span s = span.value();
     if (s.hi <= s.lo) continue;
     if (!is_device(static_cast<const char*>(p) + s.lo)) continue;
-    if (int rc = visit(b, s, access_of(shape, b, in_place)); rc != MPI_SUCCESS) return rc;
+    if (int rc = visit(b, s, access_of(shape, b, in_place), std::move(parts)); rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
@@ -184,8 +186,7 @@ int CallShape::of(MPI_Comm comm, int root, CallShape* out) {
     return MPI_ERR_COMM;
   }
   s.inter = inter != 0;
-  if (s.inter ? PMPI_Comm_remote_size(comm, &s.group) != MPI_SUCCESS
-              : PMPI_Comm_size(comm, &s.group) != MPI_SUCCESS) {
+  if (s.inter ? PMPI_Comm_remote_size(comm, &s.group) != MPI_SUCCESS : PMPI_Comm_size(comm, &s.group) != MPI_SUCCESS) {
     return MPI_ERR_COMM;
   }
   if (root != calls::roles::no_root) {
@@ -205,7 +206,7 @@ CallShape CallShape::local() { return CallShape{}; }
 
 bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
   bool found = false;
-  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess) {
+  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, std::vector<Part>) {
     found = true;
     return MPI_ERR_LASTCODE;  // stop at the first
   });
@@ -215,8 +216,9 @@ bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
 int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
   std::vector<Mirror> mirrors;
   std::vector<const Buf*> roles;
-  const int rc = for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a) {
+  const int rc = for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, std::vector<Part> p) {
     Mirror m;
+    for (const Part& part : p) m.parts.push_back({part.offset, part.count, part.type});
     m.user = static_cast<char*>(const_cast<void*>(b.pointer()));
     m.lo = s.lo;
     m.hi = s.hi;
@@ -251,8 +253,11 @@ int StagedCall::copy_in() {
 int StagedCall::copy_out() {
   for (Mirror& m : mirrors_) {
     if (!m.write) continue;
-    const Status s = copy_bytes(m.user + m.lo, m.host.data(), m.hi - m.lo);
-    if (s != Status::ok) return error_code(s);
+    const char* host = m.host.data() - m.lo;  // stands for m.user
+    for (const Mirror::Part& part : m.parts) {
+      const Status s = write_exactly(m.user + part.offset, host + part.offset, part.count, part.type);
+      if (s != Status::ok) return error_code(s);
+    }
   }
   return MPI_SUCCESS;
 }

@@ -7,13 +7,10 @@
 // complete (at return, at the completion of its request, at the end of a
 // split collective).
 //
-// A written buffer is first copied in too, so that the bytes its datatype
-// skips (and elements the call leaves alone) go back unchanged. Written
-// through a copy of its span, such a buffer's skipped bytes are rewritten
-// with the values they had when the call started: a program that writes
-// them meanwhile (another thread, a kernel) during the call would lose those
-// writes. Point-to-point calls never take this path for written buffers:
-// they unpack exactly the bytes of the datatype (sides.hpp).
+// A written buffer is first copied in too, so that the elements the call
+// leaves alone go back unchanged, and only the bytes its datatypes cover are
+// written back (exact_write.hpp): the bytes a datatype skips are never
+// touched, whatever else the program writes there meanwhile.
 #pragma once
 
 #include "interposer/calls/roles.hpp"
@@ -28,12 +25,12 @@ namespace strata::interposer {
 
 // What a call's buffer roles mean on this rank.
 struct CallShape {
-  bool inter = false;     // an intercommunicator
-  int rank = 0;           // in the (local) group
-  int group = 1;          // peers of a per-peer buffer: the group's size, the remote group's
-  bool is_root = false;   // this rank is the call's root (MPI_ROOT on an intercommunicator)
-  bool contributes = true;  // this rank sends to or receives from the root
-  bool bcast_in = false;    // a broadcast buffer is read here (the root)
+  bool inter = false;             // an intercommunicator
+  int rank = 0;                   // in the (local) group
+  int group = 1;                  // peers of a per-peer buffer: the group's size, the remote group's
+  bool is_root = false;           // this rank is the call's root (MPI_ROOT on an intercommunicator)
+  bool contributes = true;        // this rank sends to or receives from the root
+  bool bcast_in = false;          // a broadcast buffer is read here (the root)
   MPI_Comm comm = MPI_COMM_NULL;  // for the neighbourhood counts (asked when a role needs them)
 
   // The shape of a call on `comm` with `root` (calls::roles::no_root: none);
@@ -69,10 +66,16 @@ class StagedCall {
 
  private:
   struct Mirror {
+    struct Part {  // count elements of type at byte offset from user
+      int64_t offset;
+      int64_t count;
+      MPI_Datatype type;
+    };
     char* user = nullptr;  // the user's pointer argument
     int64_t lo = 0;        // the bytes [lo, hi) relative to it
     int64_t hi = 0;
     bool write = false;  // the call writes it
+    std::vector<Part> parts;
     Staging host;
   };
   std::vector<Mirror> mirrors_;

@@ -1,0 +1,107 @@
+#include "collectives/nccl/fake_nccl.hpp"
+
+#include "base/config.hpp"
+#include "collectives/host/host_collectives.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
+#if !defined(STRATA_HAVE_CUDA) && !defined(STRATA_HAVE_HIP)
+#include "portability/gpu/fake_device.hpp"
+#define STRATA_FAKE_NCCL_BUILT 1
+#else
+#define STRATA_FAKE_NCCL_BUILT 0
+#endif
+
+namespace strata::coll::fake_nccl {
+namespace {
+
+config::BoolParam g_fake_nccl{"STRATA_FAKE_NCCL", true,
+                              "Tests, CPU builds only: with STRATA_FAKE_DEVICE, a stand-in NCCL runs the device "
+                              "collectives (the library's collectives on the stand-in's device memory), so that the "
+                              "NCCL route runs without a GPU; 0: no NCCL"};
+
+bool in_device_memory(const void* p) {
+  const ::strata::device::Pointer w = gpu::classify(p);
+  return w.kind == ::strata::device::MemoryKind::device;
+}
+
+// The host view of a device pointer; MPI_IN_PLACE and null stay.
+void* view(const void* p) {
+#if STRATA_FAKE_NCCL_BUILT
+  if (p == nullptr || p == MPI_IN_PLACE) return const_cast<void*>(p);
+  return gpu::fake::host_view(p);
+#else
+  return const_cast<void*>(p);
+#endif
+}
+
+// NCCL takes device memory only.
+Status device_only(std::initializer_list<const void*> buffers) {
+  for (const void* b : buffers) {
+    if (b != nullptr && b != MPI_IN_PLACE && !in_device_memory(b)) return Status::invalid_argument;
+  }
+  return Status::ok;
+}
+
+// The library where it reduces the type, else the host ring (float16, bfloat16).
+Algorithm algorithm_for(DataType type) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  return host::mpi_type_of(type, &t) ? Algorithm::library : Algorithm::ring;
+}
+
+host::Hierarchy flat(const Comm& c) {
+  host::Hierarchy h;
+  h.comm = c.comm;
+  return h;
+}
+
+}  // namespace
+
+bool enabled() noexcept {
+#if STRATA_FAKE_NCCL_BUILT
+  return gpu::fake::enabled() && g_fake_nccl.get();
+#else
+  return false;
+#endif
+}
+
+Status ready(Comm& c, MPI_Comm parent) noexcept {
+  if (c.comm != MPI_COMM_NULL) return Status::ok;
+  return PMPI_Comm_dup(parent, &c.comm) == MPI_SUCCESS ? Status::ok : Status::mpi_error;
+}
+
+void release(Comm& c) noexcept {
+  int finalized = 1;
+  PMPI_Finalized(&finalized);
+  if (c.comm != MPI_COMM_NULL && !finalized) PMPI_Comm_free(&c.comm);
+  c.comm = MPI_COMM_NULL;
+}
+
+Status allreduce(Comm& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op) noexcept {
+  STRATA_TRY(device_only({send, recv}));
+  return host::allreduce(view(send), view(recv), count, type, op, algorithm_for(type), flat(c));
+}
+
+Status reduce_scatter(Comm& c, const void* send, void* recv, size_t recv_count, DataType type, ReduceOp op) noexcept {
+  STRATA_TRY(device_only({send, recv}));
+  return host::reduce_scatter(view(send), view(recv), recv_count, type, op, algorithm_for(type), flat(c));
+}
+
+Status allgather(Comm& c, const void* send, void* recv, size_t send_count, DataType type) noexcept {
+  STRATA_TRY(device_only({send, recv}));
+  return host::allgather(view(send), view(recv), send_count, type, Algorithm::library, flat(c));
+}
+
+Status broadcast(Comm& c, void* buffer, size_t count, DataType type, int root) noexcept {
+  STRATA_TRY(device_only({buffer}));
+  return host::broadcast(view(buffer), count, type, root, Algorithm::library, flat(c));
+}
+
+Status reduce(Comm& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root) noexcept {
+  int rank = 0;
+  PMPI_Comm_rank(c.comm, &rank);
+  STRATA_TRY(device_only({send, rank == root ? recv : nullptr}));
+  return host::reduce(view(send), rank == root ? view(recv) : nullptr, count, type, op, root, algorithm_for(type),
+                      flat(c));
+}
+
+}  // namespace strata::coll::fake_nccl

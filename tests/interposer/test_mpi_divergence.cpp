@@ -1,0 +1,190 @@
+// Collectives whose ranks describe their buffers differently (issue:
+// "collectives never diverge across ranks"). For every collective the
+// interposer intercepts, in its blocking, non-blocking and persistent forms:
+// every rank describes its data with its own datatype of the same signature
+// (named, contiguous, vector, irregular indexed, struct of one member,
+// resized; reductions: one datatype, as MPI requires), its buffers lie in
+// host or device memory by a pattern that mixes the two across ranks, and
+// the collective is the first one on a fresh communicator (then a routed
+// MPI_Allreduce follows on it, host and device mixed again). Every result
+// byte is checked against the library alone (PMPI_* on host ints). Each
+// case runs under an alarm: a rank stuck in a case names it and fails the
+// test instead of hanging the run.
+//
+// Device memory is a GPU's (compiled with STRATA_TEST_CUDA) or the device
+// stand-in of the CPU build (STRATA_FAKE_DEVICE); without either, every
+// buffer is host memory and the datatype mixing is still tested.
+#include "call_cases.hpp"
+#include "support/mpi_test.hpp"
+#include "support/test_device_memory.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using cases::Completion;
+using cases::Flavor;
+using cases::Form;
+using cases::Setting;
+
+// The case a rank is in, for the alarm.
+char g_case[256] = "(none)";
+
+extern "C" void on_alarm(int) {
+  const char head[] = "\n[divergence] timed out (a hang?) in case: ";
+  (void)!write(2, head, sizeof head - 1);
+  (void)!write(2, g_case, strnlen(g_case, sizeof g_case));
+  (void)!write(2, "\n", 1);
+  _exit(3);
+}
+
+int seconds_per_case() {
+  const char* s = std::getenv("STRATA_TEST_CASE_SECONDS");
+  return s != nullptr ? std::atoi(s) : 60;
+}
+
+bool quick() {
+  const char* q = std::getenv("STRATA_TEST_QUICK");
+  return q != nullptr && q[0] == '1';
+}
+
+// Each rank on a GPU of its own where there are enough (NCCL refuses ranks
+// that share one); the stand-in has as many as STRATA_FAKE_DEVICE says.
+bool have_device() {
+  const int n = strata_test::test_device_count();
+  if (n > 0) strata_test::test_device_select(strata_test::world_rank() % n);
+  return strata_test::all_ranks_agree(n > 0);
+}
+
+// Memory patterns: which ranks hold device buffers.
+struct Pattern {
+  const char* name;
+  bool (*device)(int rank);
+};
+const Pattern kPatterns[] = {
+    {"all host", [](int) { return false; }},
+    {"all device", [](int) { return true; }},
+    {"even ranks device", [](int r) { return r % 2 == 0; }},
+    {"rank 1 host", [](int r) { return r != 1; }},
+};
+
+// A fresh communicator for one case: a duplicate of the world, or a 1-D
+// periodic Cartesian one for neighbourhood collectives.
+MPI_Comm fresh(bool neighbourhood) {
+  MPI_Comm c = MPI_COMM_NULL;
+  if (neighbourhood) {
+    const int dims[1] = {strata_test::world_size()};
+    const int periods[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &c);
+  } else {
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  }
+  return c;
+}
+
+// After the case: a routed allreduce on the same communicator, every rank's
+// memory by the pattern again, against the library.
+std::string follow_up(MPI_Comm comm, const Pattern& p) {
+  Setting s;
+  s.device = [&](int r) { return p.device(r); };
+  for (const cases::Named& c : cases::collectives()) {
+    if (std::strcmp(c.call, "MPI_Allreduce") == 0) return c.run(comm, s);
+  }
+  return "no MPI_Allreduce case";
+}
+
+struct Run {
+  const cases::Named* call;
+  Form form;
+  Completion completion;
+  const Pattern* pattern;
+  int flavor_offset;
+};
+
+// Runs one case on every rank; true when every rank passed.
+bool run(const Run& r) {
+  const int rank = strata_test::world_rank();
+  std::snprintf(g_case, sizeof g_case, "%s, %s (%s), %s, flavors from %s", r.call->call, cases::to_string(r.form),
+                cases::to_string(r.completion), r.pattern->name,
+                cases::to_string(static_cast<Flavor>(r.flavor_offset % cases::kFlavors)));
+  alarm(static_cast<unsigned>(seconds_per_case()));
+  Setting s;
+  s.form = r.form;
+  s.completion = r.completion;
+  bool (*device)(int) = r.pattern->device;
+  s.device = [device](int k) { return device(k); };
+  const int offset = r.flavor_offset;
+  const bool same = r.call->reduction;
+  s.flavor = [offset, same](int k) { return static_cast<Flavor>(((same ? 0 : k) + offset) % cases::kFlavors); };
+  MPI_Comm comm = fresh(r.call->neighbourhood);
+  std::string why = r.call->run(comm, s);
+  if (why.empty()) why = follow_up(comm, *r.pattern);
+  MPI_Comm_free(&comm);
+  alarm(0);
+  if (!why.empty()) ADD_FAILURE() << "[rank " << rank << "] " << g_case << ": " << why;
+  return strata_test::all_ranks_agree(why.empty());
+}
+
+const Pattern* patterns(bool device, int* count) {
+  *count = device ? static_cast<int>(sizeof kPatterns / sizeof kPatterns[0]) : 1;
+  return kPatterns;
+}
+
+class Divergence : public testing::Test {
+ protected:
+  void SetUp() override {
+    STRATA_REQUIRE_RANKS(2);
+    std::signal(SIGALRM, on_alarm);
+    device_ = have_device();
+  }
+  bool device_ = false;
+};
+
+// Blocking: every collective, every memory pattern, two flavor rotations
+// (all six with STRATA_TEST_QUICK unset and few ranks).
+TEST_F(Divergence, BlockingCollectives) {
+  int np = 0;
+  const Pattern* ps = patterns(device_, &np);
+  const int rotations = quick() ? 1 : 3;
+  for (const cases::Named& c : cases::collectives()) {
+    for (int p = 0; p < np; ++p) {
+      for (int f = 0; f < rotations; ++f) {
+        EXPECT_TRUE(run({&c, Form::blocking, Completion::wait, &ps[p], f * 2 + p}));
+      }
+    }
+  }
+}
+
+// Non-blocking and persistent: every collective, mixed memory, completed by
+// a completion call that rotates through all eight.
+TEST_F(Divergence, NonBlockingAndPersistentCollectives) {
+  int np = 0;
+  const Pattern* ps = patterns(device_, &np);
+  const Pattern& mixed = ps[np - 1];
+  int k = 0;
+  for (const cases::Named& c : cases::collectives()) {
+    for (Form form : {Form::nonblocking, Form::persistent}) {
+      if (form == Form::persistent && !cases::have_persistent()) continue;
+      const auto completion = static_cast<Completion>(k % cases::kCompletions);
+      EXPECT_TRUE(run({&c, form, completion, &mixed, k}));
+      ++k;
+    }
+  }
+}
+
+// The interposer is really there and really staged device buffers.
+TEST_F(Divergence, InterposerStagedDeviceBuffers) {
+  const strata_test::StrataCounters* counters = strata_test::preload_counters();
+  if (!strata_test::expect_preload()) GTEST_SKIP() << "not preloaded";
+  ASSERT_NE(counters, nullptr);
+  if (device_) EXPECT_GT(counters->spans_copied, 0u);
+}
+
+}  // namespace
