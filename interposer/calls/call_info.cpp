@@ -26,6 +26,7 @@ const char* to_string(Kind k) {
   switch (k) {
     case Kind::special: return "special";
     case Kind::special_local: return "special_local";
+    case Kind::completion: return "completion";
     case Kind::routed: return "routed";
     case Kind::packed: return "packed";
     case Kind::flush: return "flush";
@@ -58,6 +59,8 @@ const char* device_handling(Kind k) {
   switch (k) {
     case Kind::special:
     case Kind::special_local: return "its own handler (see below)";
+    case Kind::completion:
+      return "finishes Strata's requests among its own: unpacks receives, copies staged results back";
     case Kind::routed:
       return "routed alike on every rank (docs/collectives.md): NCCL where every rank's buffers are on its GPU, "
              "Strata's host algorithm, or the library with device buffers staged";
@@ -95,6 +98,7 @@ const char* completion(Kind k) {
   switch (k) {
     case Kind::special:
     case Kind::special_local:
+    case Kind::completion:
     case Kind::routed:
     case Kind::packed:
     case Kind::flush:
@@ -155,9 +159,6 @@ const char* special_handling(const std::string& name) {
   };
   for (const auto& [call, text] : table) {
     if (name == call) return text;
-  }
-  if (name.rfind("MPI_Wait", 0) == 0 || name.rfind("MPI_Test", 0) == 0) {
-    return "finishes Strata's requests: unpacks receives, copies staged results back";
   }
   return "?";
 }

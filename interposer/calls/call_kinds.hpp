@@ -9,6 +9,7 @@ namespace strata::calls {
 enum class Kind : uint8_t {
   special,            // its own handler (interposer/shim/special_calls.hpp)
   special_local,      // its own handler, and nothing deferred is flushed first
+  completion,         // a wait or test: its own handler, the library's call when no Strata request is pending
   routed,             // a collective routed alike on every rank (interposer/handlers/routed.hpp)
   packed,             // an all-to-all whose sides Strata packs per peer (interposer/handlers/packed.cpp)
   flush,              // posts deferred sends, then the library's call unchanged

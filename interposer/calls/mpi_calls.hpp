@@ -75,14 +75,14 @@
 
 // --- completion ---------------------------------------------------------------------
 #define STRATA_CALLS_COMPLETION(X) \
-  X(MPI_Wait, special, NO, (MPI_Request* request, MPI_Status* status), (request, status), ()) \
-  X(MPI_Test, special, NO, (MPI_Request* request, int* flag, MPI_Status* status), (request, flag, status), ()) \
-  X(MPI_Waitall, special, NO, (int count, MPI_Request requests[], MPI_Status statuses[]), (count, requests, statuses), ()) \
-  X(MPI_Testall, special, NO, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]), (count, requests, flag, statuses), ()) \
-  X(MPI_Waitany, special, NO, (int count, MPI_Request requests[], int* index, MPI_Status* status), (count, requests, index, status), ()) \
-  X(MPI_Testany, special, NO, (int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status), (count, requests, index, flag, status), ()) \
-  X(MPI_Waitsome, special, NO, (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]), (incount, requests, outcount, indices, statuses), ()) \
-  X(MPI_Testsome, special, NO, (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]), (incount, requests, outcount, indices, statuses), ()) \
+  X(MPI_Wait, completion, NO, (MPI_Request* request, MPI_Status* status), (request, status), ()) \
+  X(MPI_Test, completion, NO, (MPI_Request* request, int* flag, MPI_Status* status), (request, flag, status), ()) \
+  X(MPI_Waitall, completion, NO, (int count, MPI_Request requests[], MPI_Status statuses[]), (count, requests, statuses), ()) \
+  X(MPI_Testall, completion, NO, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]), (count, requests, flag, statuses), ()) \
+  X(MPI_Waitany, completion, NO, (int count, MPI_Request requests[], int* index, MPI_Status* status), (count, requests, index, status), ()) \
+  X(MPI_Testany, completion, NO, (int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status), (count, requests, index, flag, status), ()) \
+  X(MPI_Waitsome, completion, NO, (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]), (incount, requests, outcount, indices, statuses), ()) \
+  X(MPI_Testsome, completion, NO, (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]), (incount, requests, outcount, indices, statuses), ()) \
   X(MPI_Request_free, special, NO, (MPI_Request* request), (request), ()) \
   X(MPI_Request_get_status, special, NO, (MPI_Request request, int* flag, MPI_Status* status), (request, flag, status), ()) \
   X(MPI_Cancel, special, NO, (MPI_Request* request), (request), ()) \

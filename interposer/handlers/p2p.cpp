@@ -15,6 +15,7 @@ namespace strata::interposer::handlers {
 
 int send(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm) {
   fault::P2pScope rec(fault::OpKind::send, comm, clamp_count(in.count), in.type, dest, tag);
+  if (passes_through(id, Side::send, in)) return library();
   const Plan p = plan_side(id, Side::send, dest, in);
   if (p.path == Path::library) return library();
   Outgoing out;
@@ -27,6 +28,10 @@ int send(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm
 
 int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   fault::P2pScope rec(fault::OpKind::isend, comm, clamp_count(in.count), in.type, dest, tag, request);
+  if (passes_through(id, Side::send, in)) {
+    flush_deferred_sends();  // messages to one peer keep their order
+    return library();
+  }
   const Plan p = plan_side(id, Side::send, dest, in);
   if (id == Id::MPI_Isend && defers(p, comm, dest, tag)) {
     return defer_isend(p, in.pointer(), static_cast<int>(in.count), in.type, dest, tag, comm, request);
@@ -47,6 +52,7 @@ int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm com
 
 int recv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Status*& status) {
   fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, source, 0);
+  if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
   if (p.path == Path::library) return library();
   Incoming in;
@@ -65,6 +71,7 @@ int recv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_
 
 int irecv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Request* request) {
   fault::P2pScope rec(fault::OpKind::irecv, comm, clamp_count(out.count), out.type, source, 0, request);
+  if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
   if (p.path == Path::library) return library();
   PendingOp op;
@@ -94,6 +101,7 @@ int imrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Req
 int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, int source, MPI_Comm comm,
              MPI_Status*& status) {
   fault::P2pScope rec(fault::OpKind::sendrecv, comm, clamp_count(in.count), in.type, dest, 0, nullptr, source);
+  if (passes_through(id, Side::send, in) && passes_through(id, Side::recv, out)) return library();
   const Plan sp = plan_side(id, Side::send, dest, in);
   const Plan rp = plan_side(id, Side::recv, source, out);
   if (sp.path == Path::library && rp.path == Path::library) return library();
@@ -127,8 +135,7 @@ int isendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, i
   if (int rc = prepare_send(sp, in.pointer(), in.count, in.type, &op.send); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
   }
-  if (int rc = prepare_recv(rp, const_cast<void*>(out.pointer()), out.count, out.type, &op.recv);
-      rc != MPI_SUCCESS) {
+  if (int rc = prepare_recv(rp, const_cast<void*>(out.pointer()), out.count, out.type, &op.recv); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
   }
   hand_over(in, op.send);
@@ -142,8 +149,7 @@ int isendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, i
 // type go out, the arriving packed bytes are unpacked into exactly the
 // type's bytes. A device buffer of a type Strata cannot reduce is refused
 // (MPI_ERR_TYPE), as for any receive (plan.hpp).
-int sendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm,
-                     MPI_Status*& status) {
+int sendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm, MPI_Status*& status) {
   fault::P2pScope rec(fault::OpKind::sendrecv, comm, clamp_count(buf.count), buf.type, dest, 0, nullptr, source);
   Incoming in;
   Outgoing staged;

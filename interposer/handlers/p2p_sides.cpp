@@ -3,6 +3,8 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/trace.hpp"
+#include "interposer/types/fast_types.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 namespace strata::interposer::handlers {
 
@@ -16,6 +18,15 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
   }
   trace_plan(calls::name_of(id), side == Side::send ? "send" : "recv", p);
   return p;
+}
+
+bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
+  if (fast_shape(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
+  if (log::enabled(log::Level::debug, log::kP2p)) {
+    STRATA_LOG(debug, kP2p, "%s %s: library (contiguous host data)", calls::name_of(id),
+               side == Side::send ? "send" : "recv");
+  }
+  return true;
 }
 
 void hand_over(const calls::Buf& buf, const Outgoing& out) {

@@ -26,6 +26,12 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf);
 void hand_over(const calls::Buf& buf, const Outgoing& out);
 void hand_over(const calls::Buf& buf, const Incoming& in);
 
+// The pass-through test, without a lock or an allocation: host data of a
+// datatype whose elements are single runs of bytes (predefined types once
+// seen, contiguous derived ones from their commit) goes to the library as
+// it is. Traced at STRATA_LOG=debug.
+bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept;
+
 // Registers a started request with what its completion must do.
 void track(MPI_Request request, PendingOp&& op);
 

@@ -9,6 +9,7 @@
 
 #include "base/log.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
+#include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/pending.hpp"
 
 #include <map>
@@ -39,6 +40,14 @@ int raise_on(const ErrorTarget& target, int code, Id id) {
   return raise_error(comm_of(target), code, calls::name_of(id));
 }
 
+// Collectives the library runs on host copies of device buffers.
+void count_staged(Id id) {
+  const calls::Kind k = calls::kind_of(id);
+  if (k == calls::Kind::coll || k == calls::Kind::icoll || k == calls::Kind::coll_init) {
+    counters().collectives_staged.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 // Nothing to stage: no GPU buffer here, or a library that takes them.
 bool library_takes(const CallShape& shape, Bufs bufs) {
   return mpi::library_is_gpu_aware() || !StagedCall::any_on_device(shape, bufs);
@@ -49,6 +58,7 @@ int blocking(Id id, Library library, const ErrorTarget& target, const CallShape&
   if (library_takes(shape, bufs)) return library();
   StagedCall staged;
   if (int rc = staged.stage(shape, bufs, true); rc != MPI_SUCCESS) return raise_on(target, rc, id);
+  count_staged(id);
   const int rc = library();
   if (rc != MPI_SUCCESS) return rc;
   if (int out = staged.copy_out(); out != MPI_SUCCESS) return raise_on(target, out, id);
@@ -57,11 +67,12 @@ int blocking(Id id, Library library, const ErrorTarget& target, const CallShape&
 
 // A call that starts a request: the mirrors live in the request's entry and
 // are copied back by the completion call that finishes it.
-int started(Id id, Library library, const ErrorTarget& target, const CallShape& shape, MPI_Request* request,
-            Bufs bufs, bool persistent) {
+int started(Id id, Library library, const ErrorTarget& target, const CallShape& shape, MPI_Request* request, Bufs bufs,
+            bool persistent) {
   if (library_takes(shape, bufs)) return library();
   auto staged = std::make_unique<StagedCall>();
   if (int rc = staged->stage(shape, bufs, !persistent); rc != MPI_SUCCESS) return raise_on(target, rc, id);
+  count_staged(id);
   const int rc = library();
   if (rc != MPI_SUCCESS) return rc;
   PendingOp op;

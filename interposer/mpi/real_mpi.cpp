@@ -5,16 +5,12 @@
 #include <dlfcn.h>
 
 namespace strata::mpi {
-namespace {
-RealMpi g_real;
-}  // namespace
-
-const RealMpi& real() { return g_real; }
+RealMpi g_real_mpi;
 
 void install_next_symbols() {
 #define STRATA_CALL(fn, kind, lc, params, args, roles)                            \
   if (void* sym = dlsym(RTLD_NEXT, #fn)) {                                        \
-    g_real.fn = reinterpret_cast<decltype(g_real.fn)>(sym);                       \
+    g_real_mpi.fn = reinterpret_cast<decltype(g_real_mpi.fn)>(sym);               \
   } else {                                                                        \
     STRATA_LOG(debug, kShim, #fn " not found after the interposer; using P" #fn); \
   }

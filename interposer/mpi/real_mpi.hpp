@@ -21,7 +21,8 @@ struct RealMpi {
 };
 
 // The table in effect (PMPI_* unless the shim installed the next symbols).
-const RealMpi& real();
+extern RealMpi g_real_mpi;
+inline const RealMpi& real() { return g_real_mpi; }
 
 // Called once by the shim's constructor: resolves every entry with
 // dlsym(RTLD_NEXT, "<fn>"), keeping PMPI_<fn> where none is found.

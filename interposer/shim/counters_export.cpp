@@ -14,8 +14,8 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
   snapshot.version = 5;
-  snapshot.calls_intercepted = c.calls_intercepted.load();
-  snapshot.calls_passed_through = c.calls_passed_through.load();
+  snapshot.calls_intercepted = strata::interposer::calls_intercepted();
+  snapshot.calls_passed_through = strata::interposer::calls_passed_through();
   snapshot.packs_by_strata = c.packs_by_strata.load();
   snapshot.sends_packed = c.sends_packed.load();
   snapshot.recvs_unpacked = c.recvs_unpacked.load();

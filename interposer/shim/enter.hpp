@@ -8,19 +8,45 @@
 #include "interposer/calls/call_ids.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
+#include "fault/hooks.hpp"
+#include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/plan.hpp"
+#include "interposer/types/fast_types.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 #include <mpi.h>
 
 namespace strata::interposer::shim {
 
+// The pass-through of a point-to-point call, in the wrapper before any
+// role is built: host data of a datatype whose elements are single runs of
+// bytes (types/fast_types.hpp) goes to the library at once. Plain loads and
+// one plain store (the call count), no lock, no allocation; anything else
+// (the recorder on, debug logging, deferred sends to post first, the
+// interposer off) takes the general path.
+template <bool Flushes>
+inline bool pass_through(const void* buf, MPI_Datatype type) noexcept {
+  if (disabled() || fault::hooks::on() || (Flushes && have_deferred_sends())) return false;
+  if (log::enabled(log::Level::debug, log::kP2p)) return false;
+  if (fast_shape(type) != TypeShape::contiguous || gpu::maybe_device(buf)) return false;
+  count_call(false);
+  return true;
+}
+
+// A completion call among whose requests none can be Strata's: no Strata
+// request pending, no deferred send, no orphan to progress, the recorder
+// off. The library's call at once.
+inline bool nothing_to_complete() noexcept {
+  if (disabled() || fault::hooks::on() || have_deferred_sends() || !pending_empty()) return false;
+  count_call(false);
+  return true;
+}
+
 template <calls::Kind K, class LibraryCall, class Handler>
 int enter(calls::Id id, LibraryCall& library, Handler handler) noexcept {
-  counters().calls_intercepted.fetch_add(1, std::memory_order_relaxed);
-  if (disabled()) {
-    counters().calls_passed_through.fetch_add(1, std::memory_order_relaxed);
-    return library();
-  }
+  const bool off = disabled();
+  count_call(off);
+  if (off) return library();
   if constexpr (calls::flushes(K)) flush_deferred_sends();
   try {
     return handler();

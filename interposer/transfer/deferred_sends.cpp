@@ -71,12 +71,14 @@ class DeferredQueue {
     std::lock_guard<std::mutex> lock(mutex_);
     queue_.push_back(std::move(d));
     size_.store(queue_.size(), std::memory_order_release);
+    g_deferred_sends.store(queue_.size(), std::memory_order_release);
   }
   // Moves the queue's entries into `out` (empty on entry).
   void take_all(std::vector<Deferred>& out) {
     std::lock_guard<std::mutex> lock(mutex_);
     out.swap(queue_);
     size_.store(0, std::memory_order_release);
+    g_deferred_sends.store(0, std::memory_order_release);
   }
 
  private:
@@ -150,9 +152,9 @@ int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type,
   return MPI_SUCCESS;
 }
 
-bool have_deferred_sends() { return !queue().empty(); }
+std::atomic<size_t> g_deferred_sends{0};
 
-void flush_deferred_sends() noexcept {
+void flush_deferred_sends_now() noexcept {
   if (queue().empty()) return;
   try {
     std::lock_guard<std::mutex> flushing(flush_mutex());

@@ -34,6 +34,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <cstddef>
+
 namespace strata::interposer {
 
 // Whether an MPI_Isend planned as `plan` is deferred.
@@ -45,13 +48,19 @@ bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag);
 int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request);
 
+// How many sends are deferred (read without a lock on every call).
+extern std::atomic<size_t> g_deferred_sends;
+
 // True while any send is deferred (one atomic load).
-bool have_deferred_sends();
+inline bool have_deferred_sends() { return g_deferred_sends.load(std::memory_order_acquire) != 0; }
 
 // Packs and posts every deferred send. A failure is raised on the send's
 // communicator (its error handler) and returned by the completion of its
 // request; the calls that flush go on.
-void flush_deferred_sends() noexcept;
+void flush_deferred_sends_now() noexcept;
+inline void flush_deferred_sends() noexcept {
+  if (have_deferred_sends()) flush_deferred_sends_now();
+}
 
 // Completes and frees the user's handle of a deferred send whose library
 // request completed (or was freed).

@@ -41,6 +41,7 @@ bool PendingTable::add(MPI_Request request, PendingOp&& op) {
     std::lock_guard<std::mutex> lock(mutex_);
     ops_.emplace(request, std::move(op));
     size_.store(ops_.size(), std::memory_order_release);
+    publish();
     return true;
   } catch (...) {
     return false;
@@ -54,6 +55,7 @@ std::optional<PendingOp> PendingTable::take(MPI_Request request) {
   std::optional<PendingOp> op(std::move(it->second));
   ops_.erase(it);
   size_.store(ops_.size(), std::memory_order_release);
+  publish();
   return op;
 }
 
@@ -79,6 +81,7 @@ void PendingTable::orphan(MPI_Request request, PendingOp&& op) {
     return;
   }
   orphans_.store(orphan_list_.size(), std::memory_order_release);
+  publish();
 }
 
 namespace {
@@ -106,6 +109,7 @@ void PendingTable::progress_orphans() {
     }
   }
   orphans_.store(orphan_list_.size(), std::memory_order_release);
+  publish();
 }
 
 void PendingTable::drain_orphans() {
@@ -117,6 +121,7 @@ void PendingTable::drain_orphans() {
   }
   orphan_list_.clear();
   orphans_.store(0, std::memory_order_release);
+  publish();
 }
 
 void PendingTable::clear() {
@@ -126,6 +131,14 @@ void PendingTable::clear() {
   }
   ops_.clear();
   size_.store(0, std::memory_order_release);
+  publish();
+}
+
+std::atomic<size_t> g_pending_requests{0};
+
+void PendingTable::publish() {
+  g_pending_requests.store(size_.load(std::memory_order_relaxed) + orphans_.load(std::memory_order_relaxed),
+                           std::memory_order_release);
 }
 
 PendingTable& pending() {

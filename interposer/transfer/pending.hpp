@@ -99,9 +99,14 @@ class PendingTable {
   std::vector<std::pair<MPI_Request, PendingOp>> orphan_list_;
   std::atomic<size_t> size_{0};
   std::atomic<size_t> orphans_{0};
+  void publish();  // g_pending_requests, under mutex_
 };
 
 PendingTable& pending();
+
+// No Strata request at all, orphans included (one atomic load).
+extern std::atomic<size_t> g_pending_requests;
+inline bool pending_empty() { return g_pending_requests.load(std::memory_order_acquire) == 0; }
 
 // Keeps the staging of an operation whose request could not be recorded.
 void leak(PendingOp& op);

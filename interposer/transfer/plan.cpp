@@ -2,6 +2,7 @@
 
 #include "base/config.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
+#include "interposer/types/fast_types.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
@@ -58,11 +59,19 @@ const char* to_string(Path path) {
   return "?";
 }
 
-bool disabled() { return g_disable.get(); }
+int g_disabled = -1;
+
+int read_disable_switch() noexcept {
+  const int d = g_disable.get() ? 1 : 0;
+  __atomic_store_n(&g_disabled, d, __ATOMIC_RELAXED);
+  return d;
+}
 
 Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, Access access) {
   if (count <= 0) return library("count <= 0");
   if (buf == MPI_BOTTOM) return library("MPI_BOTTOM (absolute addresses)");
+  // The pass-through path: no lock, no allocation (fast_types.hpp).
+  if (fast_shape(type) == TypeShape::contiguous && !gpu::maybe_device(buf)) return library("contiguous host data");
   std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
   if (!info) return library("not a committed datatype (the library reports any error)");
   // Classify the first byte the data touches, not the buffer pointer: with a

@@ -61,7 +61,13 @@ enum class Access { read, write };
 // The plan for `count` elements of `type` at `buf`, for this kind of call.
 Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, Access access);
 
-// Is the interposer switched off (STRATA_DISABLE=1)?
-bool disabled();
+// Is the interposer switched off (STRATA_DISABLE=1)? Read once, when the
+// preload library is loaded (read_disable_switch) or at the first question.
+extern int g_disabled;  // -1: not read yet
+int read_disable_switch() noexcept;
+inline bool disabled() {
+  const int d = __atomic_load_n(&g_disabled, __ATOMIC_RELAXED);
+  return (d < 0 ? read_disable_switch() : d) != 0;
+}
 
 }  // namespace strata::interposer

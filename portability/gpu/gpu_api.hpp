@@ -81,6 +81,10 @@ Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool
 
 // --- pointer classification (cached; see strata/device.hpp) -----------------
 device::Pointer classify(const void* ptr) noexcept;
+// The hot path's question, lock-free: false when `ptr` is certainly not
+// device or managed memory (no device backend, or a host granule the cache
+// knows); true when classify() must be asked.
+bool maybe_device(const void* ptr) noexcept;
 // Forgets cached classifications (tests; after the runtime is reset).
 void forget_classifications() noexcept;
 // For tests: how many times classify() has asked the runtime (cache misses).

@@ -427,6 +427,13 @@ std::atomic<uint64_t> g_queries{0};
 
 class PointerCache {
  public:
+  // Lock-free: is `a` in a granule known to hold pageable host memory? (A
+  // direct-mapped copy of host_granules_: a miss says nothing.)
+  bool known_host(uintptr_t a) const noexcept {
+    const uintptr_t g = a >> kGranuleShift;
+    return host_hint_[g % kHints].load(std::memory_order_acquire) == g + 1;
+  }
+
   bool lookup(uintptr_t a, device::Pointer* out) const {
     std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = ranges_.upper_bound(a);
@@ -468,6 +475,10 @@ class PointerCache {
     // A granule wrongly entered as host before this range was known.
     const uintptr_t g0 = base >> kGranuleShift;
     const uintptr_t g1 = (end - 1) >> kGranuleShift;
+    for (uintptr_t g = g0; g <= g1 && g - g0 < kHints; ++g) {
+      uintptr_t expected = g + 1;
+      host_hint_[g % kHints].compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
+    }
     if (g1 - g0 < host_granules_.size()) {
       for (uintptr_t g = g0; g <= g1; ++g) {
         host_granules_.erase(g);
@@ -485,7 +496,9 @@ class PointerCache {
       host_granules_.clear();
       STRATA_LOG(debug, kDevice, "pointer cache: %zu host granules, cleared", kMaxEntries);
     }
-    host_granules_.insert(a >> kGranuleShift);
+    const uintptr_t g = a >> kGranuleShift;
+    host_granules_.insert(g);
+    host_hint_[g % kHints].store(g + 1, std::memory_order_release);
   }
 
   void forget_containing(uintptr_t a) {
@@ -503,6 +516,7 @@ class PointerCache {
     std::unique_lock<std::shared_mutex> lock(mu_);
     ranges_.clear();
     host_granules_.clear();
+    for (auto& h : host_hint_) h.store(0, std::memory_order_release);
   }
 
  private:
@@ -510,9 +524,11 @@ class PointerCache {
     uintptr_t end;
     device::Pointer what;
   };
+  static constexpr size_t kHints = 4096;
   mutable std::shared_mutex mu_;
   std::map<uintptr_t, Entry> ranges_;
   std::unordered_set<uintptr_t> host_granules_;
+  std::atomic<uintptr_t> host_hint_[kHints] = {};  // granule + 1, or 0
 };
 
 // Never destroyed: classify may run from atexit handlers (MPI_Finalize).
@@ -727,6 +743,11 @@ device::Pointer classify(const void* ptr) noexcept {
     return hit;
   }
   return classify_uncached(ptr);
+}
+
+bool maybe_device(const void* ptr) noexcept {
+  if (ptr == nullptr || !available()) return false;
+  return !cache().known_host(reinterpret_cast<uintptr_t>(ptr));
 }
 
 void forget_classifications() noexcept { cache().clear(); }

@@ -121,10 +121,10 @@ if(STRATA_HAVE_CUDA)
                           ENV STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical STRATA_TEST_EXPECT_COLLECTIVES=1)
   strata_add_test_variant(NAME test_mpi_collectives_device_np4_one_gpu TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "collectives;device;gpu"
-                          ENV STRATA_TEST_GPUS=1 STRATA_TEST_EXPECT_COLLECTIVES=1)
+                          ENV STRATA_TEST_GPUS=1 STRATA_TEST_EXPECT_COLLECTIVES=staged)
   strata_add_test_variant(NAME test_mpi_collectives_device_no_nccl TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "collectives;device;gpu"
-                          ENV STRATA_NCCL_LIBRARY=/nonexistent/libnccl.so STRATA_TEST_EXPECT_COLLECTIVES=1)
+                          ENV STRATA_NCCL_LIBRARY=/nonexistent/libnccl.so STRATA_TEST_EXPECT_COLLECTIVES=staged)
 else()
   # The CPU build: device memory from the device stand-in (no NCCL there, so
   # Strata stages device collectives through host memory).
@@ -133,7 +133,7 @@ else()
   target_compile_definitions(test_mpi_collectives_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
   strata_add_test_variant(NAME test_mpi_collectives_device_fake TARGET test_mpi_collectives_device NP 4 TIMEOUT 300
                           PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=2 STRATA_TEST_EXPECT_COLLECTIVES=1)
+                          ENV STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_COLLECTIVES=1)
   strata_add_test_variant(NAME test_mpi_collectives_device_fake_hierarchical TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
                           ENV STRATA_FAKE_DEVICE=2 STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical

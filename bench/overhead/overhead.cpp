@@ -1,0 +1,154 @@
+// strata-bench-overhead-rank: what the interposer costs where it cannot
+// help, timed in one configuration (the driver, strata-bench-overhead, runs
+// it plain, preloaded and preloaded with STRATA_DISABLE=1, alternated, and
+// compares). A plain MPI program: it knows nothing of Strata.
+//
+//   pingpong   one-way time of a 1-byte and an 8-byte MPI_Send/MPI_Recv ping-pong
+//   vector     one-way time of a ping-pong of MPI_Type_vector(n, 8 B, 64 B stride), extent 64 B..4 MiB
+//   allreduce  MPI_Allreduce of floats, 4 B..64 MiB, every rank
+//
+// Output: one JSON line per point on rank 0: {"case":..,"bytes":..,"us":..}
+// with the median of --samples samples, each the mean of a batch sized to
+// take about --sample-ms.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int rank_ = 0, size_ = 0;
+int samples = 11;
+double sample_ms = 20;
+
+double now() { return MPI_Wtime(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Runs `step` (one round trip or one call) in batches: the batch size is
+// grown until a batch takes about sample_ms (rank 0 decides, every rank
+// follows), then `samples` batches are timed. Returns the median seconds
+// per step (rank 0's clock).
+template <class Step>
+double timed(Step step) {
+  long batch = 1;
+  for (;;) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now();
+    for (long i = 0; i < batch; ++i) step();
+    double t = now() - t0;
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (t * 1e3 >= sample_ms || batch >= (1L << 24)) break;
+    batch *= 2;
+  }
+  std::vector<double> per_step;
+  for (int s = 0; s < samples; ++s) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now();
+    for (long i = 0; i < batch; ++i) step();
+    per_step.push_back((now() - t0) / static_cast<double>(batch));
+  }
+  double m = median(per_step);
+  MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return m;
+}
+
+void report(const char* which, long bytes, double seconds) {
+  if (rank_ == 0) std::printf("{\"case\":\"%s\",\"bytes\":%ld,\"us\":%.6f}\n", which, bytes, seconds * 1e6);
+  std::fflush(stdout);
+}
+
+// One-way time of a ping-pong between ranks 0 and 1 (the others idle).
+void pingpong(const char* which, const void* send, void* recv, int count, MPI_Datatype type, long bytes) {
+  const int peer = rank_ == 0 ? 1 : 0;
+  const bool active = rank_ < 2;
+  const double rt = timed([&] {
+    if (!active) return;
+    if (rank_ == 0) {
+      MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
+      MPI_Recv(recv, count, type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(recv, count, type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
+    }
+  });
+  report(which, bytes, rt / 2);
+}
+
+void run_pingpong() {
+  char a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {};
+  pingpong("pingpong", a, b, 1, MPI_BYTE, 1);
+  pingpong("pingpong", a, b, 8, MPI_BYTE, 8);
+}
+
+void run_vector(long max_extent) {
+  for (long extent = 64; extent <= max_extent; extent *= 4) {
+    const int n = static_cast<int>(extent / 64);
+    MPI_Datatype v;
+    MPI_Type_vector(n, 8, 64, MPI_BYTE, &v);
+    MPI_Type_commit(&v);
+    std::vector<char> a(static_cast<size_t>(extent), 3), b(static_cast<size_t>(extent), 0);
+    pingpong("vector", a.data(), b.data(), 1, v, extent);
+    MPI_Type_free(&v);
+  }
+}
+
+void run_allreduce(long max_bytes) {
+  for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
+    const int n = static_cast<int>(bytes / 4);
+    std::vector<float> a(static_cast<size_t>(n), 1.0f), b(static_cast<size_t>(n), 0.0f);
+    const double t = timed([&] { MPI_Allreduce(a.data(), b.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); });
+    report("allreduce", bytes, t);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  std::vector<std::string> cases;
+  long max_extent = 4L << 20, max_allreduce = 64L << 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--samples" && i + 1 < argc) {
+      samples = std::atoi(argv[++i]);
+    } else if (a == "--sample-ms" && i + 1 < argc) {
+      sample_ms = std::atof(argv[++i]);
+    } else if (a == "--max-extent" && i + 1 < argc) {
+      max_extent = std::atol(argv[++i]);
+    } else if (a == "--max-allreduce" && i + 1 < argc) {
+      max_allreduce = std::atol(argv[++i]);
+    } else {
+      cases.push_back(a);
+    }
+  }
+  if (cases.empty()) cases = {"pingpong", "vector", "allreduce"};
+  if (size_ < 2) {
+    if (rank_ == 0) std::fprintf(stderr, "strata-bench-overhead-rank: needs at least 2 ranks\n");
+    MPI_Finalize();
+    return 2;
+  }
+  for (const std::string& c : cases) {
+    if (c == "pingpong") {
+      run_pingpong();
+    } else if (c == "vector") {
+      run_vector(max_extent);
+    } else if (c == "allreduce") {
+      run_allreduce(max_allreduce);
+    } else if (rank_ == 0) {
+      std::fprintf(stderr, "strata-bench-overhead-rank: unknown case %s\n", c.c_str());
+    }
+  }
+  MPI_Finalize();
+  return 0;
+}
