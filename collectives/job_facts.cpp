@@ -5,6 +5,8 @@
 #include "collectives/settings.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
+#include <atomic>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -26,7 +28,42 @@ std::mutex g_mutex;
 std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
 int g_keyval = MPI_KEYVAL_INVALID;
 
-int free_facts(MPI_Comm, int, void* attribute, void*) {
+// Communicators known to need no context, without a lock: open addressing
+// over handles (as interposer/types/fast_types.cpp), the entry cleared when
+// the communicator is freed (its facts attribute deleted).
+constexpr size_t kSlots = 1024;
+constexpr int kProbes = 8;
+struct Slot {
+  std::atomic<uint64_t> key{0};  // handle bits + 1
+  std::atomic<uint8_t> library_only{0};
+};
+Slot g_slots[kSlots];
+std::mutex g_slots_mutex;
+
+uint64_t key_of(MPI_Comm comm) {
+  uint64_t bits = 0;
+  static_assert(sizeof(MPI_Comm) <= sizeof(bits), "handle wider than 64 bits");
+  std::memcpy(&bits, &comm, sizeof comm);
+  return bits + 1;
+}
+size_t home_of(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 54) & (kSlots - 1); }
+
+void set_library_only(MPI_Comm comm, bool value) {
+  const uint64_t key = key_of(comm);
+  std::lock_guard<std::mutex> lock(g_slots_mutex);
+  size_t i = home_of(key);
+  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
+    const uint64_t k = g_slots[i].key.load(std::memory_order_relaxed);
+    if (k == key || k == 0) {
+      g_slots[i].library_only.store(value ? 1 : 0, std::memory_order_release);
+      g_slots[i].key.store(key, std::memory_order_release);
+      return;
+    }
+  }
+}
+
+int free_facts(MPI_Comm comm, int, void* attribute, void*) {
+  set_library_only(comm, false);
   delete static_cast<CommFacts*>(attribute);
   return MPI_SUCCESS;
 }
@@ -115,8 +152,25 @@ CommFacts facts_of(MPI_Comm comm) noexcept {
   auto* f = new (std::nothrow) CommFacts(compute(comm));
   if (f == nullptr) return CommFacts{};
   const CommFacts copy = *f;
-  if (PMPI_Comm_set_attr(comm, g_keyval, f) != MPI_SUCCESS) delete f;
+  if (PMPI_Comm_set_attr(comm, g_keyval, f) != MPI_SUCCESS) {
+    delete f;
+    return copy;
+  }
+  const bool library_only = copy.known && !copy.gpus_everywhere && !copy.multi_node && !topology_emulated() &&
+                            (forced_algorithm() == Algorithm::automatic || forced_algorithm() == Algorithm::library);
+  set_library_only(comm, library_only);
   return copy;
+}
+
+bool surely_library_only(MPI_Comm comm) noexcept {
+  const uint64_t key = key_of(comm);
+  size_t i = home_of(key);
+  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
+    const uint64_t k = g_slots[i].key.load(std::memory_order_acquire);
+    if (k == key) return g_slots[i].library_only.load(std::memory_order_acquire) != 0;
+    if (k == 0) return false;
+  }
+  return false;
 }
 
 }  // namespace strata::coll

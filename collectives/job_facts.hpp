@@ -21,13 +21,19 @@ void forget_job() noexcept;
 
 // What the members of one communicator have.
 struct CommFacts {
-  bool known = false;           // learn_job ran and every member is a world rank
+  bool known = false;            // learn_job ran and every member is a world rank
   bool gpus_everywhere = false;  // every member has a GPU
   bool nccl_everywhere = false;  // ... and loads NCCL
   bool multi_node = false;       // the members span several hosts
 };
 
-// Cached on the communicator (an attribute, freed with it).
+// Cached on the communicator (an attribute, freed with it), and in a
+// lock-free table the per-call question below reads.
 CommFacts facts_of(MPI_Comm comm) noexcept;
+
+// Lock-free: are the communicator's facts known, and do they say that no
+// Strata collective can run on it (no context needed: its members do not
+// all have GPUs, and share one node)? False also when not known yet.
+bool surely_library_only(MPI_Comm comm) noexcept;
 
 }  // namespace strata::coll

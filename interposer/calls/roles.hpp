@@ -11,7 +11,8 @@
 
 #include <climits>
 #include <cstdint>
-#include <initializer_list>
+#include <array>
+#include <cstddef>
 
 namespace strata::calls {
 
@@ -43,15 +44,15 @@ struct Buf {
   Dir dir = Dir::in;
   Where where = Where::all;
   Peers peers = Peers::none;
-  int64_t count = 0;              // one, blocks (per peer), bytes, block_of
-  void* count_ref = nullptr;      // point to point: the count parameter, to hand the library another
-  bool count_wide = false;        // ... an MPI_Count (else an int)
+  int64_t count = 0;          // one, blocks (per peer), bytes, block_of
+  void* count_ref = nullptr;  // point to point: the count parameter, to hand the library another
+  bool count_wide = false;    // ... an MPI_Count (else an int)
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Datatype* type_ref = nullptr;  // point to point: the datatype parameter
-  const void* counts = nullptr;      // v, w, sum_of, mine_of
-  bool counts_wide = false;          // MPI_Count[] (else int[])
-  const void* displs = nullptr;      // v (elements), w (bytes)
-  bool displs_wide = false;          // MPI_Aint[] (else int[])
+  MPI_Datatype* type_ref = nullptr;     // point to point: the datatype parameter
+  const void* counts = nullptr;         // v, w, sum_of, mine_of
+  bool counts_wide = false;             // MPI_Count[] (else int[])
+  const void* displs = nullptr;         // v (elements), w (bytes)
+  bool displs_wide = false;             // MPI_Aint[] (else int[])
   const MPI_Datatype* types = nullptr;  // w
 
   const void* pointer() const { return *ptr; }
@@ -72,7 +73,20 @@ struct ErrorTarget {
   MPI_File file = MPI_FILE_NULL;
 };
 
-using Bufs = std::initializer_list<Buf>;
+// A call's buffer roles: a view of the array roles::bufs(...) returns (a
+// temporary of the wrapper's full expression).
+class Bufs {
+ public:
+  template <size_t N>
+  Bufs(const std::array<Buf, N>& a) : begin_(a.data()), end_(a.data() + N) {}  // NOLINT: implicit, as a list
+  const Buf* begin() const { return begin_; }
+  const Buf* end() const { return end_; }
+  size_t size() const { return static_cast<size_t>(end_ - begin_); }
+
+ private:
+  const Buf* begin_;
+  const Buf* end_;
+};
 
 // The factories and constants the table's roles column is written with.
 namespace roles {
@@ -150,6 +164,13 @@ Buf out(P& ptr, C& count, MPI_Datatype& type) {
 template <class P, class C>
 Buf inout(P& ptr, C& count, MPI_Datatype& type) {
   return point(INOUT, ptr, count, type);
+}
+
+// The buffer roles of a call, as a list (the table writes bufs(a, b) rather
+// than {a, b}: parentheses keep the commas inside one macro argument).
+template <class... B>
+std::array<Buf, sizeof...(B)> bufs(B... b) {
+  return {b...};
 }
 
 // Collective buffers (nothing is replaced but the pointer).

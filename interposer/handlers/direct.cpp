@@ -49,16 +49,16 @@ int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, 
   auto call = [&] { return real().MPI_Allreduce(sendbuf, recvbuf, count, type, op, comm); };
   return routed::MPI_Allreduce(
       handlers::LibraryRoute{Id::MPI_Allreduce, Library(call), comm, no_root,
-                             {one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type)}},
+                             bufs(one(IN, ALL, sendbuf, count, type), one(OUT, ALL, recvbuf, count, type))},
       sendbuf, recvbuf, count, type, op, comm);
 }
 
 int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   flush_deferred_sends();
   auto call = [&] { return real().MPI_Bcast(buffer, count, type, root, comm); };
-  return routed::MPI_Bcast(handlers::LibraryRoute{Id::MPI_Bcast, Library(call), comm, root,
-                                                  {one(BCAST, ALL, buffer, count, type)}},
-                           buffer, count, type, root, comm);
+  return routed::MPI_Bcast(
+      handlers::LibraryRoute{Id::MPI_Bcast, Library(call), comm, root, bufs(one(BCAST, ALL, buffer, count, type))},
+      buffer, count, type, root, comm);
 }
 
 }  // namespace strata::interposer::direct

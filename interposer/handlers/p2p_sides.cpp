@@ -21,7 +21,7 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
 }
 
 bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
-  if (fast_shape(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
+  if (shape_of(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
   if (log::enabled(log::Level::debug, log::kP2p)) {
     STRATA_LOG(debug, kP2p, "%s %s: library (contiguous host data)", calls::name_of(id),
                side == Side::send ? "send" : "recv");

@@ -2,12 +2,14 @@
 
 #include <strata/collectives.hpp>
 
+#include "collectives/job_facts.hpp"
 #include "collectives/routing.hpp"
 #include "collectives/run.hpp"
 #include "fault/hooks.hpp"
 #include "interposer/transfer/contiguous_view.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/staged_call.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <cstdint>
@@ -88,6 +90,13 @@ int comm_rank(MPI_Comm comm) {
   return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS ? rank : -1;
 }
 
+// Host buffers on a communicator where no Strata collective can run: the
+// library's call with nothing asked (the same answer decide() gives, from
+// the same facts, without a lock).
+bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
+  return coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs);
+}
+
 int mpi_class(Status s) { return s == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER; }
 
 // The decision, or the library route when it could not be made.
@@ -109,6 +118,7 @@ int finished(const Decision& d, Status s, MPI_Comm comm, const char* name) {
 int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::allreduce, comm, count, type);
+  if (quick_library(library, comm)) return library.library();
   DataType t{};
   ReduceOp o{};
   const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
@@ -124,6 +134,7 @@ int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbu
 int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int recvcount,
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::reduce_scatter, comm, recvcount, type);
+  if (quick_library(library, comm)) return library.library();
   DataType t{};
   ReduceOp o{};
   const bool mappable = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
@@ -131,15 +142,15 @@ int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, v
   Result<Decision> d = route_of(Collective::reduce_scatter, comm, bytes, mappable, {sendbuf, recvbuf});
   if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce_scatter_block");
   if (d.value().route == Route::library) return library();
-  return finished(
-      d.value(),
-      coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, nullptr), comm,
-      "MPI_Reduce_scatter_block");
+  return finished(d.value(),
+                  coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, nullptr),
+                  comm, "MPI_Reduce_scatter_block");
 }
 
-int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
-               MPI_Op op, int root, MPI_Comm comm) {
+int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+               int root, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::reduce, comm, count, type, root);
+  if (quick_library(library, comm)) return library.library();
   DataType t{};
   ReduceOp o{};
   const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
@@ -149,12 +160,13 @@ int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, 
   if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
-                  coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, nullptr),
-                  comm, "MPI_Reduce");
+                  coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, nullptr), comm,
+                  "MPI_Reduce");
 }
 
 int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::bcast, comm, count, type, root);
+  if (quick_library(library, comm)) return library.library();
   const int64_t bytes = signature_bytes(type, count);
   DataType t{};
   size_t words = 0;
@@ -165,16 +177,17 @@ int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype
   const bool is_root = comm_rank(comm) == root;
   ContiguousView data;
   if (int rc = data.open(buffer, count, type, is_root); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Bcast");
-  const int rc = finished(d.value(), coll::run_broadcast(d.value(), data.data(), words, t, root, nullptr), comm,
-                          "MPI_Bcast");
+  const int rc =
+      finished(d.value(), coll::run_broadcast(d.value(), data.data(), words, t, root, nullptr), comm, "MPI_Bcast");
   if (rc != MPI_SUCCESS || is_root) return rc;
   const int out = data.flush();
   return out == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, out, "MPI_Bcast");
 }
 
-int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::allgather, comm, sendcount, sendtype);
+  if (quick_library(library, comm)) return library.library();
   const int size = comm_size(comm);
   const int64_t block = signature_bytes(recvtype, recvcount);  // every rank's block, as its receive type says
   DataType t{};
@@ -189,8 +202,8 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
   if (!in_place) rc = in.open(const_cast<void*>(sendbuf), sendcount, sendtype, true);
   if (rc == MPI_SUCCESS) rc = out.open(recvbuf, static_cast<int64_t>(recvcount) * size, recvtype, in_place);
   if (rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Allgather");
-  rc = finished(d.value(), coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), words, t,
-                                                nullptr),
+  rc = finished(d.value(),
+                coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), words, t, nullptr),
                 comm, "MPI_Allgather");
   if (rc != MPI_SUCCESS) return rc;
   const int flushed = out.flush();

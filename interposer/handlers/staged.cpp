@@ -50,7 +50,8 @@ void count_staged(Id id) {
 
 // Nothing to stage: no GPU buffer here, or a library that takes them.
 bool library_takes(const CallShape& shape, Bufs bufs) {
-  return mpi::library_is_gpu_aware() || !StagedCall::any_on_device(shape, bufs);
+  return StagedCall::all_host_at_a_glance(bufs) || mpi::library_is_gpu_aware() ||
+         !StagedCall::any_on_device(shape, bufs);
 }
 
 // A blocking call: stage, call, copy back.
@@ -85,7 +86,7 @@ int started(Id id, Library library, const ErrorTarget& target, const CallShape& 
   return MPI_SUCCESS;
 }
 
-int shape_of(Id id, MPI_Comm comm, int root, CallShape* shape) {
+int call_shape(Id id, MPI_Comm comm, int root, CallShape* shape) {
   const int rc = CallShape::of(comm, root, shape);
   return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, calls::name_of(id));
 }
@@ -101,20 +102,23 @@ std::map<MPI_File, std::unique_ptr<StagedCall>>& splits() {
 }  // namespace
 
 int coll(Id id, Library library, MPI_Comm comm, int root, Bufs bufs) {
+  if (StagedCall::all_host_at_a_glance(bufs)) return library();
   CallShape shape;
-  if (int rc = shape_of(id, comm, root, &shape); rc != MPI_SUCCESS) return rc;
+  if (int rc = call_shape(id, comm, root, &shape); rc != MPI_SUCCESS) return rc;
   return blocking(id, library, calls::roles::on_comm(comm), shape, bufs);
 }
 
 int icoll(Id id, Library library, MPI_Comm comm, int root, MPI_Request* request, Bufs bufs) {
+  if (StagedCall::all_host_at_a_glance(bufs)) return library();
   CallShape shape;
-  if (int rc = shape_of(id, comm, root, &shape); rc != MPI_SUCCESS) return rc;
+  if (int rc = call_shape(id, comm, root, &shape); rc != MPI_SUCCESS) return rc;
   return started(id, library, calls::roles::on_comm(comm), shape, request, bufs, false);
 }
 
 int coll_init(Id id, Library library, MPI_Comm comm, int root, MPI_Request* request, Bufs bufs) {
+  if (StagedCall::all_host_at_a_glance(bufs)) return library();
   CallShape shape;
-  if (int rc = shape_of(id, comm, root, &shape); rc != MPI_SUCCESS) return rc;
+  if (int rc = call_shape(id, comm, root, &shape); rc != MPI_SUCCESS) return rc;
   return started(id, library, calls::roles::on_comm(comm), shape, request, bufs, true);
 }
 

@@ -28,7 +28,29 @@ template <bool Flushes>
 inline bool pass_through(const void* buf, MPI_Datatype type) noexcept {
   if (disabled() || fault::hooks::on() || (Flushes && have_deferred_sends())) return false;
   if (log::enabled(log::Level::debug, log::kP2p)) return false;
-  if (fast_shape(type) != TypeShape::contiguous || gpu::maybe_device(buf)) return false;
+  if (shape_of(type) != TypeShape::contiguous || gpu::maybe_device(buf)) return false;
+  count_call(false);
+  return true;
+}
+
+// A collective's pass-through, in the wrapper before any role is built:
+// the interposer on, the recorder off, nothing deferred to post first
+// (collectives flush), and then every buffer host memory of a datatype
+// known to be one run of bytes per element (host_contiguous, below, once
+// per buffer argument).
+inline bool collective_may_pass() noexcept {
+  return !disabled() && !fault::hooks::on() && !have_deferred_sends() && !log::enabled(log::Level::debug, log::kColl);
+}
+// Never asks the library about the handle: the argument may not matter on
+// this rank (a non-root's receive type), so it may be anything.
+inline bool host_contiguous(const void* buf, MPI_Datatype type) noexcept {
+  return buf == nullptr || buf == MPI_IN_PLACE ||
+         (buf != MPI_BOTTOM && fast_shape(type) == TypeShape::contiguous && !gpu::maybe_device(buf));
+}
+inline bool host_bytes(const void* buf) noexcept {
+  return buf == nullptr || buf == MPI_IN_PLACE || (buf != MPI_BOTTOM && !gpu::maybe_device(buf));
+}
+inline bool passed() noexcept {
   count_call(false);
   return true;
 }

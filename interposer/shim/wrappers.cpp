@@ -11,6 +11,7 @@
 #include "interposer/handlers/special.hpp"
 #include "interposer/mpi/real_mpi.hpp"
 #include "interposer/shim/enter.hpp"
+#include "collectives/job_facts.hpp"
 
 namespace {
 __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next_symbols(); }
@@ -75,6 +76,38 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
   if (::strata::interposer::shim::pass_through<flush>(STRATA_PASTE(STRATA_FAST_ARGS_, STRATA_FIRST_ROLE arguments))) { \
     return ::strata::mpi::real().fn args;                                                                              \
   }
+// Collectives: the buffer roles are the last element of the roles,
+// bufs(role, ...); each role tests its pointer and datatype (v forms by
+// their one datatype, w forms never).
+#define STRATA_ROLE_1(a, ...) a
+#define STRATA_ROLE_3(a, b, c, ...) c
+#define STRATA_ROLE_4(a, b, c, d, ...) d
+#define STRATA_FE_PICK(_1, _2, _3, name, ...) name
+#define STRATA_FE1(m, a) m(a)
+#define STRATA_FE2(m, a, b) m(a) m(b)
+#define STRATA_FE3(m, a, b, c) m(a) m(b) m(c)
+#define STRATA_FOR_EACH(m, ...) STRATA_FE_PICK(__VA_ARGS__, STRATA_FE3, STRATA_FE2, STRATA_FE1)(m, __VA_ARGS__)
+#define STRATA_FAST_BUFS_bufs(...) STRATA_FOR_EACH(STRATA_FAST_BUF, __VA_ARGS__)
+#define STRATA_PASTE_ROLE(a, b) STRATA_PASTE_ROLE_I(a, b)  // not STRATA_PASTE: that one is expanding already
+#define STRATA_PASTE_ROLE_I(a, b) a##b
+#define STRATA_FAST_BUF(role) &&STRATA_PASTE_ROLE(STRATA_FAST_BUF_, role)
+#define STRATA_HOST(ptr, type) ::strata::interposer::shim::host_contiguous(ptr, type)
+#define STRATA_FAST_BUF_one(dir, where, ptr, count, type) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_blocks(dir, where, ptr, count, type, peers) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_vbuf(dir, where, ptr, counts, displs, type, peers) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_wbuf(...) false
+#define STRATA_FAST_BUF_sum_of(dir, ptr, counts, type) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_mine_of(ptr, counts, type) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_block_of(ptr, count, type) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_bytes(dir, ptr, n) ::strata::interposer::shim::host_bytes(ptr)
+#define STRATA_FAST_BUF_in(ptr, count, type) STRATA_HOST(ptr, type)
+#define STRATA_FAST_BUF_out(ptr, count, type) STRATA_HOST(ptr, type)
+#define STRATA_FAST_COLL(fn, args, bufs_role, extra)                                                        \
+  if (::strata::interposer::shim::collective_may_pass() extra STRATA_PASTE(STRATA_FAST_BUFS_, bufs_role) && \
+      ::strata::interposer::shim::passed()) {                                                               \
+    return ::strata::mpi::real().fn args;                                                                   \
+  }
+
 #define STRATA_FAST_send(fn, args, arguments) STRATA_FAST_P2P(true, fn, args, arguments)
 #define STRATA_FAST_isend(fn, args, arguments) STRATA_FAST_P2P(true, fn, args, arguments)
 #define STRATA_FAST_recv(fn, args, arguments) STRATA_FAST_P2P(true, fn, args, arguments)
@@ -83,8 +116,9 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_FAST_completion(fn, args, arguments) \
   if (::strata::interposer::shim::nothing_to_complete()) return ::strata::mpi::real().fn args;
 #define STRATA_FAST_special_local(fn, args, arguments)
-#define STRATA_FAST_routed(fn, args, arguments)
-#define STRATA_FAST_packed(fn, args, arguments)
+#define STRATA_FAST_routed(fn, args, arguments) \
+  STRATA_FAST_COLL(fn, args, STRATA_ROLE_3 arguments, &&::strata::coll::surely_library_only(STRATA_ROLE_1 arguments))
+#define STRATA_FAST_packed(fn, args, arguments) STRATA_FAST_COLL(fn, args, STRATA_ROLE_3 arguments, )
 #define STRATA_FAST_flush(fn, args, arguments)
 #define STRATA_FAST_send_init(fn, args, arguments)
 #define STRATA_FAST_recv_init(fn, args, arguments)
@@ -94,9 +128,9 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_FAST_sendrecv_replace(fn, args, arguments)
 #define STRATA_FAST_isendrecv(fn, args, arguments)
 #define STRATA_FAST_isendrecv_replace(fn, args, arguments)
-#define STRATA_FAST_coll(fn, args, arguments)
-#define STRATA_FAST_icoll(fn, args, arguments)
-#define STRATA_FAST_coll_init(fn, args, arguments)
+#define STRATA_FAST_coll(fn, args, arguments) STRATA_FAST_COLL(fn, args, STRATA_ROLE_3 arguments, )
+#define STRATA_FAST_icoll(fn, args, arguments) STRATA_FAST_COLL(fn, args, STRATA_ROLE_4 arguments, )
+#define STRATA_FAST_coll_init(fn, args, arguments) STRATA_FAST_COLL(fn, args, STRATA_ROLE_4 arguments, )
 #define STRATA_FAST_local(fn, args, arguments)
 #define STRATA_FAST_refused(fn, args, arguments)
 #define STRATA_FAST_file(fn, args, arguments)

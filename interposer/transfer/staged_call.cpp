@@ -6,6 +6,7 @@
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "interposer/types/fast_types.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
@@ -82,6 +83,15 @@ RoleAccess access_of(const CallShape& shape, const Buf& b, bool in_place) {
   return {};
 }
 
+// A datatype that matters to this call, measured: its shape remembered for
+// the pass-through tests (which never ask about a handle that may not
+// matter on this rank, and so may be garbage).
+void learn_shape(MPI_Datatype type, const TypeLayout& t) {
+  if (fast_shape(type) != TypeShape::unknown) return;
+  const bool contiguous = t.lb == 0 && t.true_lb == 0 && t.extent == t.size && t.true_extent == t.size;
+  remember_shape(type, contiguous ? TypeShape::contiguous : TypeShape::other);
+}
+
 // Where a role's data lies: runs of `count` elements of `type` at byte
 // `offset` from the role's pointer (one per block of a v or w buffer).
 struct Part {
@@ -105,13 +115,14 @@ Result<Span> layout_of_role(const CallShape& shape, const Buf& b, bool in_place,
   auto one = [&](int64_t count) -> Result<Span> {
     Result<TypeLayout> t = measure_datatype(b.type);
     if (!t) return t.status();
-    parts->push_back({0, count, b.type});
+    learn_shape(b.type, t.value());
+    if (parts != nullptr) parts->push_back({0, count, b.type});
     return span_of(t.value(), count);
   };
   switch (b.shape) {
     case Shape::one: return one(b.count);
     case Shape::bytes:
-      parts->push_back({0, std::max<int64_t>(0, b.count), MPI_BYTE});
+      if (parts != nullptr) parts->push_back({0, std::max<int64_t>(0, b.count), MPI_BYTE});
       return Span{0, std::max<int64_t>(0, b.count)};
     case Shape::blocks: return one(b.count * peers_of(shape, b.peers));
     case Shape::block_of: return one(in_place ? b.count * shape.group : b.count);
@@ -132,9 +143,10 @@ Result<Span> layout_of_role(const CallShape& shape, const Buf& b, bool in_place,
         const MPI_Datatype type = b.shape == Shape::w ? b.types[i] : b.type;
         Result<TypeLayout> t = measure_datatype(type);
         if (!t) return t.status();
+        learn_shape(type, t.value());
         const Span s = span_of(t.value(), c);
         const int64_t at = b.shape == Shape::w ? displ_at(b, i) : displ_at(b, i) * t.value().extent;
-        parts->push_back({at, c, type});
+        if (parts != nullptr) parts->push_back({at, c, type});
         widen(&all, Span{at + s.lo, at + s.hi});
       }
       return all;
@@ -164,12 +176,13 @@ int for_each_device_role(const CallShape& shape, calls::Bufs bufs, Visit visit) 
   for (const Buf& b : bufs) {
     const void* p = b.pointer();
     if (p == nullptr || p == MPI_IN_PLACE || p == MPI_BOTTOM || !matters(shape, b)) continue;
-    std::vector<Part> parts;
-    Result<Span> span = layout_of_role(shape, b, in_place, &parts);
+    Result<Span> span = layout_of_role(shape, b, in_place, nullptr);
     if (!span) return MPI_ERR_TYPE;
     const Span s = span.value();
     if (s.hi <= s.lo) continue;
     if (!is_device(static_cast<const char*>(p) + s.lo)) continue;
+    std::vector<Part> parts;  // only for buffers in device memory
+    (void)layout_of_role(shape, b, in_place, &parts);
     if (int rc = visit(b, s, access_of(shape, b, in_place), std::move(parts)); rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
@@ -203,6 +216,19 @@ int CallShape::of(MPI_Comm comm, int root, CallShape* out) {
 }
 
 CallShape CallShape::local() { return CallShape{}; }
+
+bool StagedCall::all_host_at_a_glance(calls::Bufs bufs) noexcept {
+  for (const Buf& b : bufs) {
+    const void* p = b.pointer();
+    if (p == nullptr || p == MPI_IN_PLACE) continue;
+    if (!gpu::maybe_device(p) && (b.shape == Shape::bytes || (b.shape != Shape::v && b.shape != Shape::w &&
+                                                              fast_shape(b.type) == TypeShape::contiguous))) {
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
 
 bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
   bool found = false;

@@ -55,6 +55,13 @@ class StagedCall {
   int stage(const CallShape& shape, calls::Bufs bufs, bool copy_now);
   // Does any buffer of the call lie in GPU memory? (Without staging.)
   static bool any_on_device(const CallShape& shape, calls::Bufs bufs);
+  // The pass-through test, without a lock, an allocation or a question to
+  // the library: every buffer is certainly host memory (its pointer in a
+  // host granule, its datatype one run of bytes per element, known as such
+  // from an earlier call). False says nothing: ask any_on_device. It never
+  // asks the library about a handle (a role may not matter on this rank,
+  // and then its datatype may be anything).
+  static bool all_host_at_a_glance(calls::Bufs bufs) noexcept;
   bool empty() const { return mirrors_.empty(); }
   // Device to host for every mirror the call reads or writes.
   int copy_in();

@@ -1,5 +1,7 @@
 #include "interposer/types/fast_types.hpp"
 
+#include "interposer/types/type_cache.hpp"
+
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -42,6 +44,13 @@ TypeShape fast_shape(MPI_Datatype type) noexcept {
     if (k == 0) return TypeShape::unknown;
   }
   return TypeShape::unknown;
+}
+
+TypeShape shape_of(MPI_Datatype type) noexcept {
+  const TypeShape s = fast_shape(type);
+  if (s != TypeShape::unknown || type == MPI_DATATYPE_NULL) return s;
+  (void)type_cache().find_usable(type);  // describes and remembers it (type_cache.cpp)
+  return fast_shape(type);
 }
 
 void remember_shape(MPI_Datatype type, TypeShape shape) noexcept {

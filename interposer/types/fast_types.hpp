@@ -16,6 +16,9 @@ enum class TypeShape : uint8_t { unknown = 0, contiguous = 1, other = 2 };
 
 // unknown: not in the table (not seen yet, evicted, or freed).
 TypeShape fast_shape(MPI_Datatype type) noexcept;
+// fast_shape, learning a type not seen yet (a predefined one, or one
+// committed before Strata was there) from the type cache: a lock, once.
+TypeShape shape_of(MPI_Datatype type) noexcept;
 void remember_shape(MPI_Datatype type, TypeShape shape) noexcept;
 void forget_shape(MPI_Datatype type) noexcept;
 

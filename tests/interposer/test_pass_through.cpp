@@ -1,0 +1,136 @@
+// The pass-through path takes no lock and allocates nothing ("the preload
+// never makes a program slower"). This program links the interposer's
+// wrappers and core statically (the preload library's contents) with
+// malloc, calloc, realloc, operator new and the pthread lock calls
+// wrapped and counted (-Wl,--wrap: only references from Strata's code and
+// this file are counted, not the MPI library's own), then calls MPI on host
+// buffers of predefined and contiguous types, as a program would, and
+// asserts that none of those were used. A first call on a datatype never
+// seen before takes the slow path once (a lock: the proof that the counting
+// works).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <pthread.h>
+
+namespace {
+std::atomic<long> g_allocations{0};
+std::atomic<long> g_locks{0};
+thread_local bool t_counting = false;  // only the test's own calls are counted
+}  // namespace
+
+extern "C" {
+void* __real_malloc(size_t);
+void* __real_calloc(size_t, size_t);
+void* __real_realloc(void*, size_t);
+int __real_pthread_mutex_lock(pthread_mutex_t*);
+int __real_pthread_rwlock_rdlock(pthread_rwlock_t*);
+int __real_pthread_rwlock_wrlock(pthread_rwlock_t*);
+
+void* __wrap_malloc(size_t n) {
+  if (t_counting) g_allocations.fetch_add(1);
+  return __real_malloc(n);
+}
+void* __wrap_calloc(size_t n, size_t m) {
+  if (t_counting) g_allocations.fetch_add(1);
+  return __real_calloc(n, m);
+}
+void* __wrap_realloc(void* p, size_t n) {
+  if (t_counting) g_allocations.fetch_add(1);
+  return __real_realloc(p, n);
+}
+int __wrap_pthread_mutex_lock(pthread_mutex_t* m) {
+  if (t_counting) g_locks.fetch_add(1);
+  return __real_pthread_mutex_lock(m);
+}
+int __wrap_pthread_rwlock_rdlock(pthread_rwlock_t* l) {
+  if (t_counting) g_locks.fetch_add(1);
+  return __real_pthread_rwlock_rdlock(l);
+}
+int __wrap_pthread_rwlock_wrlock(pthread_rwlock_t* l) {
+  if (t_counting) g_locks.fetch_add(1);
+  return __real_pthread_rwlock_wrlock(l);
+}
+}
+
+void* operator new(size_t n) {
+  if (t_counting) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace {
+
+struct Counts {
+  long allocations;
+  long locks;
+};
+
+// Counts what Strata (and this file) allocate and lock while `body` runs.
+template <class Body>
+Counts counted(Body body) {
+  const long a0 = g_allocations.load(), l0 = g_locks.load();
+  t_counting = true;
+  body();
+  t_counting = false;
+  return {g_allocations.load() - a0, g_locks.load() - l0};
+}
+
+// A self-message: MPI_Irecv, MPI_Send, then the completion call.
+void self_message(MPI_Datatype type, int count, int how) {
+  char out[64] = {1, 2, 3}, in[64] = {};
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Irecv(in, count, type, 0, 3, MPI_COMM_SELF, &r);
+  MPI_Send(out, count, type, 0, 3, MPI_COMM_SELF);
+  int flag = 0;
+  switch (how) {
+    case 0: MPI_Wait(&r, MPI_STATUS_IGNORE); break;
+    case 1: MPI_Waitall(1, &r, MPI_STATUSES_IGNORE); break;
+    default:
+      while (!flag) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+      break;
+  }
+}
+
+TEST(PassThrough, PredefinedAndContiguousTypesTakeNoLockAndAllocateNothing) {
+  MPI_Datatype contiguous = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(4, MPI_INT, &contiguous);
+  MPI_Type_commit(&contiguous);
+  const MPI_Datatype types[] = {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, contiguous};
+  for (MPI_Datatype t : types) self_message(t, 1, 0);  // first use of each: learnt
+  for (int how = 0; how < 3; ++how) {
+    const Counts c = counted([&] {
+      for (int i = 0; i < 200; ++i) {
+        for (MPI_Datatype t : types) self_message(t, 1, how);
+      }
+    });
+    EXPECT_EQ(c.allocations, 0) << "completion " << how;
+    EXPECT_EQ(c.locks, 0) << "completion " << how;
+  }
+  MPI_Type_free(&contiguous);
+}
+
+// The counting itself: a datatype the interposer has not seen is learnt on
+// its first call, under a lock.
+TEST(PassThrough, FirstUseOfADatatypeIsCounted) {
+  const Counts first = counted([] { self_message(MPI_UNSIGNED_SHORT, 2, 0); });
+  EXPECT_GT(first.locks, 0);
+  const Counts then = counted([] { self_message(MPI_UNSIGNED_SHORT, 2, 0); });
+  EXPECT_EQ(then.locks, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  testing::InitGoogleTest(&argc, argv);
+  const int rc = RUN_ALL_TESTS();
+  MPI_Finalize();
+  return rc;
+}
