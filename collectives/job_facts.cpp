@@ -26,6 +26,7 @@ static_assert(sizeof(RankFacts) == 16, "sent as bytes");
 
 std::mutex g_mutex;
 std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
+int g_ranks_on_my_host = 0;
 int g_keyval = MPI_KEYVAL_INVALID;
 
 // Communicators known to need no context, without a lock: open addressing
@@ -126,6 +127,9 @@ Status learn_job(MPI_Comm world) noexcept {
       break;
     }
   }
+  int here = 0;
+  for (const RankFacts& r : *all) here += r.host == mine.host ? 1 : 0;
+  g_ranks_on_my_host = here;
   std::lock_guard<std::mutex> lock(g_mutex);
   delete g_world;
   g_world = all;
@@ -135,6 +139,8 @@ Status learn_job(MPI_Comm world) noexcept {
   }
   return Status::ok;
 }
+
+int ranks_on_my_host() noexcept { return g_ranks_on_my_host; }
 
 void forget_job() noexcept {
   std::lock_guard<std::mutex> lock(g_mutex);

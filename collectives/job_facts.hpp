@@ -27,6 +27,9 @@ struct CommFacts {
   bool multi_node = false;       // the members span several hosts
 };
 
+// How many of the job's ranks share this rank's host (0 before learn_job).
+int ranks_on_my_host() noexcept;
+
 // Cached on the communicator (an attribute, freed with it), and in a
 // lock-free table the per-call question below reads.
 CommFacts facts_of(MPI_Comm comm) noexcept;

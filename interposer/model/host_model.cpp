@@ -1,5 +1,7 @@
 #include "interposer/model/host_model.hpp"
 
+#include "collectives/job_facts.hpp"
+
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
@@ -11,6 +13,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace strata::interposer {
 namespace {
@@ -184,6 +187,25 @@ std::atomic<int> g_override{-1};
 
 void override_host_pack(int mode) { g_override.store(mode, std::memory_order_relaxed); }
 
+// The built-in figures were measured with four ranks per core (the
+// reference machine: 8 ranks on 2 cores). Where the ranks have cores to
+// spare the library pipelines a large derived-type message, packing the
+// next fragment while the last one moves, and Strata's pack-then-send loses
+// to it (measured on a 16-core host: 0.7-0.8x from 512 KiB packed). So
+// without a model measured here, large transfers go to the library unless
+// the node is oversubscribed as the reference was. A per-rank choice: it
+// only changes how this rank packs (packed bytes match any receive type).
+constexpr int64_t kBuiltinLargestTransfer = 64 << 10;
+
+bool node_oversubscribed() {
+  static const bool over = [] {
+    const int ranks = coll::ranks_on_my_host();
+    const unsigned cores = std::thread::hardware_concurrency();
+    return ranks > 0 && cores > 0 && static_cast<unsigned>(ranks) > cores;
+  }();
+  return over;
+}
+
 bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block) {
   const int forced = g_override.load(std::memory_order_relaxed);
   if (forced >= 0) return forced == 1;
@@ -192,7 +214,12 @@ bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block) {
     case HostPackMode::never: return false;
     case HostPackMode::automatic: break;
   }
-  return host_model().strata_wins(op, packed_bytes, block);
+  const HostModel& m = host_model();
+  if (op == HostOp::transfer && packed_bytes > kBuiltinLargestTransfer && m.source == "built-in" &&
+      !node_oversubscribed()) {
+    return false;
+  }
+  return m.strata_wins(op, packed_bytes, block);
 }
 
 }  // namespace strata::interposer
