@@ -393,6 +393,59 @@ TEST_F(EveryCall, RequestFreeOfAnActiveDeviceSend) {
   }
 }
 
+// A duplicate of a predefined type (MPI_Type_dup: committed, never passed
+// to MPI_Type_commit) describing device buffers, before any call used the
+// original: a ring exchange and an MPI_Pack, against the original type on
+// host memory. MPI_UNSIGNED_SHORT: no other case uses it.
+TEST_F(EveryCall, TypeDupOfAPredefinedType) {
+  Comms comms;
+  const MPI_Comm comm = comms.world;
+  const int rank = cases::rank_of(comm), size = cases::size_of(comm);
+  const int dest = (rank + 1) % size, source = (rank + size - 1) % size;
+  const Setting s = setting();
+  EXPECT_TRUE(run("MPI_Type_dup(MPI_UNSIGNED_SHORT), MPI_Sendrecv and MPI_Pack", [&]() -> std::string {
+    const int n = 2 * s.n;
+    const size_t bytes = static_cast<size_t>(n) * sizeof(unsigned short);
+    std::vector<unsigned short> in(static_cast<size_t>(n)), ref(in.size()), got(in.size());
+    for (int i = 0; i < n; ++i) in[static_cast<size_t>(i)] = static_cast<unsigned short>(1000 * rank + i);
+    PMPI_Sendrecv(in.data(), n, MPI_UNSIGNED_SHORT, dest, 64, ref.data(), n, MPI_UNSIGNED_SHORT, source, 64, comm,
+                  MPI_STATUS_IGNORE);
+    MPI_Datatype dup = MPI_DATATYPE_NULL;
+    int rc = CASE_CALL(MPI_Type_dup, MPI_UNSIGNED_SHORT, &dup);
+    if (rc != MPI_SUCCESS) return cases::failed("MPI_Type_dup", rc);
+    const bool device = s.device(rank);
+    auto alloc = [&] { return device ? strata_test::test_device_alloc(bytes) : std::malloc(bytes); };
+    auto release = [&](void* p) { device ? strata_test::test_device_free(p) : std::free(p); };
+    auto to = [&](void* p, const void* h) {
+      device ? strata_test::test_device_to(p, h, bytes) : (void)std::memcpy(p, h, bytes);
+    };
+    auto from = [&](void* h, const void* p) {
+      device ? strata_test::test_device_from(h, p, bytes) : (void)std::memcpy(h, p, bytes);
+    };
+    void* send = alloc();
+    void* recv = alloc();
+    to(send, in.data());
+    rc = MPI_Sendrecv(send, n, dup, dest, 64, recv, n, dup, source, 64, comm, MPI_STATUS_IGNORE);
+    std::string why = rc != MPI_SUCCESS ? cases::failed("MPI_Sendrecv", rc) : "";
+    if (why.empty()) {
+      from(got.data(), recv);
+      if (got != ref) why = "MPI_Sendrecv: other values";
+    }
+    std::vector<char> packed(bytes + 64), want(bytes + 64);
+    int position = 0, ref_position = 0;
+    if (why.empty()) {
+      rc = MPI_Pack(send, n, dup, packed.data(), static_cast<int>(packed.size()), &position, comm);
+      PMPI_Pack(in.data(), n, MPI_UNSIGNED_SHORT, want.data(), static_cast<int>(want.size()), &ref_position, comm);
+      if (rc != MPI_SUCCESS) why = cases::failed("MPI_Pack", rc);
+      if (why.empty() && (position != ref_position || packed != want)) why = "MPI_Pack: other bytes";
+    }
+    release(send);
+    release(recv);
+    MPI_Type_free(&dup);
+    return why;
+  }));
+}
+
 // --- collectives ------------------------------------------------------------------------
 
 // The neighbourhood collectives run on a periodic ring of 3 or more ranks.
@@ -623,7 +676,7 @@ const Listed kWithoutBuffer[] = {
     {"MPI_Finalize", "the test main", false},
     {"MPI_Type_commit", "every derived datatype of the cases (cases::Type)", true},
     {"MPI_Type_free", "every derived datatype of the cases (cases::Type)", true},
-    {"MPI_Type_dup", "no case: a datatype call without a buffer", false},
+    {"MPI_Type_dup", "TypeDupOfAPredefinedType (device buffers described by the copy)", true},
     {"MPI_Pack_size", "the pack cases size their buffers with it", true},
     {"MPI_Probe", "no case: flushes deferred sends, then the library's", false},
     {"MPI_Iprobe", "no case: flushes deferred sends, then the library's", false},
