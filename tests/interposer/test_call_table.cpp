@@ -64,7 +64,7 @@ TEST(CallTable, BuildHasExactlyTheDocumentedCallsOfItsMpi) {
 TEST(CallTable, KindsOfLargeCountFormsAndFlushes) {
   using strata::calls::Kind;
   EXPECT_EQ(strata::calls::kind_of(Id::MPI_Allreduce), Kind::routed);
-  EXPECT_EQ(strata::calls::kind_of(Id::MPI_Alltoallv), Kind::special);
+  EXPECT_EQ(strata::calls::kind_of(Id::MPI_Alltoallv), Kind::packed);
   EXPECT_EQ(strata::calls::kind_of(Id::MPI_Gatherv), Kind::coll);
   EXPECT_FALSE(strata::calls::flushes(Kind::irecv));
   EXPECT_TRUE(strata::calls::flushes(Kind::coll));
