@@ -39,6 +39,11 @@ std::vector<Case> file_cases(MPI_Comm comm, const std::string& dir, const cases:
 // still work. `device` false: only the host half.
 std::vector<Case> refused_cases(MPI_Comm comm, const cases::Setting& s);
 
+// The collectives on an intercommunicator of the even and the odd ranks
+// (groups of 1 and 1, 2 and 1, 2 and 2), against the PMPI_ calls on host
+// ints.
+std::vector<Case> intercommunicator_cases(const cases::Setting& s);
+
 // The error class of an MPI return code.
 int error_class(int rc);
 
