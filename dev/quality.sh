@@ -124,9 +124,11 @@ quality_mpich() {
   # and np5_hierarchical (Strata's own algorithm, uneven groups). The other
   # shapes (8 and 6 ranks, two_level, _preload_disabled) run the same Strata
   # code, each 8-rank run costs ~30 s here, and the main stage runs them all.
+  # Of test_mpi_every_call the 2- and 3-rank runs (4 ranks on 2 cores cost
+  # MPICH ~15 s and take no path the 3-rank run does not).
   # The install check needs the whole tree installed (checked by hand).
   ctest_selection=(-L interposer
-                   -E '^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|two_level|preload_disabled)$|^package_find_package$')
+                   -E '^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|two_level|preload_disabled)$|^test_mpi_every_call_np4_preload$|^package_find_package$')
   build_tests_of "$build_dir-mpich" -DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich \
     -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF || return
   run_selected "$build_dir-mpich"

@@ -246,10 +246,11 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::alltoallv, comm, uint64_t{0}, -1, nullptr);
   int inter = 0, peers = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
       PMPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
     return real().MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
+  if (inter) return kStageWholeCall;  // the library's call on an intercommunicator, device buffers staged
   return alltoallv_like("MPI_Alltoallv", real().MPI_Alltoallv, peers, peers, sendbuf, sendcounts, sdispls, sendtype,
                         recvbuf, recvcounts, rdispls, recvtype, comm);
 }

@@ -82,9 +82,15 @@ class Taken {
         queued = queued || item.op.recv.plan.path == Path::device_pack;
         if (strata_rc == MPI_SUCCESS) strata_rc = f;
       }
-      if (item.op.persistent) keep(item);
+      item.keep_after_wait = item.op.persistent;
     }
     if (queued && wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) strata_rc = MPI_ERR_INTERN;
+    // A persistent request goes back only now: a queued unpack points into
+    // its plan (the layout of count > 1 elements), which moving it would
+    // move away from under the unpack.
+    for (Item& item : items_) {
+      if (item.keep_after_wait) keep(item);
+    }
     items_.clear();  // releases the staging of the finished requests
     return rc == MPI_SUCCESS ? strata_rc : rc;
   }
@@ -95,6 +101,7 @@ class Taken {
     MPI_Request handle;
     PendingOp op;
     bool finished = false;
+    bool keep_after_wait = false;  // persistent: back into the table after the device wait
   };
   // An entry that stays: the user's handle back in place, the entry back in
   // the table.

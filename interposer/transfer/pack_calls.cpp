@@ -182,7 +182,12 @@ int type_free(MPI_Datatype* type) {
 
 int type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
   int rc = real().MPI_Type_dup(type, newtype);
-  if (rc == MPI_SUCCESS && newtype != nullptr) type_cache().on_dup(type, *newtype);
+  if (rc == MPI_SUCCESS && newtype != nullptr) {
+    // A predefined type is described at its first use: now, so that its copy
+    // (committed, never passed to MPI_Type_commit) is known too.
+    (void)type_cache().find_usable(type);
+    type_cache().on_dup(type, *newtype);
+  }
   return rc;
 }
 

@@ -27,6 +27,7 @@ int restart(PendingOp& op) {
   op.active = true;
   if (op.refill_buffer != nullptr) return fill_send(op.refill, op.refill_buffer, &op.send);
   if (op.kind == PendingOp::Kind::staged && op.staged) return op.staged->copy_in();
+  if (op.receives()) return refresh_recv(op.recv);
   return MPI_SUCCESS;
 }
 

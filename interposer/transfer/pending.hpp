@@ -65,7 +65,8 @@ struct PendingOp {
 int finish(PendingOp& op, const MPI_Status& status, int error, bool wait = true);
 
 // MPI_Start on a persistent operation: packs a send's buffer again, fills a
-// staged call's read mirrors; marks it active.
+// staged call's read mirrors, copies a receive's device span to its host
+// copy again (refresh_recv); marks it active.
 int restart(PendingOp& op);
 
 class PendingTable {

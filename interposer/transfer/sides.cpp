@@ -122,6 +122,15 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
   return MPI_SUCCESS;
 }
 
+int refresh_recv(Incoming& in) {
+  if (in.plan.path != Path::device_span) return MPI_SUCCESS;
+  const Span& span = in.plan.span;
+  const Status s = copy_bytes(in.host.data(), static_cast<const char*>(in.user) + span.lo, span.hi - span.lo);
+  if (s != Status::ok) return error_code(s);
+  counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
 int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   const Plan& plan = in.plan;
   if (plan.path == Path::library) return MPI_SUCCESS;

@@ -63,6 +63,11 @@ struct Incoming {
 
 int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, Incoming* in);
 
+// A persistent receive started again (MPI_Start): a device span's host
+// copy is taken again, so that the elements a shorter message does not
+// reach keep what the buffer holds now, not what it held at MPI_Recv_init.
+int refresh_recv(Incoming& in);
+
 // After the library completed the receive (successfully) with `status`:
 // moves what arrived into the user's buffer. With `wait` false device work
 // may still be queued: `in` must then live until wait_for_queued_unpacks().

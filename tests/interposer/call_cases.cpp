@@ -1,4 +1,5 @@
 #include "call_cases.hpp"
+#include "call_cases_detail.hpp"
 
 #include "support/test_device_memory.hpp"
 
@@ -6,27 +7,10 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <numeric>
 
-#if defined(OPEN_MPI) && OPEN_MPI
-#include <mpi-ext.h>
-#endif
-
-// The persistent collectives: MPI-4's MPI_*_init, Open MPI 4.1's MPIX_*_init.
-#if MPI_VERSION >= 4
-#define PCOLL(name) MPI_##name##_init
-#define HAVE_PCOLL 1
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
-#define PCOLL(name) MPIX_##name##_init
-#define HAVE_PCOLL 1
-#else
-#define HAVE_PCOLL 0
-#endif
-
 namespace cases {
-namespace {
-
-constexpr unsigned char kPoison = 0xA5;
 
 int rank_of(MPI_Comm c) {
   int r = 0;
@@ -39,7 +23,7 @@ int size_of(MPI_Comm c) {
   return s;
 }
 
-std::vector<int> values(int rank, int n, int it, int first = 0) {
+std::vector<int> values(int rank, int n, int it, int first) {
   std::vector<int> v(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) v[static_cast<size_t>(j)] = value(rank, first + j, it);
   return v;
@@ -52,30 +36,40 @@ std::string failed(const char* what, int rc) {
   return std::string(what) + " returned " + text;
 }
 
-// The calls of one case in each form; `persistent` makes the request.
-struct Calls {
-  std::function<int()> blocking;
-  std::function<int(MPI_Request*)> nonblocking;
-  std::function<int(MPI_Request*)> persistent;
-};
+namespace {
+std::mutex g_calls_mutex;
+std::set<std::string>& calls_noted() {
+  static auto* calls = new std::set<std::string>();  // never destroyed: noted until exit
+  return *calls;
+}
+}  // namespace
 
-// Runs a case in the setting's form: fill(it) writes the inputs and
-// poisons the outputs, check(it) compares against the oracle. A persistent
-// request runs twice, with new inputs for the second start.
+void note_call(const char* name) {
+  std::lock_guard<std::mutex> lock(g_calls_mutex);
+  calls_noted().insert(name);
+}
+
+std::set<std::string> calls_made() {
+  std::lock_guard<std::mutex> lock(g_calls_mutex);
+  return calls_noted();
+}
+
 std::string drive(const Setting& s, const Calls& calls, const std::function<void(int)>& fill,
                   const std::function<std::string(int)>& check) {
   switch (s.form) {
     case Form::blocking: {
+      if (!calls.blocking) return "";
       fill(0);
       const int rc = calls.blocking();
       return rc != MPI_SUCCESS ? failed("the call", rc) : check(0);
     }
     case Form::nonblocking: {
+      if (!calls.nonblocking) return "";
       fill(0);
       MPI_Request r = MPI_REQUEST_NULL;
       int rc = calls.nonblocking(&r);
       if (rc != MPI_SUCCESS) return failed("the non-blocking call", rc);
-      rc = complete(&r, s.completion);
+      rc = complete(&r, s.completion, calls.status != nullptr ? calls.status : MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) return failed(to_string(s.completion), rc);
       if (r != MPI_REQUEST_NULL) return "the request is not MPI_REQUEST_NULL after completion";
       return check(0);
@@ -88,18 +82,23 @@ std::string drive(const Setting& s, const Calls& calls, const std::function<void
       std::string why;
       for (int it = 0; it < 2 && why.empty(); ++it) {
         fill(it);
-        rc = MPI_Start(&r);
-        if (rc != MPI_SUCCESS) return failed("MPI_Start", rc);
-        rc = complete(&r, s.completion);
+        rc = it == 0 ? CASE_CALL(MPI_Start, &r) : CASE_CALL(MPI_Startall, 1, &r);
+        if (rc != MPI_SUCCESS) return failed(it == 0 ? "MPI_Start" : "MPI_Startall", rc);
+        rc = complete(&r, s.completion, calls.status != nullptr ? calls.status : MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) return failed(to_string(s.completion), rc);
+        if (r == MPI_REQUEST_NULL) return "the persistent request is MPI_REQUEST_NULL after completion";
         why = check(it);
       }
-      MPI_Request_free(&r);
+      CASE_CALL(MPI_Request_free, &r);
       return why;
     }
   }
   return "unknown form";
 }
+
+namespace {
+
+constexpr unsigned char kPoison = 0xA5;
 
 // Per-peer ints of the v forms: a different count per pair of ranks.
 int pair_ints(int n, int from, int to) { return n * (1 + (from + 2 * to) % 2); }
@@ -111,7 +110,6 @@ std::vector<Side::Block> blocks_of(const Type& t, const std::vector<int>& ints) 
   for (int n : ints) b.push_back({&t, n / t.per()});
   return b;
 }
-std::vector<int> uniform(int blocks, int n) { return std::vector<int>(static_cast<size_t>(blocks), n); }
 
 // The neighbours of a communicator with a topology (this harness makes 1-D
 // periodic Cartesian ones: left, right).
@@ -128,12 +126,13 @@ std::string bcast(MPI_Comm comm, const Setting& s) {
   Type t(s.flavor(rank));
   Side buf(s.device(rank), blocks_of(t, {s.n}));
   std::vector<int> ref;
-  Calls calls{[&] { return MPI_Bcast(buf.data(), s.n / t.per(), t.get(), root, comm); },
-              [&](MPI_Request* r) { return MPI_Ibcast(buf.data(), s.n / t.per(), t.get(), root, comm, r); },
-              {}};
-#if HAVE_PCOLL
+  Calls calls{
+      [&] { return CASE_CALL_LC(s, MPI_Bcast, buf.data(), s.n / t.per(), t.get(), root, comm); },
+      [&](MPI_Request* r) { return CASE_CALL_LC(s, MPI_Ibcast, buf.data(), s.n / t.per(), t.get(), root, comm, r); },
+      {}};
+#if CASE_HAVE_PCOLL
   calls.persistent = [&](MPI_Request* r) {
-    return PCOLL(Bcast)(buf.data(), s.n / t.per(), t.get(), root, comm, MPI_INFO_NULL, r);
+    return CASE_PCOLL(s, Bcast, buf.data(), s.n / t.per(), t.get(), root, comm, MPI_INFO_NULL, r);
   };
 #endif
   return drive(
@@ -163,37 +162,41 @@ std::string gather(MPI_Comm comm, const Setting& s, bool vform, bool in_place) {
     rcounts[static_cast<size_t>(i)] = counts[static_cast<size_t>(i)] / tr.per();
     displs[static_cast<size_t>(i)] = is_root ? recv.displ(i) : 0;
   }
+  const Counts c_rcounts(rcounts), c_displs(displs);
   const bool inplace_here = in_place && is_root;
   const void* sb = inplace_here ? MPI_IN_PLACE : send.data();
   std::vector<int> ref;
   Calls calls;
   if (vform) {
     calls = {[&] {
-               return MPI_Gatherv(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(), tr.get(),
-                                  root, comm);
+               return CASE_CALL_LC(s, MPI_Gatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs,
+                                   tr.get(), root, comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Igatherv(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(), tr.get(),
-                                   root, comm, r);
+               return CASE_CALL_LC(s, MPI_Igatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs,
+                                   tr.get(), root, comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Gatherv)(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(), tr.get(), root,
-                            comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Gatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs, tr.get(), root,
+                        comm, MPI_INFO_NULL, r);
     };
 #endif
   } else {
-    calls = {
-        [&] { return MPI_Gather(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root, comm); },
-        [&](MPI_Request* r) {
-          return MPI_Igather(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root, comm, r);
-        },
-        {}};
-#if HAVE_PCOLL
+    calls = {[&] {
+               return CASE_CALL_LC(s, MPI_Gather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(),
+                                   root, comm);
+             },
+             [&](MPI_Request* r) {
+               return CASE_CALL_LC(s, MPI_Igather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(),
+                                   root, comm, r);
+             },
+             {}};
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Gather)(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root, comm,
-                           MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Gather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root, comm,
+                        MPI_INFO_NULL, r);
     };
 #endif
   }
@@ -235,38 +238,39 @@ std::string scatter(MPI_Comm comm, const Setting& s, bool vform) {
     scounts[static_cast<size_t>(i)] = counts[static_cast<size_t>(i)] / ts.per();
     displs[static_cast<size_t>(i)] = is_root ? send.displ(i) : 0;
   }
+  const Counts c_scounts(scounts), c_displs(displs);
   std::vector<int> ref;
   Calls calls;
   if (vform) {
     calls = {[&] {
-               return MPI_Scatterv(send.data(), scounts.data(), displs.data(), ts.get(), recv.data(), mine / tr.per(),
-                                   tr.get(), root, comm);
+               return CASE_CALL_LC(s, MPI_Scatterv, send.data(), c_scounts, c_displs, ts.get(), recv.data(),
+                                   mine / tr.per(), tr.get(), root, comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Iscatterv(send.data(), scounts.data(), displs.data(), ts.get(), recv.data(), mine / tr.per(),
-                                    tr.get(), root, comm, r);
+               return CASE_CALL_LC(s, MPI_Iscatterv, send.data(), c_scounts, c_displs, ts.get(), recv.data(),
+                                   mine / tr.per(), tr.get(), root, comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Scatterv)(send.data(), scounts.data(), displs.data(), ts.get(), recv.data(), mine / tr.per(),
-                             tr.get(), root, comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Scatterv, send.data(), c_scounts, c_displs, ts.get(), recv.data(), mine / tr.per(), tr.get(),
+                        root, comm, MPI_INFO_NULL, r);
     };
 #endif
   } else {
     calls = {[&] {
-               return MPI_Scatter(send.data(), s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root,
-                                  comm);
+               return CASE_CALL_LC(s, MPI_Scatter, send.data(), s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(),
+                                   tr.get(), root, comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Iscatter(send.data(), s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root,
-                                   comm, r);
+               return CASE_CALL_LC(s, MPI_Iscatter, send.data(), s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(),
+                                   tr.get(), root, comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Scatter)(send.data(), s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root, comm,
-                            MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Scatter, send.data(), s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), root,
+                        comm, MPI_INFO_NULL, r);
     };
 #endif
   }
@@ -303,66 +307,72 @@ std::string allgather(MPI_Comm comm, const Setting& s, bool vform, bool in_place
     rcounts[static_cast<size_t>(i)] = counts[static_cast<size_t>(i)] / tr.per();
     displs[static_cast<size_t>(i)] = recv.displ(i);
   }
+  const Counts c_rcounts(rcounts), c_displs(displs);
   const void* sb = in_place ? MPI_IN_PLACE : send.data();
   std::vector<int> ref;
   Calls calls;
   if (neighbour && vform) {
     calls = {[&] {
-               return MPI_Neighbor_allgatherv(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(),
-                                              tr.get(), comm);
+               return CASE_CALL_LC(s, MPI_Neighbor_allgatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts,
+                                   c_displs, tr.get(), comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Ineighbor_allgatherv(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(),
-                                               displs.data(), tr.get(), comm, r);
+               return CASE_CALL_LC(s, MPI_Ineighbor_allgatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts,
+                                   c_displs, tr.get(), comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Neighbor_allgatherv)(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(),
-                                        tr.get(), comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Neighbor_allgatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs,
+                        tr.get(), comm, MPI_INFO_NULL, r);
     };
 #endif
   } else if (neighbour) {
     calls = {[&] {
-               return MPI_Neighbor_allgather(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm);
+               return CASE_CALL_LC(s, MPI_Neighbor_allgather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(),
+                                   tr.get(), comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Ineighbor_allgather(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm,
-                                              r);
+               return CASE_CALL_LC(s, MPI_Ineighbor_allgather, sb, s.n / ts.per(), ts.get(), recv.data(),
+                                   s.n / tr.per(), tr.get(), comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Neighbor_allgather)(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm,
-                                       MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Neighbor_allgather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(),
+                        comm, MPI_INFO_NULL, r);
     };
 #endif
   } else if (vform) {
     calls = {[&] {
-               return MPI_Allgatherv(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(),
-                                     tr.get(), comm);
+               return CASE_CALL_LC(s, MPI_Allgatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs,
+                                   tr.get(), comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Iallgatherv(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(),
-                                      tr.get(), comm, r);
+               return CASE_CALL_LC(s, MPI_Iallgatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs,
+                                   tr.get(), comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Allgatherv)(sb, mine / ts.per(), ts.get(), recv.data(), rcounts.data(), displs.data(), tr.get(),
-                               comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Allgatherv, sb, mine / ts.per(), ts.get(), recv.data(), c_rcounts, c_displs, tr.get(), comm,
+                        MPI_INFO_NULL, r);
     };
 #endif
   } else {
-    calls = {[&] { return MPI_Allgather(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm); },
+    calls = {[&] {
+               return CASE_CALL_LC(s, MPI_Allgather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(),
+                                   tr.get(), comm);
+             },
              [&](MPI_Request* r) {
-               return MPI_Iallgather(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm, r);
+               return CASE_CALL_LC(s, MPI_Iallgather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(),
+                                   tr.get(), comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Allgather)(sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm, MPI_INFO_NULL,
-                              r);
+      return CASE_PCOLL(s, Allgather, sb, s.n / ts.per(), ts.get(), recv.data(), s.n / tr.per(), tr.get(), comm,
+                        MPI_INFO_NULL, r);
     };
 #endif
   }
@@ -437,88 +447,90 @@ std::string alltoall(MPI_Comm comm, const Setting& s, char form, bool neighbour)
     st[k] = stypes[k]->get();
     rt[k] = rtypes[k]->get();
   }
+  const Counts c_sc(sc), c_rc(rc), c_sd(sd), c_rd(rd);
   MPI_Datatype s0 = st[0], r0 = rt[0];
   Calls calls;
   if (form == ' ' && !neighbour) {
-    calls = {[&] { return MPI_Alltoall(send.data(), sc[0], s0, recv.data(), rc[0], r0, comm); },
-             [&](MPI_Request* r) { return MPI_Ialltoall(send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, r); },
+    calls = {[&] { return CASE_CALL_LC(s, MPI_Alltoall, send.data(), sc[0], s0, recv.data(), rc[0], r0, comm); },
+             [&](MPI_Request* r) {
+               return CASE_CALL_LC(s, MPI_Ialltoall, send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, r);
+             },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Alltoall)(send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Alltoall, send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, MPI_INFO_NULL, r);
     };
 #endif
   } else if (form == ' ') {
     calls = {
-        [&] { return MPI_Neighbor_alltoall(send.data(), sc[0], s0, recv.data(), rc[0], r0, comm); },
-        [&](MPI_Request* r) { return MPI_Ineighbor_alltoall(send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, r); },
+        [&] { return CASE_CALL_LC(s, MPI_Neighbor_alltoall, send.data(), sc[0], s0, recv.data(), rc[0], r0, comm); },
+        [&](MPI_Request* r) {
+          return CASE_CALL_LC(s, MPI_Ineighbor_alltoall, send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, r);
+        },
         {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Neighbor_alltoall)(send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Neighbor_alltoall, send.data(), sc[0], s0, recv.data(), rc[0], r0, comm, MPI_INFO_NULL, r);
     };
 #endif
   } else if (form == 'v' && !neighbour) {
-    calls = {[&] {
-               return MPI_Alltoallv(send.data(), sc.data(), sd.data(), s0, recv.data(), rc.data(), rd.data(), r0, comm);
-             },
-             [&](MPI_Request* r) {
-               return MPI_Ialltoallv(send.data(), sc.data(), sd.data(), s0, recv.data(), rc.data(), rd.data(), r0, comm,
-                                     r);
-             },
-             {}};
-#if HAVE_PCOLL
+    calls = {
+        [&] { return CASE_CALL_LC(s, MPI_Alltoallv, send.data(), c_sc, c_sd, s0, recv.data(), c_rc, c_rd, r0, comm); },
+        [&](MPI_Request* r) {
+          return CASE_CALL_LC(s, MPI_Ialltoallv, send.data(), c_sc, c_sd, s0, recv.data(), c_rc, c_rd, r0, comm, r);
+        },
+        {}};
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Alltoallv)(send.data(), sc.data(), sd.data(), s0, recv.data(), rc.data(), rd.data(), r0, comm,
-                              MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Alltoallv, send.data(), c_sc, c_sd, s0, recv.data(), c_rc, c_rd, r0, comm, MPI_INFO_NULL, r);
     };
 #endif
   } else if (form == 'v') {
     calls = {[&] {
-               return MPI_Neighbor_alltoallv(send.data(), sc.data(), sd.data(), s0, recv.data(), rc.data(), rd.data(),
-                                             r0, comm);
+               return CASE_CALL_LC(s, MPI_Neighbor_alltoallv, send.data(), c_sc, c_sd, s0, recv.data(), c_rc, c_rd, r0,
+                                   comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Ineighbor_alltoallv(send.data(), sc.data(), sd.data(), s0, recv.data(), rc.data(), rd.data(),
-                                              r0, comm, r);
+               return CASE_CALL_LC(s, MPI_Ineighbor_alltoallv, send.data(), c_sc, c_sd, s0, recv.data(), c_rc, c_rd, r0,
+                                   comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Neighbor_alltoallv)(send.data(), sc.data(), sd.data(), s0, recv.data(), rc.data(), rd.data(), r0,
-                                       comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Neighbor_alltoallv, send.data(), c_sc, c_sd, s0, recv.data(), c_rc, c_rd, r0, comm,
+                        MPI_INFO_NULL, r);
     };
 #endif
   } else if (!neighbour) {
     calls = {[&] {
-               return MPI_Alltoallw(send.data(), sc.data(), sd.data(), st.data(), recv.data(), rc.data(), rd.data(),
-                                    rt.data(), comm);
+               return CASE_CALL_LC(s, MPI_Alltoallw, send.data(), c_sc, c_sd, st.data(), recv.data(), c_rc, c_rd,
+                                   rt.data(), comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Ialltoallw(send.data(), sc.data(), sd.data(), st.data(), recv.data(), rc.data(), rd.data(),
-                                     rt.data(), comm, r);
+               return CASE_CALL_LC(s, MPI_Ialltoallw, send.data(), c_sc, c_sd, st.data(), recv.data(), c_rc, c_rd,
+                                   rt.data(), comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Alltoallw)(send.data(), sc.data(), sd.data(), st.data(), recv.data(), rc.data(), rd.data(),
-                              rt.data(), comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Alltoallw, send.data(), c_sc, c_sd, st.data(), recv.data(), c_rc, c_rd, rt.data(), comm,
+                        MPI_INFO_NULL, r);
     };
 #endif
   } else {
     calls = {[&] {
-               return MPI_Neighbor_alltoallw(send.data(), sc.data(), sda.data(), st.data(), recv.data(), rc.data(),
-                                             rda.data(), rt.data(), comm);
+               return CASE_CALL_LC(s, MPI_Neighbor_alltoallw, send.data(), c_sc, sda.data(), st.data(), recv.data(),
+                                   c_rc, rda.data(), rt.data(), comm);
              },
              [&](MPI_Request* r) {
-               return MPI_Ineighbor_alltoallw(send.data(), sc.data(), sda.data(), st.data(), recv.data(), rc.data(),
-                                              rda.data(), rt.data(), comm, r);
+               return CASE_CALL_LC(s, MPI_Ineighbor_alltoallw, send.data(), c_sc, sda.data(), st.data(), recv.data(),
+                                   c_rc, rda.data(), rt.data(), comm, r);
              },
              {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
     calls.persistent = [&](MPI_Request* r) {
-      return PCOLL(Neighbor_alltoallw)(send.data(), sc.data(), sda.data(), st.data(), recv.data(), rc.data(),
-                                       rda.data(), rt.data(), comm, MPI_INFO_NULL, r);
+      return CASE_PCOLL(s, Neighbor_alltoallw, send.data(), c_sc, sda.data(), st.data(), recv.data(), c_rc, rda.data(),
+                        rt.data(), comm, MPI_INFO_NULL, r);
     };
 #endif
   }
@@ -569,68 +581,78 @@ std::string reduction(MPI_Comm comm, const Setting& s, Red kind, bool in_place) 
   const void* sb = inplace_here ? MPI_IN_PLACE : send.data();
   const int count = s.n;
   const int block = counts[0];
+  const Counts c_counts(counts);
   Calls calls;
   switch (kind) {
     case Red::reduce:
-      calls = {[&] { return MPI_Reduce(sb, recv.data(), count, MPI_INT, MPI_SUM, root, comm); },
-               [&](MPI_Request* r) { return MPI_Ireduce(sb, recv.data(), count, MPI_INT, MPI_SUM, root, comm, r); },
+      calls = {[&] { return CASE_CALL_LC(s, MPI_Reduce, sb, recv.data(), count, MPI_INT, MPI_SUM, root, comm); },
+               [&](MPI_Request* r) {
+                 return CASE_CALL_LC(s, MPI_Ireduce, sb, recv.data(), count, MPI_INT, MPI_SUM, root, comm, r);
+               },
                {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
       calls.persistent = [&](MPI_Request* r) {
-        return PCOLL(Reduce)(sb, recv.data(), count, MPI_INT, MPI_SUM, root, comm, MPI_INFO_NULL, r);
+        return CASE_PCOLL(s, Reduce, sb, recv.data(), count, MPI_INT, MPI_SUM, root, comm, MPI_INFO_NULL, r);
       };
 #endif
       break;
     case Red::allreduce:
-      calls = {[&] { return MPI_Allreduce(sb, recv.data(), count, MPI_INT, MPI_SUM, comm); },
-               [&](MPI_Request* r) { return MPI_Iallreduce(sb, recv.data(), count, MPI_INT, MPI_SUM, comm, r); },
+      calls = {[&] { return CASE_CALL_LC(s, MPI_Allreduce, sb, recv.data(), count, MPI_INT, MPI_SUM, comm); },
+               [&](MPI_Request* r) {
+                 return CASE_CALL_LC(s, MPI_Iallreduce, sb, recv.data(), count, MPI_INT, MPI_SUM, comm, r);
+               },
                {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
       calls.persistent = [&](MPI_Request* r) {
-        return PCOLL(Allreduce)(sb, recv.data(), count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
+        return CASE_PCOLL(s, Allreduce, sb, recv.data(), count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
       };
 #endif
       break;
     case Red::scan:
-      calls = {[&] { return MPI_Scan(sb, recv.data(), count, MPI_INT, MPI_SUM, comm); },
-               [&](MPI_Request* r) { return MPI_Iscan(sb, recv.data(), count, MPI_INT, MPI_SUM, comm, r); },
-               {}};
-#if HAVE_PCOLL
+      calls = {
+          [&] { return CASE_CALL_LC(s, MPI_Scan, sb, recv.data(), count, MPI_INT, MPI_SUM, comm); },
+          [&](MPI_Request* r) { return CASE_CALL_LC(s, MPI_Iscan, sb, recv.data(), count, MPI_INT, MPI_SUM, comm, r); },
+          {}};
+#if CASE_HAVE_PCOLL
       calls.persistent = [&](MPI_Request* r) {
-        return PCOLL(Scan)(sb, recv.data(), count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
+        return CASE_PCOLL(s, Scan, sb, recv.data(), count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
       };
 #endif
       break;
     case Red::exscan:
-      calls = {[&] { return MPI_Exscan(sb, recv.data(), count, MPI_INT, MPI_SUM, comm); },
-               [&](MPI_Request* r) { return MPI_Iexscan(sb, recv.data(), count, MPI_INT, MPI_SUM, comm, r); },
+      calls = {[&] { return CASE_CALL_LC(s, MPI_Exscan, sb, recv.data(), count, MPI_INT, MPI_SUM, comm); },
+               [&](MPI_Request* r) {
+                 return CASE_CALL_LC(s, MPI_Iexscan, sb, recv.data(), count, MPI_INT, MPI_SUM, comm, r);
+               },
                {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
       calls.persistent = [&](MPI_Request* r) {
-        return PCOLL(Exscan)(sb, recv.data(), count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
+        return CASE_PCOLL(s, Exscan, sb, recv.data(), count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
       };
 #endif
       break;
     case Red::reduce_scatter:
-      calls = {[&] { return MPI_Reduce_scatter(sb, recv.data(), counts.data(), MPI_INT, MPI_SUM, comm); },
+      calls = {[&] { return CASE_CALL_LC(s, MPI_Reduce_scatter, sb, recv.data(), c_counts, MPI_INT, MPI_SUM, comm); },
                [&](MPI_Request* r) {
-                 return MPI_Ireduce_scatter(sb, recv.data(), counts.data(), MPI_INT, MPI_SUM, comm, r);
+                 return CASE_CALL_LC(s, MPI_Ireduce_scatter, sb, recv.data(), c_counts, MPI_INT, MPI_SUM, comm, r);
                },
                {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
       calls.persistent = [&](MPI_Request* r) {
-        return PCOLL(Reduce_scatter)(sb, recv.data(), counts.data(), MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
+        return CASE_PCOLL(s, Reduce_scatter, sb, recv.data(), c_counts, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
       };
 #endif
       break;
     case Red::reduce_scatter_block:
       calls = {
-          [&] { return MPI_Reduce_scatter_block(sb, recv.data(), block, MPI_INT, MPI_SUM, comm); },
-          [&](MPI_Request* r) { return MPI_Ireduce_scatter_block(sb, recv.data(), block, MPI_INT, MPI_SUM, comm, r); },
+          [&] { return CASE_CALL_LC(s, MPI_Reduce_scatter_block, sb, recv.data(), block, MPI_INT, MPI_SUM, comm); },
+          [&](MPI_Request* r) {
+            return CASE_CALL_LC(s, MPI_Ireduce_scatter_block, sb, recv.data(), block, MPI_INT, MPI_SUM, comm, r);
+          },
           {}};
-#if HAVE_PCOLL
+#if CASE_HAVE_PCOLL
       calls.persistent = [&](MPI_Request* r) {
-        return PCOLL(Reduce_scatter_block)(sb, recv.data(), block, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
+        return CASE_PCOLL(s, Reduce_scatter_block, sb, recv.data(), block, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, r);
       };
 #endif
       break;
@@ -730,7 +752,7 @@ Type::Type(Flavor f) {
   }
   // Committed through MPI_Type_commit, as a program does: the interposer
   // learns the type there.
-  MPI_Type_commit(&t);
+  CASE_CALL(MPI_Type_commit, &t);
   type_ = t;
   owned_ = true;
   MPI_Aint lb = 0, true_lb = 0, true_extent = 0;
@@ -740,7 +762,7 @@ Type::Type(Flavor f) {
 }
 
 Type::~Type() {
-  if (owned_) MPI_Type_free(&type_);
+  if (owned_) CASE_CALL(MPI_Type_free, &type_);
 }
 
 Side::Side(bool device, std::vector<Block> blocks, int gap) : device_(device), blocks_(std::move(blocks)) {
@@ -873,23 +895,26 @@ const char* to_string(Completion c) {
   return "?";
 }
 
-int complete(MPI_Request* request, Completion c) {
+int complete(MPI_Request* request, Completion c) { return complete(request, c, MPI_STATUS_IGNORE); }
+
+int complete(MPI_Request* request, Completion c, MPI_Status* status) {
   MPI_Request pair[2] = {MPI_REQUEST_NULL, *request};
   int rc = MPI_SUCCESS;
   int flag = 0, index = 0, outcount = 0, indices[2] = {0, 0};
   MPI_Status statuses[2];
+  note_call(to_string(c));
   switch (c) {
-    case Completion::wait: return MPI_Wait(request, MPI_STATUS_IGNORE);
+    case Completion::wait: return MPI_Wait(request, status);
     case Completion::test:
-      while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(request, &flag, MPI_STATUS_IGNORE);
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Test(request, &flag, status);
       return rc;
     case Completion::waitall: rc = MPI_Waitall(2, pair, statuses); break;
     case Completion::testall:
       while (rc == MPI_SUCCESS && !flag) rc = MPI_Testall(2, pair, &flag, statuses);
       break;
-    case Completion::waitany: rc = MPI_Waitany(2, pair, &index, MPI_STATUS_IGNORE); break;
+    case Completion::waitany: rc = MPI_Waitany(2, pair, &index, status); break;
     case Completion::testany:
-      while (rc == MPI_SUCCESS && !flag) rc = MPI_Testany(2, pair, &index, &flag, MPI_STATUS_IGNORE);
+      while (rc == MPI_SUCCESS && !flag) rc = MPI_Testany(2, pair, &index, &flag, status);
       break;
     case Completion::waitsome: do { rc = MPI_Waitsome(2, pair, &outcount, indices, statuses);
       } while (rc == MPI_SUCCESS && outcount == 0);
@@ -899,10 +924,14 @@ int complete(MPI_Request* request, Completion c) {
       break;
   }
   *request = pair[1];
+  if (status != MPI_STATUS_IGNORE) {
+    if (c == Completion::waitall || c == Completion::testall) *status = statuses[1];
+    if (c == Completion::waitsome || c == Completion::testsome) *status = statuses[0];  // the one completed
+  }
   return rc;
 }
 
-bool have_persistent() { return HAVE_PCOLL != 0; }
+bool have_persistent() { return CASE_HAVE_PCOLL != 0; }
 
 const std::vector<Named>& collectives() {
   static const std::vector<Named> all = {

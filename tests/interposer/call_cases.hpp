@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,11 +113,16 @@ struct Setting {
   std::function<bool(int rank)> device = [](int) { return true; };
   std::function<Flavor(int rank)> flavor = [](int) { return Flavor::named; };
   int n = 12;  // ints per block (a multiple of 6)
+  // With an MPI-4 library: the large-count form of every call (MPI_Send_c,
+  // MPI_Bcast_init_c, ...), with the same counts.
+  bool large_count = false;
 };
 
 // Completes `request` with the setting's completion call (an extra
 // MPI_REQUEST_NULL beside it in the array forms). Returns the call's code.
 int complete(MPI_Request* request, Completion c);
+// The same, with the request's status in `status` (or MPI_STATUS_IGNORE).
+int complete(MPI_Request* request, Completion c, MPI_Status* status);
 
 // One collective case on `comm`: returns "" or what went wrong on this rank.
 using Case = std::function<std::string(MPI_Comm comm, const Setting& s)>;
@@ -130,5 +136,22 @@ struct Named {
 const std::vector<Named>& collectives();
 // Is the persistent form available with this MPI?
 bool have_persistent();
+
+// Point to point, the forms as for the collectives (Setting::form): each
+// send mode (MPI_Send: Send, Isend, Send_init; Bsend, Ssend, Rsend alike),
+// MPI_Recv (Recv, Irecv, Recv_init), MPI_Mrecv (Mprobe + Mrecv, Improbe +
+// Imrecv), MPI_Sendrecv and MPI_Sendrecv_replace (MPI-4: Isendrecv,
+// Isendrecv_replace), on a ring: every rank sends to the next and receives
+// from the previous, its send buffer in the flavor s.flavor(2 * rank), its
+// receive buffer in s.flavor(2 * rank + 1) (MPI_Sendrecv_replace: the
+// first). The other side of each case is an MPI_Irecv or MPI_Isend on the
+// same memory kind.
+const std::vector<Named>& point_to_point();
+
+// The MPI calls the cases made (by name: "MPI_Send", "MPI_Bcast_init_c",
+// the completion calls, MPI_Start, ...), for a coverage check. Cases written
+// elsewhere note theirs with note_call (call_cases_detail.hpp: CASE_CALL).
+void note_call(const char* name);
+std::set<std::string> calls_made();
 
 }  // namespace cases
