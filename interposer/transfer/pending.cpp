@@ -13,7 +13,11 @@ int finish(PendingOp& op, const MPI_Status& status, int error, bool wait) {
     int cancelled = 0;
     PMPI_Test_cancelled(&status, &cancelled);
     if (!cancelled && op.receives()) rc = complete_recv(op.recv, status, wait);
-    if (!cancelled && op.kind == PendingOp::Kind::staged && op.staged) rc = op.staged->copy_out();
+    // A staged call's written mirrors start as copies of the user's bytes,
+    // so they go back whatever the status says: a collective cannot be
+    // cancelled, and Open MPI 4.1 leaves the cancelled flag of a file
+    // request's status uninitialised (MPI_Test_cancelled often says yes).
+    if (op.kind == PendingOp::Kind::staged && op.staged) rc = op.staged->copy_out();
   }
   if (op.persistent) {
     op.active = false;
