@@ -2,6 +2,7 @@
 #include "collectives/device_timer.hpp"
 
 #include "base/config.hpp"
+#include "base/handle_table.hpp"
 #include "base/log.hpp"
 #include "collectives/device_backend.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -23,7 +24,14 @@ std::mutex g_registry_mutex;
 int g_keyval = MPI_KEYVAL_INVALID;
 std::vector<std::pair<MPI_Comm, Context*>>* g_registry = new std::vector<std::pair<MPI_Comm, Context*>>();
 
-int delete_context(MPI_Comm, int, void* attribute, void*) {
+// The contexts by communicator, read without a lock on every call.
+HandleTable<1024>& contexts() {
+  static auto* t = new HandleTable<1024>();  // never destroyed
+  return *t;
+}
+
+int delete_context(MPI_Comm comm, int, void* attribute, void*) {
+  contexts().forget(comm);
   auto* context = static_cast<Context*>(attribute);
   {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
@@ -62,13 +70,11 @@ Status keyval() {
   return Status::ok;
 }
 
-config::IntParam g_agree_every{"STRATA_COLL_AGREE_EVERY",
-                               256,
+config::IntParam g_agree_every{"STRATA_COLL_AGREE_EVERY", 256,
                                "Device collectives: the longest period, in calls of one collective and size class, "
                                "between two agreements of the ranks on whether all their buffers are in device memory "
                                "(the periods double from 1 up to it)",
-                               1,
-                               1 << 30};
+                               1, 1 << 30};
 
 int bucket_of(size_t bytes) { return bytes == 0 ? 0 : 1 + static_cast<int>(std::log2(static_cast<double>(bytes))); }
 
@@ -76,6 +82,7 @@ int bucket_of(size_t bytes) { return bytes == 0 ? 0 : 1 + static_cast<int>(std::
 
 Result<Context*> Context::of(MPI_Comm comm) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
+  if (const uint64_t known = contexts().find(comm)) return reinterpret_cast<Context*>(known);
   int inter = 0;
   if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   if (inter) return Status::not_supported;
@@ -91,6 +98,7 @@ Result<Context*> Context::of(MPI_Comm comm) noexcept {
     delete context;
     return Status::mpi_error;
   }
+  contexts().set(comm, reinterpret_cast<uint64_t>(context));
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   g_registry->emplace_back(comm, context);
   return context;
@@ -197,18 +205,21 @@ const host::Hierarchy& Context::hierarchy(Algorithm algorithm) const noexcept {
 }
 
 Algorithm Context::choose(Collective collective, size_t bytes, bool device) noexcept {
-  const auto key = std::make_tuple(static_cast<int>(collective), bucket_of(bytes), device);
-  std::lock_guard<std::mutex> lock(choices_mutex_);
-  auto it = choices_.find(key);
-  if (it != choices_.end()) return it->second;
+  const int c = static_cast<int>(collective);
+  const int size_class = std::min(bucket_of(bytes), kSizeClasses - 1);
+  if (c < 0 || c >= kCollectives) return model::choose(collective, static_cast<double>(bytes), device, machine(device));
+  std::atomic<int8_t>& slot = choices_[c][size_class][device ? 1 : 0];
+  const int8_t known = slot.load(std::memory_order_acquire);  // the algorithm + 1; 0: not asked yet
+  if (known > 0) return static_cast<Algorithm>(known - 1);
   const Algorithm a = model::choose(collective, static_cast<double>(bytes), device, machine(device));
-  choices_.emplace(key, a);
+  slot.store(static_cast<int8_t>(static_cast<int>(a) + 1), std::memory_order_release);
   return a;
 }
 
 bool Context::agree_on_device(Collective collective, size_t bytes, bool mine) noexcept {
-  std::lock_guard<std::mutex> lock(agreements_mutex_);
-  Agreement& a = agreements_[{static_cast<int>(collective), bucket_of(bytes)}];
+  const int c = static_cast<int>(collective);
+  if (c < 0 || c >= kCollectives) return false;
+  Agreement& a = agreements_[c][std::min(bucket_of(bytes), kSizeClasses - 1)];
   if (++a.calls < a.next) return a.device;
   int vote = mine ? 1 : 0;
   int all = 0;

@@ -11,6 +11,7 @@
 #include "collectives/host/host_collectives.hpp"
 #include "collectives/model/cost_model.hpp"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -84,10 +85,14 @@ class Context {
     uint64_t period = 1;  // calls until the one after
     bool device = false;
   };
-  std::mutex agreements_mutex_;
-  std::map<std::pair<int, int>, Agreement> agreements_;  // (collective, size class)
-  std::mutex choices_mutex_;
-  std::map<std::tuple<int, int, bool>, Algorithm> choices_;
+  // Per (collective, size class): no lock, since MPI forbids two
+  // collectives on one communicator at once (threads must order them).
+  static constexpr int kCollectives = 5;
+  static constexpr int kSizeClasses = 66;
+  Agreement agreements_[kCollectives][kSizeClasses];
+  // The model's choice per (collective, size class, device), plus one; 0:
+  // not asked yet (the context is value-initialized).
+  std::atomic<int8_t> choices_[kCollectives][kSizeClasses][2] = {};
 };
 
 }  // namespace strata::coll

@@ -1,5 +1,6 @@
 #include "collectives/job_facts.hpp"
 
+#include "base/handle_table.hpp"
 #include "base/log.hpp"
 #include "collectives/device_backend.hpp"
 #include "collectives/settings.hpp"
@@ -29,39 +30,14 @@ std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
 int g_ranks_on_my_host = 0;
 int g_keyval = MPI_KEYVAL_INVALID;
 
-// Communicators known to need no context, without a lock: open addressing
-// over handles (as interposer/types/fast_types.cpp), the entry cleared when
-// the communicator is freed (its facts attribute deleted).
-constexpr size_t kSlots = 1024;
-constexpr int kProbes = 8;
-struct Slot {
-  std::atomic<uint64_t> key{0};  // handle bits + 1
-  std::atomic<uint8_t> library_only{0};
-};
-Slot g_slots[kSlots];
-std::mutex g_slots_mutex;
-
-uint64_t key_of(MPI_Comm comm) {
-  uint64_t bits = 0;
-  static_assert(sizeof(MPI_Comm) <= sizeof(bits), "handle wider than 64 bits");
-  std::memcpy(&bits, &comm, sizeof comm);
-  return bits + 1;
+// Communicators on which no Strata collective can run, without a lock
+// (base/handle_table.hpp), cleared when the communicator is freed.
+HandleTable<1024>& library_only_table() {
+  static auto* t = new HandleTable<1024>();  // never destroyed
+  return *t;
 }
-size_t home_of(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 54) & (kSlots - 1); }
 
-void set_library_only(MPI_Comm comm, bool value) {
-  const uint64_t key = key_of(comm);
-  std::lock_guard<std::mutex> lock(g_slots_mutex);
-  size_t i = home_of(key);
-  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
-    const uint64_t k = g_slots[i].key.load(std::memory_order_relaxed);
-    if (k == key || k == 0) {
-      g_slots[i].library_only.store(value ? 1 : 0, std::memory_order_release);
-      g_slots[i].key.store(key, std::memory_order_release);
-      return;
-    }
-  }
-}
+void set_library_only(MPI_Comm comm, bool value) { library_only_table().set(comm, value ? 1 : 0); }
 
 int free_facts(MPI_Comm comm, int, void* attribute, void*) {
   set_library_only(comm, false);
@@ -168,15 +144,8 @@ CommFacts facts_of(MPI_Comm comm) noexcept {
   return copy;
 }
 
-bool surely_library_only(MPI_Comm comm) noexcept {
-  const uint64_t key = key_of(comm);
-  size_t i = home_of(key);
-  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
-    const uint64_t k = g_slots[i].key.load(std::memory_order_acquire);
-    if (k == key) return g_slots[i].library_only.load(std::memory_order_acquire) != 0;
-    if (k == 0) return false;
-  }
-  return false;
-}
+bool surely_library_only(MPI_Comm comm) noexcept { return library_only_table().find(comm) != 0; }
+
+void mark_library_only(MPI_Comm comm) noexcept { set_library_only(comm, true); }
 
 }  // namespace strata::coll

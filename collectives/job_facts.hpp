@@ -38,5 +38,8 @@ CommFacts facts_of(MPI_Comm comm) noexcept;
 // Strata collective can run on it (no context needed: its members do not
 // all have GPUs, and share one node)? False also when not known yet.
 bool surely_library_only(MPI_Comm comm) noexcept;
+// Says so of a communicator whose context showed it (routing.cpp): ranks
+// that share GPUs or lack NCCL, within one node, no algorithm forced.
+void mark_library_only(MPI_Comm comm) noexcept;
 
 }  // namespace strata::coll

@@ -58,8 +58,11 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   Result<Context*> context = Context::of(comm);  // every rank, at this same call
   if (!context) return context.status();
   d.context = context.value();
-  if (!mappable) return d;
   Context& c = *d.context;
+  if (!c.nccl_capable() && !spans_nodes(c) && (wanted == Algorithm::automatic || wanted == Algorithm::library)) {
+    mark_library_only(comm);  // every later routed call with host buffers: the library at once
+  }
+  if (!mappable) return d;
   const bool device = c.nccl_capable() && c.agree_on_device(collective, bytes, mine_on_device);
   Algorithm a = wanted != Algorithm::automatic ? wanted : c.choose(collective, bytes, device);
   if (device) {

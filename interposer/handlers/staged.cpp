@@ -43,7 +43,8 @@ int raise_on(const ErrorTarget& target, int code, Id id) {
 // Collectives the library runs on host copies of device buffers.
 void count_staged(Id id) {
   const calls::Kind k = calls::kind_of(id);
-  if (k == calls::Kind::coll || k == calls::Kind::icoll || k == calls::Kind::coll_init) {
+  if (k == calls::Kind::coll || k == calls::Kind::icoll || k == calls::Kind::coll_init || k == calls::Kind::routed ||
+      k == calls::Kind::packed) {
     counters().collectives_staged.fetch_add(1, std::memory_order_relaxed);
   }
 }

@@ -71,7 +71,15 @@ Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, A
   if (count <= 0) return library("count <= 0");
   if (buf == MPI_BOTTOM) return library("MPI_BOTTOM (absolute addresses)");
   // The pass-through path: no lock, no allocation (fast_types.hpp).
-  if (fast_shape(type) == TypeShape::contiguous && !gpu::maybe_device(buf)) return library("contiguous host data");
+  const FastType fast = fast_type(type);
+  if (fast.shape != TypeShape::unknown && !gpu::maybe_device(buf)) {
+    if (fast.shape == TypeShape::contiguous) return library("contiguous host data");
+    if (!fast.reducible) return library("irreducible datatype");
+    if (fast.block > 0 && fast.size > 0 && count <= INT_MAX / fast.size &&
+        !use_strata_host_pack(op, fast.size * count, fast.block)) {
+      return library("the model prefers the library");
+    }
+  }
   std::shared_ptr<const TypeInfo> info = type_cache().find_usable(type);
   if (!info) return library("not a committed datatype (the library reports any error)");
   // Classify the first byte the data touches, not the buffer pointer: with a

@@ -1,49 +1,32 @@
 #include "interposer/types/fast_types.hpp"
 
+#include "base/handle_table.hpp"
 #include "interposer/types/type_cache.hpp"
-
-#include <atomic>
-#include <cstring>
-#include <mutex>
 
 namespace strata::interposer {
 namespace {
 
-// Open addressing, linear probing over a power-of-two table; a handle is
-// its bits (a pointer in Open MPI, an int in MPICH). Entries are never
-// moved: a freed one keeps its key with the shape unknown, so probes stay
-// valid; a full table stops remembering (answers unknown: the slow path).
-constexpr size_t kSlots = 8192;
-constexpr int kProbes = 16;
+// One word per type: shape (2 bits), reducible (1), block (25 bits), size (36 bits).
+constexpr int kBlockBits = 25;
+constexpr int kSizeBits = 36;
 
-struct Slot {
-  std::atomic<uint64_t> key{0};  // handle bits + 1; 0: empty
-  std::atomic<uint8_t> shape{0};
-};
-
-Slot g_slots[kSlots];
-std::mutex g_write;
-
-uint64_t key_of(MPI_Datatype type) {
-  uint64_t bits = 0;
-  static_assert(sizeof(MPI_Datatype) <= sizeof(bits), "handle wider than 64 bits");
-  std::memcpy(&bits, &type, sizeof type);
-  return bits + 1;
+HandleTable<8192>& table() {
+  static auto* t = new HandleTable<8192>();  // never destroyed: asked until the process ends
+  return *t;
 }
 
-size_t home_of(uint64_t key) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 51) & (kSlots - 1); }
+uint64_t fits(int64_t v, int bits) { return v > 0 && v < (int64_t{1} << bits) ? static_cast<uint64_t>(v) : 0; }
 
 }  // namespace
 
-TypeShape fast_shape(MPI_Datatype type) noexcept {
-  const uint64_t key = key_of(type);
-  size_t i = home_of(key);
-  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
-    const uint64_t k = g_slots[i].key.load(std::memory_order_acquire);
-    if (k == key) return static_cast<TypeShape>(g_slots[i].shape.load(std::memory_order_acquire));
-    if (k == 0) return TypeShape::unknown;
-  }
-  return TypeShape::unknown;
+FastType fast_type(MPI_Datatype type) noexcept {
+  const uint64_t w = table().find(type);
+  FastType t;
+  t.shape = static_cast<TypeShape>(w & 3);
+  t.reducible = ((w >> 2) & 1) != 0;
+  t.block = static_cast<int64_t>((w >> 3) & ((uint64_t{1} << kBlockBits) - 1));
+  t.size = static_cast<int64_t>(w >> (3 + kBlockBits));
+  return t;
 }
 
 TypeShape shape_of(MPI_Datatype type) noexcept {
@@ -53,32 +36,12 @@ TypeShape shape_of(MPI_Datatype type) noexcept {
   return fast_shape(type);
 }
 
-void remember_shape(MPI_Datatype type, TypeShape shape) noexcept {
-  const uint64_t key = key_of(type);
-  std::lock_guard<std::mutex> lock(g_write);
-  size_t i = home_of(key);
-  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
-    const uint64_t k = g_slots[i].key.load(std::memory_order_relaxed);
-    if (k == key || k == 0) {
-      g_slots[i].shape.store(static_cast<uint8_t>(shape), std::memory_order_release);
-      g_slots[i].key.store(key, std::memory_order_release);
-      return;
-    }
-  }
+void remember_type(MPI_Datatype type, const FastType& what) noexcept {
+  const uint64_t w = static_cast<uint64_t>(what.shape) | (what.reducible ? 4u : 0u) |
+                     (fits(what.block, kBlockBits) << 3) | (fits(what.size, kSizeBits) << (3 + kBlockBits));
+  table().set(type, w);
 }
 
-void forget_shape(MPI_Datatype type) noexcept {
-  const uint64_t key = key_of(type);
-  std::lock_guard<std::mutex> lock(g_write);
-  size_t i = home_of(key);
-  for (int p = 0; p < kProbes; ++p, i = (i + 1) & (kSlots - 1)) {
-    const uint64_t k = g_slots[i].key.load(std::memory_order_relaxed);
-    if (k == key) {
-      g_slots[i].shape.store(static_cast<uint8_t>(TypeShape::unknown), std::memory_order_release);
-      return;
-    }
-    if (k == 0) return;
-  }
-}
+void forget_shape(MPI_Datatype type) noexcept { table().forget(type); }
 
 }  // namespace strata::interposer

@@ -1,9 +1,10 @@
-// The one question the hot path asks of a datatype, answered without a
-// lock: is one element of it a single run of bytes from the buffer pointer
-// (no holes, lower bounds 0), so that a host buffer of it is the library's
-// business alone? A fixed table of handles, filled when a type is committed
-// (and for predefined types on first use), cleared when it is freed; reads
-// are two atomic loads, writes take a mutex.
+// What the hot paths ask of a datatype, answered without a lock: is one
+// element a single run of bytes from the buffer pointer (no holes, lower
+// bounds 0), so that host data of it is the library's business alone? And
+// for other types, what the host pack model needs (reducible, the block
+// length, the size), so that a call the model leaves to the library costs
+// no visit to the type cache. Filled when a type is committed (predefined
+// types on first use), cleared when it is freed (base/handle_table.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -14,12 +15,25 @@ namespace strata::interposer {
 
 enum class TypeShape : uint8_t { unknown = 0, contiguous = 1, other = 2 };
 
+struct FastType {
+  TypeShape shape = TypeShape::unknown;
+  bool reducible = false;  // other: Strata's engine can pack it
+  int64_t block = 0;       // other, reducible: bytes per contiguous block (0: too large to keep)
+  int64_t size = 0;        // bytes of one element's data (0: too large to keep)
+};
+
 // unknown: not in the table (not seen yet, evicted, or freed).
-TypeShape fast_shape(MPI_Datatype type) noexcept;
+FastType fast_type(MPI_Datatype type) noexcept;
+inline TypeShape fast_shape(MPI_Datatype type) noexcept { return fast_type(type).shape; }
 // fast_shape, learning a type not seen yet (a predefined one, or one
 // committed before Strata was there) from the type cache: a lock, once.
 TypeShape shape_of(MPI_Datatype type) noexcept;
-void remember_shape(MPI_Datatype type, TypeShape shape) noexcept;
+void remember_type(MPI_Datatype type, const FastType& what) noexcept;
+inline void remember_shape(MPI_Datatype type, TypeShape shape) noexcept {
+  FastType t;
+  t.shape = shape;
+  remember_type(type, t);
+}
 void forget_shape(MPI_Datatype type) noexcept;
 
 }  // namespace strata::interposer

@@ -9,12 +9,17 @@
 namespace strata::interposer {
 namespace {
 
-// One element is one run of bytes from the buffer pointer.
-TypeShape shape_of(const TypeInfo* info) {
-  if (info == nullptr) return TypeShape::other;
+// What the hot paths keep of a type (fast_types.hpp).
+FastType fast_of(const TypeInfo* info) {
+  FastType f;
+  f.shape = TypeShape::other;
+  if (info == nullptr) return f;
   const TypeLayout& t = info->layout;
-  return t.lb == 0 && t.true_lb == 0 && t.extent == t.size && t.true_extent == t.size ? TypeShape::contiguous
-                                                                                      : TypeShape::other;
+  if (t.lb == 0 && t.true_lb == 0 && t.extent == t.size && t.true_extent == t.size) f.shape = TypeShape::contiguous;
+  f.reducible = info->reducible;
+  f.block = info->reducible ? t.element.block : 0;
+  f.size = t.size;
+  return f;
 }
 
 }  // namespace
@@ -39,7 +44,7 @@ bool TypeCache::on_commit(MPI_Datatype type) {
     counters().types_irreducible.fetch_add(1, std::memory_order_relaxed);
     STRATA_LOG(debug, kTypes, "commit: %s, handled by the library", to_string(layout.status()));
   }
-  remember_shape(type, shape_of(info.get()));
+  remember_type(type, fast_of(info.get()));
   std::unique_lock<std::shared_mutex> lock(mutex_);
   map_[type] = std::shared_ptr<const TypeInfo>(std::move(info));
   size_.store(map_.size(), std::memory_order_release);
@@ -58,7 +63,7 @@ void TypeCache::on_dup(MPI_Datatype original, MPI_Datatype copy) {
   auto it = map_.find(original);
   if (it == map_.end()) return;                       // not committed through us: the copy stays unknown
   std::shared_ptr<const TypeInfo> info = it->second;  // a dup has the same layout
-  remember_shape(copy, shape_of(info.get()));
+  remember_type(copy, fast_of(info.get()));
   map_[copy] = std::move(info);
   size_.store(map_.size(), std::memory_order_release);
 }

@@ -58,7 +58,9 @@ bool quick() {
 // Each rank on a GPU of its own where there are enough (NCCL refuses ranks
 // that share one); the stand-in has as many as STRATA_FAKE_DEVICE says.
 bool have_device() {
-  const int n = strata_test::test_device_count();
+  // Device buffers only through the interposer: the library alone (the plain
+  // variant) takes none.
+  const int n = strata_test::expect_preload() ? strata_test::test_device_count() : 0;
   if (n > 0) strata_test::test_device_select(strata_test::world_rank() % n);
   return strata_test::all_ranks_agree(n > 0);
 }
