@@ -51,6 +51,13 @@ std::string no_windows() {
   return "";
 }
 
+// Is `ok` true on every rank of `comm`?
+bool all_ranks(MPI_Comm comm, bool ok) {
+  int mine = ok ? 1 : 0, all = 0;
+  PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  return all != 0;
+}
+
 // A window of host memory (MPI_Win_allocate, n ints per rank and a few
 // more), its errors returned, every rank's memory zeroed, all locked.
 class HostWindow {
@@ -63,9 +70,7 @@ class HostWindow {
                     MPI_INFO_NULL, comm, &base_, &win_);
     MPI_Comm_set_errhandler(comm, previous);
     MPI_Errhandler_free(&previous);
-    int ok = rc_ == MPI_SUCCESS ? 1 : 0, all = 0;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-    if (all == 0) {
+    if (!all_ranks(comm, rc_ == MPI_SUCCESS)) {
       if (rc_ == MPI_SUCCESS) MPI_Win_free(&win_);
       win_ = MPI_WIN_NULL;
       rc_ = MPI_ERR_WIN;
@@ -241,7 +246,10 @@ std::string win_create(MPI_Comm comm, const Setting& s, bool device) {
   MPI_Win win = MPI_WIN_NULL;
   int rc = CASE_CALL(MPI_Win_create, memory.data(), static_cast<MPI_Aint>(n * sizeof(int)),
                      static_cast<int>(sizeof(int)), MPI_INFO_NULL, rc_comm.c, &win);
-  if (rc != MPI_SUCCESS) return cases::failed("MPI_Win_create (host)", rc);
+  if (!all_ranks(comm, rc == MPI_SUCCESS)) {
+    if (win != MPI_WIN_NULL) MPI_Win_free(&win);
+    return no_windows();
+  }
   rc = MPI_Win_fence(0, win);
   if (rc == MPI_SUCCESS) rc = MPI_Put(a.data(), n, MPI_INT, dest, 0, n, MPI_INT, win);
   if (rc == MPI_SUCCESS) rc = MPI_Win_fence(0, win);
@@ -258,7 +266,10 @@ std::string win_attach(MPI_Comm comm, const Setting& s, bool device) {
   ReturningComm rc_comm(comm);
   MPI_Win win = MPI_WIN_NULL;
   int rc = CASE_CALL(MPI_Win_create_dynamic, MPI_INFO_NULL, rc_comm.c, &win);
-  if (rc != MPI_SUCCESS) return cases::failed("MPI_Win_create_dynamic", rc);
+  if (!all_ranks(comm, rc == MPI_SUCCESS)) {
+    if (win != MPI_WIN_NULL) MPI_Win_free(&win);
+    return no_windows();
+  }
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   std::string why;
   if (device) {
