@@ -39,6 +39,10 @@ std::vector<Case> file_cases(MPI_Comm comm, const std::string& dir, const cases:
 // still work. `device` false: only the host half.
 std::vector<Case> refused_cases(MPI_Comm comm, const cases::Setting& s);
 
+// True once a one-sided case found that this MPI configuration has no
+// window component (MPI_Win_allocate fails): those cases were skipped.
+bool windows_missing();
+
 // The collectives on an intercommunicator of the even and the odd ranks
 // (groups of 1 and 1, 2 and 1, 2 and 2), against the PMPI_ calls on host
 // ints.

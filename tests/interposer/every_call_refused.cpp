@@ -42,12 +42,13 @@ class Refusals {
 // The library has no one-sided component for this configuration (Open MPI
 // 4.1 without UCX under MPI_THREAD_MULTIPLE): the one-sided cases cannot
 // run; said once, not a failure of Strata.
+bool g_windows_missing = false;
+
 std::string no_windows() {
-  static bool said = false;
-  if (!said && cases::rank_of(MPI_COMM_WORLD) == 0) {
+  if (!g_windows_missing && cases::rank_of(MPI_COMM_WORLD) == 0) {
     std::printf("[every call] MPI_Win_allocate fails in this MPI configuration: one-sided cases skipped\n");
   }
-  said = true;
+  g_windows_missing = true;
   return "";
 }
 
@@ -367,6 +368,8 @@ std::string partitioned(MPI_Comm comm, const Setting& s, bool device) {
 #endif
 
 }  // namespace
+
+bool windows_missing() { return g_windows_missing; }
 
 std::vector<Case> refused_cases(MPI_Comm comm, const Setting& s) {
   const bool device = s.device(cases::rank_of(comm));
