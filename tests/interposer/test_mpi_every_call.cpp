@@ -794,7 +794,8 @@ TEST_F(EveryCall, EveryCallWithABufferHasACase) {
     if (listed != nullptr) {
       if (c.buffer && find(kPointerNotBuffer, c.name) == nullptr)
         unlisted += std::string(" ") + c.name + "(has a buffer)";
-      if (listed->noted && made.count(c.name) == 0) unnoted += std::string(" ") + c.name;
+      const bool skipped = every_call::windows_missing() && is_one_sided(c.name);
+      if (listed->noted && made.count(c.name) == 0 && !skipped) unnoted += std::string(" ") + c.name;
       continue;
     }
     if (!c.buffer) {
