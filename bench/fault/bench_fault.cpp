@@ -209,10 +209,11 @@ static int run(int argc, char** argv) {
   }));
   results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", ops, blocks, [&] {
     strata::interposer::direct::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
-                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }));
-  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks,
-                            [&] { strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); }));
+  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
+    strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }));
   if (device) {
     int gpus = 0;
     if (strata::gpu::device_count(&gpus) != strata::Status::ok || gpus == 0) {
