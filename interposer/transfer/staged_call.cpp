@@ -183,7 +183,7 @@ int for_each_device_role(const CallShape& shape, calls::Bufs bufs, Visit visit) 
     if (!is_device(static_cast<const char*>(p) + s.lo)) continue;
     std::vector<Part> parts;  // only for buffers in device memory
     (void)layout_of_role(shape, b, in_place, &parts);
-    if (int rc = visit(b, s, access_of(shape, b, in_place), std::move(parts)); rc != MPI_SUCCESS) return rc;
+    if (int rc = visit(b, s, access_of(shape, b, in_place), parts); rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
@@ -232,7 +232,7 @@ bool StagedCall::all_host_at_a_glance(calls::Bufs bufs) noexcept {
 
 bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
   bool found = false;
-  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, std::vector<Part>) {
+  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, const std::vector<Part>&) {
     found = true;
     return MPI_ERR_LASTCODE;  // stop at the first
   });
@@ -242,19 +242,20 @@ bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
 int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
   std::vector<Mirror> mirrors;
   std::vector<const Buf*> roles;
-  const int rc = for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, std::vector<Part> p) {
-    Mirror m;
-    for (const Part& part : p) m.parts.push_back({part.offset, part.count, part.type});
-    m.user = static_cast<char*>(const_cast<void*>(b.pointer()));
-    m.lo = s.lo;
-    m.hi = s.hi;
-    m.write = a.write;
-    m.host = Staging::acquire(pinned_pool(), s.hi - s.lo);
-    if (!m.host) return MPI_ERR_NO_MEM;
-    mirrors.push_back(std::move(m));
-    roles.push_back(&b);
-    return MPI_SUCCESS;
-  });
+  const int rc =
+      for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, const std::vector<Part>& p) {
+        Mirror m;
+        for (const Part& part : p) m.parts.push_back({part.offset, part.count, part.type});
+        m.user = static_cast<char*>(const_cast<void*>(b.pointer()));
+        m.lo = s.lo;
+        m.hi = s.hi;
+        m.write = a.write;
+        m.host = Staging::acquire(pinned_pool(), s.hi - s.lo);
+        if (!m.host) return MPI_ERR_NO_MEM;
+        mirrors.push_back(std::move(m));
+        roles.push_back(&b);
+        return MPI_SUCCESS;
+      });
   if (rc != MPI_SUCCESS) return rc;
   mirrors_ = std::move(mirrors);
   if (copy_now) {
