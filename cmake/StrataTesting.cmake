@@ -58,6 +58,25 @@ function(_strata_env_args out)
   set(${out} ${args} PARENT_SCOPE)
 endfunction()
 
+# The same for one program of a multi-program (MPMD, `a : b`) launch: MPICH's
+# -genv is global, its -env belongs to the program it precedes; Open MPI's -x
+# already does.
+function(strata_app_env_args out)
+  set(args)
+  foreach(kv IN LISTS ARGN)
+    if(_strata_env_style STREQUAL "genv")
+      string(FIND "${kv}" "=" eq)
+      string(SUBSTRING "${kv}" 0 ${eq} key)
+      math(EXPR vstart "${eq} + 1")
+      string(SUBSTRING "${kv}" ${vstart} -1 value)
+      list(APPEND args -env ${key} ${value})
+    else()
+      list(APPEND args -x ${kv})
+    endif()
+  endforeach()
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
 # The environment every test gets from ctest itself (for mpirun, not the ranks).
 set(STRATA_TEST_LAUNCHER_ENV
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1

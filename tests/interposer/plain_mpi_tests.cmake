@@ -118,11 +118,12 @@ if(STRATA_SANITIZER_PRELOAD)
 else()
   set(_preload $<TARGET_FILE:strata_preload>)
 endif()
-set(_rank_env -x LD_PRELOAD=${_preload} -x STRATA_TEST_EXPECT_PRELOAD=1 -x STRATA_TEST_EXPECT_COLLECTIVES=0)
+strata_app_env_args(_rank_env LD_PRELOAD=${_preload} STRATA_TEST_EXPECT_PRELOAD=1 STRATA_TEST_EXPECT_COLLECTIVES=0)
+strata_app_env_args(_ring_env STRATA_COLL_ALGO=ring)
 add_test(NAME test_mpi_collectives_settings_differ
-         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${MPIEXEC_PREFLAGS} ${_rank_env}
-                 -x STRATA_COLL_ALGO=ring $<TARGET_FILE:test_mpi_collectives> :
-                 ${MPIEXEC_NUMPROC_FLAG} 3 ${_rank_env} $<TARGET_FILE:test_mpi_collectives>)
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${MPIEXEC_PREFLAGS} ${_rank_env} ${_ring_env}
+                 $<TARGET_FILE:test_mpi_collectives> : ${MPIEXEC_NUMPROC_FLAG} 3 ${_rank_env}
+                 $<TARGET_FILE:test_mpi_collectives>)
 set_tests_properties(test_mpi_collectives_settings_differ PROPERTIES
                      ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV}" PROCESSORS 2 LABELS "interposer;collectives"
                      TIMEOUT 300 REQUIRED_FILES "$<TARGET_FILE:test_mpi_collectives>;$<TARGET_FILE:strata_preload>")
