@@ -12,7 +12,7 @@
 #include "base/log.hpp"
 #include "fault/hooks.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
-#include "interposer/mpi/real_mpi.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/sides.hpp"

@@ -6,11 +6,11 @@
 #include "interposer/transfer/completion.hpp"
 
 #include "fault/hooks.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <vector>
 
@@ -163,7 +163,10 @@ int wait(MPI_Request* request, MPI_Status* status) {
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().MPI_Wait(request, st);
   return taken.settle(
-      rc, [&](int) { return rc == MPI_SUCCESS; }, [&](int) { return Outcome{st, rc}; });
+      rc, [&](int) { return rc == MPI_SUCCESS; },
+      [&](int) {
+        return Outcome{st, rc};
+      });
 }
 
 int test(MPI_Request* request, int* flag, MPI_Status* status) {
@@ -175,7 +178,10 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().MPI_Test(request, flag, st);
   return taken.settle(
-      rc, [&](int) { return rc == MPI_SUCCESS && *flag != 0; }, [&](int) { return Outcome{st, rc}; });
+      rc, [&](int) { return rc == MPI_SUCCESS && *flag != 0; },
+      [&](int) {
+        return Outcome{st, rc};
+      });
 }
 
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
@@ -187,7 +193,9 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   int rc = real().MPI_Waitall(count, requests, st.data());
   return taken.settle(
       rc, [&](int i) { return completed_in(rc, st[i]); },
-      [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+      [&](int i) {
+        return Outcome{&st[i], error_of(rc, st[i])};
+      });
 }
 
 int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
@@ -199,7 +207,9 @@ int testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[])
   int rc = real().MPI_Testall(count, requests, flag, st.data());
   return taken.settle(
       rc, [&](int i) { return (*flag != 0 || rc == MPI_ERR_IN_STATUS) && completed_in(rc, st[i]); },
-      [&](int i) { return Outcome{&st[i], error_of(rc, st[i])}; });
+      [&](int i) {
+        return Outcome{&st[i], error_of(rc, st[i])};
+      });
 }
 
 int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
@@ -211,7 +221,10 @@ int waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().MPI_Waitany(count, requests, index, st);
   return taken.settle(
-      rc, [&](int i) { return i == *index; }, [&](int) { return Outcome{st, rc}; });
+      rc, [&](int i) { return i == *index; },
+      [&](int) {
+        return Outcome{st, rc};
+      });
 }
 
 int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
@@ -223,7 +236,10 @@ int testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   int rc = real().MPI_Testany(count, requests, index, flag, st);
   return taken.settle(
-      rc, [&](int i) { return *flag != 0 && i == *index; }, [&](int) { return Outcome{st, rc}; });
+      rc, [&](int i) { return *flag != 0 && i == *index; },
+      [&](int) {
+        return Outcome{st, rc};
+      });
 }
 
 namespace {

@@ -2,10 +2,10 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <atomic>
 #include <climits>

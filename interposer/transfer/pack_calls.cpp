@@ -10,11 +10,11 @@
 #include "base/log.hpp"
 #include "collectives/job_facts.hpp"
 #include "interposer/mpi/gpu_awareness.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/trace.hpp"
 

@@ -1,8 +1,8 @@
 #include "interposer/transfer/pending.hpp"
 
 #include "base/log.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::interposer {
 

@@ -1,4 +1,4 @@
-// Every call of the interception table (interposer/calls/mpi_calls.hpp) on
+// Every call of the interception table (mpi/calls/mpi_calls.hpp) on
 // device buffers (issue: "generate from the interception table a test that
 // calls every entry on 'device' buffers with 2, 3 and 4 ranks, through
 // every completion call for the non-blocking ones, and checks results
@@ -33,7 +33,7 @@
 #include "call_cases.hpp"
 #include "call_cases_detail.hpp"
 #include "every_call.hpp"
-#include "interposer/calls/mpi_calls.hpp"
+#include "mpi/calls/mpi_calls.hpp"
 #include "support/mpi_test.hpp"
 #include "support/test_device_memory.hpp"
 
@@ -671,7 +671,7 @@ constexpr bool has_buffer(const char* params) {
 }
 #define STRATA_CALL(fn, kind, lc, params, args, roles) {#fn, #kind, has_buffer(#params)},
 const TableCall kTable[] = {
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 };
 #undef STRATA_CALL
 
@@ -770,12 +770,13 @@ const Listed* find(const Listed (&list)[N], const std::string& name) {
 // every call without one is listed with what covers it.
 // The calls that need a window: RMA and window creation or attachment.
 bool is_one_sided(const char* name) {
-  static const char* const kOneSided[] = {"MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
-                                          "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Rput", "MPI_Rget",
-                                          "MPI_Raccumulate", "MPI_Rget_accumulate"};
+  static const char* const kOneSided[] = {
+      "MPI_Put",  "MPI_Get",  "MPI_Accumulate",  "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap",
+      "MPI_Rput", "MPI_Rget", "MPI_Raccumulate", "MPI_Rget_accumulate"};
   if (std::strncmp(name, "MPI_Win_", 8) == 0) return true;
   std::string base(name);
-  if (base.size() > 2 && base.compare(base.size() - 2, 2, "_c") == 0) base.resize(base.size() - 2);  // MPI-4 large-count form
+  if (base.size() > 2 && base.compare(base.size() - 2, 2, "_c") == 0)
+    base.resize(base.size() - 2);  // MPI-4 large-count form
   for (const char* one : kOneSided)
     if (base == one) return true;
   return false;
@@ -826,7 +827,11 @@ TEST_F(EveryCall, EveryCallWithABufferHasACase) {
   if (strata_test::world_rank() == 0) {
     std::printf("[every call] %zu calls in this build's table, %zu with a buffer: each made by a case",
                 sizeof kTable / sizeof kTable[0], buffers);
-    if (left_out > 0) std::printf(" but %zu left out above (neighbourhoods below 3 ranks, the library's broken persistent collectives, one-sided calls where it has no windows)", left_out);
+    if (left_out > 0)
+      std::printf(
+          " but %zu left out above (neighbourhoods below 3 ranks, the library's broken persistent collectives, "
+          "one-sided calls where it has no windows)",
+          left_out);
     std::printf("\n");
   }
 }
