@@ -8,8 +8,8 @@
 #include "interposer/handlers/p2p_sides.hpp"
 
 #include "base/log.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/pending.hpp"
 
 #include <map>
@@ -51,8 +51,7 @@ void count_staged(Id id) {
 
 // Nothing to stage: no GPU buffer here, or a library that takes them.
 bool library_takes(const CallShape& shape, Bufs bufs) {
-  return StagedCall::all_host_at_a_glance(bufs) || mpi::library_is_gpu_aware() ||
-         !StagedCall::any_on_device(shape, bufs);
+  return StagedCall::all_host_at_a_glance(bufs) || mpi_is_gpu_aware() || !StagedCall::any_on_device(shape, bufs);
 }
 
 // A blocking call: stage, call, copy back.

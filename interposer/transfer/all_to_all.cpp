@@ -11,7 +11,7 @@
 
 #include "base/log.hpp"
 #include "fault/hooks.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/counters.hpp"
@@ -354,7 +354,7 @@ int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint
   Span all;
   int device = -1;
   if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
-      mpi::library_is_gpu_aware()) {
+      mpi_is_gpu_aware()) {
     return MPI_SUCCESS;
   }
   w->span = all;
@@ -383,7 +383,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
   Span all;
   int device = -1;
   if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
-      mpi::library_is_gpu_aware()) {
+      mpi_is_gpu_aware()) {
     return MPI_SUCCESS;
   }
   const size_t n = static_cast<size_t>(peers);

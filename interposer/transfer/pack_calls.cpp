@@ -9,9 +9,9 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "collectives/job_facts.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "mpi/real_mpi.hpp"
@@ -203,7 +203,7 @@ void on_init() {
   int devices = 0;
   gpu::device_count(&devices);
   STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
-             devices, mpi::library_is_gpu_aware() ? "accepts" : "does not accept");
+             devices, mpi_is_gpu_aware() ? "accepts" : "does not accept");
   (void)host_model();  // load (and report) the model once, outside any timed region
   if (coll::learn_job(MPI_COMM_WORLD) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");

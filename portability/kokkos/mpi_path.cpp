@@ -3,10 +3,7 @@
 #include "portability/kokkos/testing.hpp"
 
 #include "base/log.hpp"
-
-#include <strata/config.hpp>
-
-#include <dlfcn.h>
+#include "mpi/gpu_awareness.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -15,54 +12,18 @@
 namespace strata::kokkos::detail {
 namespace {
 
-enum class Override { none, yes, no };
-
 std::atomic<int64_t> g_max_piece{kMaxPieceBytes};
-
-// STRATA_MPI_GPU_AWARE is declared by the interposer (interposer/mpi), which
-// portability/ may not use; its value is read from the shared registry when
-// the process has it (libstrata.so always does).
-Override registry_override() {
-  for (const config::ParameterInfo& p : config::parameters()) {
-    if (p.name != "STRATA_MPI_GPU_AWARE") continue;
-    if (p.value_text == "yes") return Override::yes;
-    if (p.value_text == "no") return Override::no;
-    return Override::none;
-  }
-  return Override::none;
-}
-
-bool ask_library(Runtime rt) {
-  using Query = int (*)();
-  const char* name = rt == Runtime::hip ? "MPIX_Query_rocm_support" : "MPIX_Query_cuda_support";
-  if (auto q = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, name))) return q() != 0;
-  using GpuQuery = int (*)(int, int*);
-  if (auto q = reinterpret_cast<GpuQuery>(dlsym(RTLD_DEFAULT, "MPIX_GPU_query_support"))) {
-    // MPICH: MPIX_GPU_SUPPORT_CUDA = 0, MPIX_GPU_SUPPORT_HIP = 2.
-    int supported = 0;
-    return q(rt == Runtime::hip ? 2 : 0, &supported) == MPI_SUCCESS && supported != 0;
-  }
-  return false;
-}
 
 }  // namespace
 
 bool library_takes_device_memory(Runtime rt) noexcept {
-  if (rt == Runtime::host) return true;
-  if (rt == Runtime::other) return false;
-  static const Override forced = [] {
-    try {
-      return registry_override();
-    } catch (...) {
-      return Override::none;
-    }
-  }();
-  if (forced != Override::none) return forced == Override::yes;
-  static const bool cuda = ask_library(Runtime::cuda);
-  static const bool hip = ask_library(Runtime::hip);
-  const bool answer = rt == Runtime::hip ? hip : cuda;
-  STRATA_LOG_ONCE(info, kP2p, "kokkos: the MPI library %s GPU buffers", answer ? "accepts" : "does not accept");
-  return answer;
+  switch (rt) {
+    case Runtime::host: return true;
+    case Runtime::cuda: return mpi::library_is_gpu_aware(mpi::GpuRuntime::cuda);
+    case Runtime::hip: return mpi::library_is_gpu_aware(mpi::GpuRuntime::hip);
+    case Runtime::other: return false;
+  }
+  return false;
 }
 
 void set_max_piece_bytes(int64_t bytes) noexcept {

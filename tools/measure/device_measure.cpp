@@ -1,7 +1,7 @@
 #include "tools/measure/device_measure.hpp"
 
-#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/handlers/direct.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/types/type_cache.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
@@ -128,7 +128,7 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
   }
   std::vector<interposer::Method> methods{interposer::Method::oneshot, interposer::Method::staged,
                                           interposer::Method::span};
-  if (mpi::library_is_gpu_aware()) methods.push_back(interposer::Method::device);
+  if (interposer::mpi_is_gpu_aware()) methods.push_back(interposer::Method::device);
   for (int64_t bytes : grid.sizes) {
     std::vector<int64_t> blocks = grid.blocks;
     blocks.push_back(bytes);  // contiguous data
