@@ -4,6 +4,7 @@
 #include "collectives/device_backend.hpp"
 #include "collectives/job_facts.hpp"
 #include "collectives/settings.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::coll {
@@ -50,7 +51,7 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
                         Algorithm algorithm, bool require_context) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   Decision d;
   if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
   const Algorithm wanted = algorithm != Algorithm::automatic ? algorithm : forced_algorithm();

@@ -1,6 +1,7 @@
 #include "topology/mpi_check.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::topo::detail {
 
@@ -10,7 +11,7 @@ Status mpi_check(int rc, const char* what) noexcept {
   }
   char text[MPI_MAX_ERROR_STRING] = "unknown error";
   int length = 0;
-  if (PMPI_Error_string(rc, text, &length) != MPI_SUCCESS) {
+  if (mpi::real().MPI_Error_string(rc, text, &length) != MPI_SUCCESS) {
     text[0] = '\0';
   }
   STRATA_LOG(error, kTopo, "%s failed: %s (code %d)", what, text, rc);

@@ -1,4 +1,4 @@
-// Checking the return codes of PMPI_* calls in topology/. The first failing
+// Checking the return codes of MPI calls in topology/. The first failing
 // call logs (kTopo) with the library's own message; callers propagate.
 #pragma once
 
@@ -14,6 +14,6 @@ Status mpi_check(int rc, const char* what) noexcept;
 
 }  // namespace strata::topo::detail
 
-// Runs one PMPI call and returns Status::mpi_error from the enclosing
+// Runs one MPI call (through mpi::real()) and returns Status::mpi_error from the enclosing
 // function when it fails.
 #define STRATA_TOPO_MPI(call) STRATA_TRY(::strata::topo::detail::mpi_check((call), #call))

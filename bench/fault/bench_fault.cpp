@@ -27,6 +27,7 @@
 #include "interposer/handlers/direct.hpp"
 #include "tools/guarded_main.hpp"
 
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <strata/collectives.hpp>
@@ -70,12 +71,12 @@ struct Result {
 // Slowest rank's time for `ops` calls of `call`, then `drain` (the
 // device's stream), in seconds.
 double block(int ops, const std::function<void()>& call, const std::function<void()>& drain) {
-  PMPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = PMPI_Wtime();
+  strata::mpi::real().MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = strata::mpi::wtime();
   for (int i = 0; i < ops; ++i) call();
   if (drain) drain();
-  double t = PMPI_Wtime() - t0, slowest = 0;
-  PMPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double t = strata::mpi::wtime() - t0, slowest = 0;
+  strata::mpi::real().MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
 }
 
@@ -209,10 +210,11 @@ static int run(int argc, char** argv) {
   }));
   results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", ops, blocks, [&] {
     strata::interposer::direct::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
-                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }));
-  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks,
-                            [&] { strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD); }));
+  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
+    strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }));
   if (device) {
     int gpus = 0;
     if (strata::gpu::device_count(&gpus) != strata::Status::ok || gpus == 0) {

@@ -1,6 +1,6 @@
 // Collectives on host buffers, through MPI point-to-point and the library's
-// own collectives (PMPI_* only: inside the preloaded interposer the MPI_*
-// names are Strata's). The caller (collectives/api.cpp) has resolved the
+// own collectives (through mpi::real() only: inside the preloaded interposer
+// the MPI_* names are Strata's). The caller (collectives/api.cpp) has resolved the
 // algorithm; these functions never see Algorithm::automatic.
 //
 // Hierarchical algorithms take the levels as plain communicators, so they

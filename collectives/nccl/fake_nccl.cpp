@@ -5,6 +5,7 @@
 #include "portability/gpu/gpu_api.hpp"
 
 #if !defined(STRATA_HAVE_CUDA) && !defined(STRATA_HAVE_HIP)
+#include "mpi/helpers.hpp"
 #include "portability/gpu/fake_device.hpp"
 #define STRATA_FAKE_NCCL_BUILT 1
 #else
@@ -12,6 +13,9 @@
 #endif
 
 namespace strata::coll::fake_nccl {
+
+using mpi::real;
+
 namespace {
 
 config::BoolParam g_fake_nccl{"STRATA_FAKE_NCCL", true,
@@ -66,13 +70,11 @@ bool enabled() noexcept {
 
 Status ready(Comm& c, MPI_Comm parent) noexcept {
   if (c.comm != MPI_COMM_NULL) return Status::ok;
-  return PMPI_Comm_dup(parent, &c.comm) == MPI_SUCCESS ? Status::ok : Status::mpi_error;
+  return real().MPI_Comm_dup(parent, &c.comm) == MPI_SUCCESS ? Status::ok : Status::mpi_error;
 }
 
 void release(Comm& c) noexcept {
-  int finalized = 1;
-  PMPI_Finalized(&finalized);
-  if (c.comm != MPI_COMM_NULL && !finalized) PMPI_Comm_free(&c.comm);
+  if (c.comm != MPI_COMM_NULL && !mpi::finalized()) real().MPI_Comm_free(&c.comm);
   c.comm = MPI_COMM_NULL;
 }
 
@@ -98,7 +100,7 @@ Status broadcast(Comm& c, void* buffer, size_t count, DataType type, int root) n
 
 Status reduce(Comm& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root) noexcept {
   int rank = 0;
-  PMPI_Comm_rank(c.comm, &rank);
+  real().MPI_Comm_rank(c.comm, &rank);
   STRATA_TRY(device_only({send, rank == root ? recv : nullptr}));
   return host::reduce(view(send), rank == root ? view(recv) : nullptr, count, type, op, root, algorithm_for(type),
                       flat(c));

@@ -10,11 +10,15 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/staged_call.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <cstdint>
 
 namespace strata::interposer::routed {
+
+using mpi::real;
+
 namespace {
 
 using coll::Collective;
@@ -31,7 +35,7 @@ bool reduction_type(MPI_Datatype t, DataType* out) {
   } else if (t == MPI_DOUBLE) {
     *out = DataType::float64;
   } else if (t == MPI_INT32_T || t == MPI_INT || t == MPI_INT64_T || t == MPI_LONG || t == MPI_LONG_LONG) {
-    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || (size != 4 && size != 8)) return false;
+    if (real().MPI_Type_size(t, &size) != MPI_SUCCESS || (size != 4 && size != 8)) return false;
     *out = size == 4 ? DataType::int32 : DataType::int64;
 #ifdef MPIX_C_FLOAT16
   } else if (t == MPIX_C_FLOAT16) {
@@ -76,18 +80,8 @@ bool words_of(int64_t bytes, DataType* type, size_t* words) {
 
 int64_t signature_bytes(MPI_Datatype t, int64_t count) {
   int size = 0;
-  if (count <= 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
+  if (count <= 0 || real().MPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
   return static_cast<int64_t>(size) * count;
-}
-
-int comm_size(MPI_Comm comm) {
-  int size = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &size) == MPI_SUCCESS ? size : 0;
-}
-
-int comm_rank(MPI_Comm comm) {
-  int rank = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS ? rank : -1;
 }
 
 // Host buffers on a communicator where no Strata collective can run: the
@@ -138,7 +132,7 @@ int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, v
   DataType t{};
   ReduceOp o{};
   const bool mappable = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
-  const int64_t bytes = signature_bytes(type, recvcount) * comm_size(comm);
+  const int64_t bytes = signature_bytes(type, recvcount) * mpi::size(comm);
   Result<Decision> d = route_of(Collective::reduce_scatter, comm, bytes, mappable, {sendbuf, recvbuf});
   if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce_scatter_block");
   if (d.value().route == Route::library) return library();
@@ -154,7 +148,7 @@ int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, 
   DataType t{};
   ReduceOp o{};
   const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
-  const bool is_root = comm_rank(comm) == root;
+  const bool is_root = mpi::rank(comm) == root;
   Result<Decision> d = route_of(Collective::reduce, comm, signature_bytes(type, count), mappable,
                                 {sendbuf, is_root ? recvbuf : nullptr});
   if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce");
@@ -174,7 +168,7 @@ int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype
   Result<Decision> d = route_of(Collective::broadcast, comm, bytes, mappable, {buffer});
   if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Bcast");
   if (d.value().route == Route::library) return library();
-  const bool is_root = comm_rank(comm) == root;
+  const bool is_root = mpi::rank(comm) == root;
   ContiguousView data;
   if (int rc = data.open(buffer, count, type, is_root); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Bcast");
   const int rc =
@@ -188,7 +182,7 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::allgather, comm, sendcount, sendtype);
   if (quick_library(library, comm)) return library.library();
-  const int size = comm_size(comm);
+  const int size = mpi::size(comm);
   const int64_t block = signature_bytes(recvtype, recvcount);  // every rank's block, as its receive type says
   DataType t{};
   size_t words = 0;

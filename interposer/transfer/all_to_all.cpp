@@ -39,8 +39,8 @@ MPI_Datatype byte_type(int64_t bytes) {
   auto it = g_byte_types.find(bytes);
   if (it != g_byte_types.end()) return it->second;
   MPI_Datatype t = MPI_DATATYPE_NULL;
-  if (PMPI_Type_contiguous(static_cast<int>(bytes), MPI_PACKED, &t) != MPI_SUCCESS ||
-      PMPI_Type_commit(&t) != MPI_SUCCESS) {
+  if (real().MPI_Type_contiguous(static_cast<int>(bytes), MPI_PACKED, &t) != MPI_SUCCESS ||
+      real().MPI_Type_commit(&t) != MPI_SUCCESS) {
     return MPI_DATATYPE_NULL;
   }
   g_byte_types.emplace(bytes, t);
@@ -182,16 +182,17 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
 // Neighbour counts of a topology communicator: (indegree, outdegree).
 bool neighbor_counts(MPI_Comm comm, int* in, int* out) {
   int topo = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return false;
+  if (real().MPI_Topo_test(comm, &topo) != MPI_SUCCESS) return false;
   if (topo == MPI_CART) {
     int ndims = 0;
-    if (PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS) return false;
+    if (real().MPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS) return false;
     *in = *out = 2 * ndims;
     return true;
   }
   if (topo == MPI_GRAPH) {
     int rank = 0, n = 0;
-    if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Graph_neighbors_count(comm, rank, &n) != MPI_SUCCESS) {
+    if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+        real().MPI_Graph_neighbors_count(comm, rank, &n) != MPI_SUCCESS) {
       return false;
     }
     *in = *out = n;
@@ -199,7 +200,7 @@ bool neighbor_counts(MPI_Comm comm, int* in, int* out) {
   }
   if (topo == MPI_DIST_GRAPH) {
     int weighted = 0;
-    return PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted) == MPI_SUCCESS;
+    return real().MPI_Dist_graph_neighbors_count(comm, in, out, &weighted) == MPI_SUCCESS;
   }
   return false;
 }
@@ -246,8 +247,8 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::alltoallv, comm, uint64_t{0}, -1, nullptr);
   int inter = 0, peers = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-      PMPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      real().MPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
     return real().MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
   if (inter) return kStageWholeCall;  // the library's call on an intercommunicator, device buffers staged
@@ -310,7 +311,7 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
     }
     w.any = w.any || w.offsets[k] >= 0;
     const char* where = w.offsets[k] >= 0 ? w.staging.data() + w.offsets[k] : static_cast<const char*>(buf) + displs[k];
-    PMPI_Get_address(where, &w.addresses[k]);
+    real().MPI_Get_address(where, &w.addresses[k]);
   }
 }
 
@@ -409,7 +410,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
   if (method == Method::span) method = Method::oneshot;
   w->message = DeviceMessage(device, method);
   if (w->message.reserve(std::max<int64_t>(w->bytes, 1)) != Status::ok) return MPI_ERR_NO_MEM;
-  for (size_t k = 0; k < n; ++k) PMPI_Get_address(w->message.mpi_buffer() + offsets[k], &w->addresses[k]);
+  for (size_t k = 0; k < n; ++k) real().MPI_Get_address(w->message.mpi_buffer() + offsets[k], &w->addresses[k]);
   w->active = true;
   return MPI_SUCCESS;
 }
@@ -497,7 +498,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
 
 void free_byte_types() {
   std::lock_guard<std::mutex> lock(g_byte_types_mutex);
-  for (auto& [bytes, t] : g_byte_types) PMPI_Type_free(&t);
+  for (auto& [bytes, t] : g_byte_types) real().MPI_Type_free(&t);
   g_byte_types.clear();
 }
 

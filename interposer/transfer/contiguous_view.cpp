@@ -4,6 +4,7 @@
 
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
@@ -46,16 +47,16 @@ int ContiguousView::open(void* user, int64_t count, MPI_Datatype type, bool read
   }
   if (!read) return MPI_SUCCESS;
   int position = 0;
-  return PMPI_Pack(host_user, static_cast<int>(count), type, packed_.data(), static_cast<int>(bytes_), &position,
-                   MPI_COMM_SELF);
+  return mpi::real().MPI_Pack(host_user, static_cast<int>(count), type, packed_.data(), static_cast<int>(bytes_),
+                              &position, MPI_COMM_SELF);
 }
 
 int ContiguousView::flush() {
   if (!packed_) return MPI_SUCCESS;
   char* host_user = span_ ? span_.data() - span_lo_ : static_cast<char*>(user_);
   int position = 0;
-  const int rc = PMPI_Unpack(packed_.data(), static_cast<int>(bytes_), &position, host_user, static_cast<int>(count_),
-                             type_, MPI_COMM_SELF);
+  const int rc = mpi::real().MPI_Unpack(packed_.data(), static_cast<int>(bytes_), &position, host_user,
+                                        static_cast<int>(count_), type_, MPI_COMM_SELF);
   if (rc != MPI_SUCCESS || !span_) return rc;
   const Status s = copy_bytes(static_cast<char*>(user_) + span_lo_, span_.data(), span_hi_ - span_lo_);
   return s == Status::ok ? MPI_SUCCESS : error_code(s);

@@ -38,7 +38,7 @@ bool overflows(MPI_Datatype type, int count, int64_t room) {
 
 int truncate_error(const char* call, MPI_Comm comm) {
   STRATA_LOG(debug, kP2p, "%s: the buffer is too small: MPI_ERR_TRUNCATE", call);
-  PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+  real().MPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
   return MPI_ERR_TRUNCATE;
 }
 
@@ -109,8 +109,8 @@ int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* posit
     bytes = read;
   }
   MPI_Status status;
-  PMPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
-  PMPI_Status_set_cancelled(&status, 0);
+  real().MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
+  real().MPI_Status_set_cancelled(&status, 0);
   if (int rc = complete_recv(rx, status); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Unpack");
   *position += static_cast<int>(bytes);
   return MPI_SUCCESS;
@@ -194,10 +194,10 @@ int type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
 void on_init() {
   config::load();
   int rank = -1;
-  if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
+  if (real().MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int length = 0;
-  PMPI_Get_library_version(version, &length);
+  real().MPI_Get_library_version(version, &length);
   for (char& c : version) c = c == '\n' ? ' ' : c;
   STRATA_LOG(info, kShim, "interposer active over %s", version);
   int devices = 0;

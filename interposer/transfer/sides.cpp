@@ -3,6 +3,7 @@
 #include "base/log.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/exact_write.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::interposer {
 int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
@@ -21,7 +22,7 @@ void send_packed(Outgoing* out, const void* packed, int64_t bytes) {
 int raise_error(MPI_Comm comm, int code, const char* what) {
   STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what,
              code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
-  if (comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, code);
+  if (comm != MPI_COMM_NULL) mpi::real().MPI_Comm_call_errhandler(comm, code);
   return code;
 }
 
@@ -135,7 +136,7 @@ int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   const Plan& plan = in.plan;
   if (plan.path == Path::library) return MPI_SUCCESS;
   int received = 0;
-  if (PMPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
+  if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
   if (plan.path == Path::host_pack) {
     unpack_host(plan.layout.block(), in.host.data(), in.user, 0, received);

@@ -7,11 +7,15 @@
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/types/fast_types.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
 
 namespace strata::interposer {
+
+using mpi::real;
+
 namespace {
 
 using calls::Buf;
@@ -34,19 +38,19 @@ void neighbours(MPI_Comm comm, int* sources, int* destinations) {
   *sources = 0;
   *destinations = 0;
   int kind = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return;
+  if (real().MPI_Topo_test(comm, &kind) != MPI_SUCCESS) return;
   if (kind == MPI_CART) {
     int dims = 0;
-    PMPI_Cartdim_get(comm, &dims);
+    real().MPI_Cartdim_get(comm, &dims);
     *sources = *destinations = 2 * dims;
   } else if (kind == MPI_GRAPH) {
     int rank = 0, n = 0;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors_count(comm, rank, &n);
+    real().MPI_Comm_rank(comm, &rank);
+    real().MPI_Graph_neighbors_count(comm, rank, &n);
     *sources = *destinations = n;
   } else if (kind == MPI_DIST_GRAPH) {
     int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, sources, destinations, &weighted);
+    real().MPI_Dist_graph_neighbors_count(comm, sources, destinations, &weighted);
   }
 }
 
@@ -194,12 +198,13 @@ int CallShape::of(MPI_Comm comm, int root, CallShape* out) {
   CallShape s;
   s.comm = comm;
   int inter = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-      PMPI_Comm_rank(comm, &s.rank) != MPI_SUCCESS) {
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      real().MPI_Comm_rank(comm, &s.rank) != MPI_SUCCESS) {
     return MPI_ERR_COMM;
   }
   s.inter = inter != 0;
-  if (s.inter ? PMPI_Comm_remote_size(comm, &s.group) != MPI_SUCCESS : PMPI_Comm_size(comm, &s.group) != MPI_SUCCESS) {
+  if (s.inter ? real().MPI_Comm_remote_size(comm, &s.group) != MPI_SUCCESS
+              : real().MPI_Comm_size(comm, &s.group) != MPI_SUCCESS) {
     return MPI_ERR_COMM;
   }
   if (root != calls::roles::no_root) {

@@ -4,12 +4,16 @@
 
 #include "base/log.hpp"
 #include "mpi/gpu_awareness.hpp"
+#include "mpi/helpers.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <new>
 
 namespace strata::kokkos::detail {
+
+using mpi::real;
+
 namespace {
 
 std::atomic<int64_t> g_max_piece{kMaxPieceBytes};
@@ -36,16 +40,13 @@ Status mpi_check(int rc, const char* what) noexcept {
   if (rc == MPI_SUCCESS) return Status::ok;
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
-  if (PMPI_Error_string(rc, text, &length) != MPI_SUCCESS) text[0] = '\0';
+  if (real().MPI_Error_string(rc, text, &length) != MPI_SUCCESS) text[0] = '\0';
   STRATA_LOG(error, kP2p, "kokkos: %s failed: %s (%d)", what, text, rc);
   return Status::mpi_error;
 }
 
 Status require_mpi(const char* what) noexcept {
-  int initialized = 0;
-  int finalized = 0;
-  if (PMPI_Initialized(&initialized) != MPI_SUCCESS || PMPI_Finalized(&finalized) != MPI_SUCCESS || !initialized ||
-      finalized) {
+  if (!mpi::running()) {
     STRATA_LOG(error, kP2p, "kokkos: %s outside MPI_Init .. MPI_Finalize", what);
     return Status::invalid_argument;
   }
@@ -69,14 +70,14 @@ Status post_pieces(bool send, char* buffer, int64_t bytes, int peer, int tag, MP
     const int64_t off = k * piece;
     const int len = static_cast<int>(std::min(piece, bytes - off));
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = send ? PMPI_Isend(buffer + off, len, MPI_BYTE, peer, tag, comm, &r)
-                        : PMPI_Irecv(buffer + off, len, MPI_BYTE, peer, tag, comm, &r);
+    const int rc = send ? real().MPI_Isend(buffer + off, len, MPI_BYTE, peer, tag, comm, &r)
+                        : real().MPI_Irecv(buffer + off, len, MPI_BYTE, peer, tag, comm, &r);
     const Status s = mpi_check(rc, send ? "MPI_Isend" : "MPI_Irecv");
     if (s != Status::ok) {
       // Nothing may stay posted on a buffer the caller will free.
       for (size_t i = first; i < state->requests.size(); ++i) {
-        PMPI_Cancel(&state->requests[i]);
-        PMPI_Wait(&state->requests[i], MPI_STATUS_IGNORE);
+        real().MPI_Cancel(&state->requests[i]);
+        real().MPI_Wait(&state->requests[i], MPI_STATUS_IGNORE);
       }
       state->requests.resize(first);
       state->expected.resize(first);
