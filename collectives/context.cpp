@@ -1,4 +1,5 @@
 #include "collectives/context.hpp"
+#include "collectives/settings.hpp"
 #include "collectives/device_timer.hpp"
 
 #include "base/config.hpp"
@@ -73,12 +74,6 @@ Status keyval() {
   g_keyval = kv;
   return Status::ok;
 }
-
-config::IntParam g_agree_every{"STRATA_COLL_AGREE_EVERY", 256,
-                               "Device collectives: the longest period, in calls of one collective and size class, "
-                               "between two agreements of the ranks on whether all their buffers are in device memory "
-                               "(the periods double from 1 up to it)",
-                               1, 1 << 30};
 
 int bucket_of(size_t bytes) { return bytes == 0 ? 0 : 1 + static_cast<int>(std::log2(static_cast<double>(bytes))); }
 
@@ -223,14 +218,23 @@ Algorithm Context::choose(Collective collective, size_t bytes, bool device) noex
 bool Context::agree_on_device(Collective collective, size_t bytes, bool mine) noexcept {
   const int c = static_cast<int>(collective);
   if (c < 0 || c >= kCollectives) return false;
-  Agreement& a = agreements_[c][std::min(bucket_of(bytes), kSizeClasses - 1)];
+  return agree(agreements_[c][std::min(bucket_of(bytes), kSizeClasses - 1)], mine);
+}
+
+bool Context::agree_on_device(Exchange exchange, bool mine) noexcept {
+  const int e = static_cast<int>(exchange);
+  if (e < 0 || e >= kExchanges) return false;
+  return agree(exchange_agreements_[e], mine);
+}
+
+bool Context::agree(Agreement& a, bool mine) noexcept {
   if (++a.calls < a.next) return a.device;
   int vote = mine ? 1 : 0;
   int all = 0;
   if (real().MPI_Allreduce(&vote, &all, 1, MPI_INT, MPI_LAND, comm()) != MPI_SUCCESS) all = 0;
   const bool changed = a.calls > 1 && (all != 0) != a.device;
   a.device = all != 0;
-  a.period = changed ? 1 : std::min<uint64_t>(a.period * 2, static_cast<uint64_t>(g_agree_every.get()));
+  a.period = changed ? 1 : std::min<uint64_t>(a.period * 2, static_cast<uint64_t>(agreement_period_limit()));
   a.next = a.calls + std::max<uint64_t>(a.period, 1);
   return a.device;
 }

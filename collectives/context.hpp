@@ -24,6 +24,11 @@ struct State;  // collectives/device_backend.hpp
 void destroy(State* state) noexcept;
 }  // namespace device
 
+// The exchanges Strata runs as grouped sends and receives on the NCCL
+// route (collectives/exchange.hpp); the v forms share their kind.
+enum class Exchange : uint8_t { all_to_all, gather, scatter, allgather_v };
+constexpr int kExchanges = 4;
+
 class Context {
  public:
   // The context of `comm`; collective over `comm` the first time.
@@ -60,6 +65,9 @@ class Context {
   // kind agreed. Collective: every rank calls it for the same calls, in
   // order (the collectives of one communicator are).
   bool agree_on_device(Collective collective, size_t bytes, bool mine) noexcept;
+  // The same for an exchange, one agreement per kind whatever the sizes
+  // (the v forms' sizes differ between ranks).
+  bool agree_on_device(Exchange exchange, bool mine) noexcept;
 
   // Owned; created by the device backend on first use.
   device::State* device_state = nullptr;
@@ -85,11 +93,13 @@ class Context {
     uint64_t period = 1;  // calls until the one after
     bool device = false;
   };
+  bool agree(Agreement& a, bool mine) noexcept;
   // Per (collective, size class): no lock, since MPI forbids two
   // collectives on one communicator at once (threads must order them).
   static constexpr int kCollectives = 5;
   static constexpr int kSizeClasses = 66;
   Agreement agreements_[kCollectives][kSizeClasses];
+  Agreement exchange_agreements_[kExchanges];
   // The model's choice per (collective, size class, device), plus one; 0:
   // not asked yet (the context is value-initialized).
   std::atomic<int8_t> choices_[kCollectives][kSizeClasses][2] = {};

@@ -32,6 +32,7 @@ static_assert(sizeof(RankFacts) == 16, "sent as bytes");
 std::mutex g_mutex;
 std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
 int g_ranks_on_my_host = 0;
+std::atomic<bool> g_settings_differ{false};
 int g_keyval = MPI_KEYVAL_INVALID;
 
 // Communicators on which no Strata collective can run, without a lock
@@ -101,14 +102,15 @@ Status learn_job(MPI_Comm world) noexcept {
     delete all;
     return Status::mpi_error;
   }
-  for (const RankFacts& r : *all) {
-    if (r.settings != mine.settings) {
-      STRATA_LOG_ONCE(warn, kColl,
-                      "STRATA_COLL_ALGO or STRATA_TOPOLOGY differ between ranks: collectives may take different "
-                      "paths on different ranks and hang; give every rank the same values (mpirun -x, srun --export)");
-      break;
-    }
+  bool agree = true;
+  for (const RankFacts& r : *all) agree = agree && r.settings == all->front().settings;
+  if (!agree) {
+    STRATA_LOG_ONCE(warn, kColl,
+                    "STRATA_COLL_ALGO, STRATA_COLL_EXCHANGE, STRATA_COLL_AGREE_EVERY or STRATA_TOPOLOGY differ "
+                    "between ranks: every collective is left to the MPI library; give every rank the same values "
+                    "(mpirun -x, srun --export)");
   }
+  g_settings_differ.store(!agree, std::memory_order_release);
   int here = 0;
   for (const RankFacts& r : *all) here += r.host == mine.host ? 1 : 0;
   g_ranks_on_my_host = here;
@@ -123,6 +125,8 @@ Status learn_job(MPI_Comm world) noexcept {
 }
 
 int ranks_on_my_host() noexcept { return g_ranks_on_my_host; }
+
+bool settings_agree() noexcept { return !g_settings_differ.load(std::memory_order_acquire); }
 
 void forget_job() noexcept {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -29,6 +29,12 @@ struct CommFacts {
 
 // How many of the job's ranks share this rank's host (0 before learn_job).
 int ranks_on_my_host() noexcept;
+// Did every rank start with the same routing settings (settings.hpp)? The
+// same answer on every rank (each compares all ranks' digests); true
+// where nothing is known (no MPI_Init exchange). Where they differ, every collective is left
+// to the library, whatever the settings say, so no two ranks can route one
+// call differently.
+bool settings_agree() noexcept;
 
 // Cached on the communicator (an attribute, freed with it), and in a
 // lock-free table the per-call question below reads.

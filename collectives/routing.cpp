@@ -2,6 +2,7 @@
 
 #include "base/log.hpp"
 #include "collectives/device_backend.hpp"
+#include "collectives/p2p_backend.hpp"
 #include "collectives/job_facts.hpp"
 #include "collectives/settings.hpp"
 #include "mpi/real_mpi.hpp"
@@ -38,6 +39,16 @@ bool spans_nodes(const Context& c) {
 
 }  // namespace
 
+const char* to_string(Exchange exchange) noexcept {
+  switch (exchange) {
+    case Exchange::all_to_all: return "all-to-all";
+    case Exchange::gather: return "gather";
+    case Exchange::scatter: return "scatter";
+    case Exchange::allgather_v: return "allgatherv";
+  }
+  return "?";
+}
+
 const char* to_string(Route route) noexcept {
   switch (route) {
     case Route::library: return "library";
@@ -54,6 +65,7 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   Decision d;
   if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
+  if (!require_context && !settings_agree()) return d;  // the same on every rank (job_facts.hpp)
   const Algorithm wanted = algorithm != Algorithm::automatic ? algorithm : forced_algorithm();
   if (!require_context && !needs_context(comm, wanted)) return d;
   Result<Context*> context = Context::of(comm);  // every rank, at this same call
@@ -78,6 +90,24 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   }
   STRATA_LOG(debug, kColl, "%s %zu bytes: %s (%s)", to_string(collective), bytes, to_string(d.route),
              to_string(d.algorithm));
+  return d;
+}
+
+Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept {
+  if (comm == MPI_COMM_NULL) return Status::invalid_argument;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  Decision d;
+  if (inter || !settings_agree() || !nccl_exchanges() || !needs_context(comm, forced_algorithm())) return d;
+  Result<Context*> context = Context::of(comm);  // every rank, at this same call
+  if (!context) return context.status();
+  d.context = context.value();
+  Context& c = *d.context;
+  if (!c.nccl_capable()) return d;
+  // p2p_available() is part of the vote: an NCCL older than 2.7 anywhere
+  // makes it the library's call everywhere.
+  if (c.agree_on_device(exchange, mine_on_device && device::p2p_available())) d.route = Route::nccl;
+  STRATA_LOG(debug, kColl, "%s: %s", to_string(exchange), to_string(d.route));
   return d;
 }
 

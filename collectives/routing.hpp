@@ -45,6 +45,15 @@ struct Decision {
 Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool mappable, bool mine_on_device,
                         Algorithm algorithm = Algorithm::automatic, bool require_context = false) noexcept;
 
+// Where an exchange (all-to-all, gather, scatter, allgatherv and their v
+// forms) runs: nccl, as grouped sends and receives (exchange.hpp), where
+// STRATA_COLL_EXCHANGE allows it, the communicator is NCCL-capable and the
+// ranks agree that every rank's buffers are in device memory and its NCCL
+// has ncclSend; the library's call otherwise. Collective over `comm` where
+// it makes the context or agrees.
+Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept;
+const char* to_string(Exchange exchange) noexcept;
+
 // Are all the call's buffers (null and MPI_IN_PLACE aside, and at least
 // one) in the memory of the current device? A rank's vote in the agreement.
 bool on_current_device(std::initializer_list<const void*> buffers) noexcept;

@@ -45,9 +45,7 @@ class OnDevice {
   void* copy_ = nullptr;
 };
 
-Algorithm host_algorithm(const Decision& d) {
-  return d.route == Route::library ? Algorithm::library : d.algorithm;
-}
+Algorithm host_algorithm(const Decision& d) { return d.route == Route::library ? Algorithm::library : d.algorithm; }
 
 }  // namespace
 
@@ -90,8 +88,8 @@ Status run_allgather(const Decision& d, const void* send, void* recv, size_t sen
   OnDevice in, out;
   STRATA_TRY(in.open(send, bytes, true, stream));
   STRATA_TRY(out.open(recv, bytes * static_cast<size_t>(c.size()), in_place, stream));
-  STRATA_TRY(device::allgather(c, in_place ? MPI_IN_PLACE : in.data(), out.data(), send_count, type, d.algorithm,
-                               stream));
+  STRATA_TRY(
+      device::allgather(c, in_place ? MPI_IN_PLACE : in.data(), out.data(), send_count, type, d.algorithm, stream));
   return out.flush(stream);
 }
 
@@ -114,8 +112,8 @@ Status run_reduce(const Decision& d, const void* send, void* recv, size_t count,
   OnDevice in, out;
   STRATA_TRY(in.open(send, bytes, true, stream));
   if (is_root) STRATA_TRY(out.open(recv, bytes, in_place, stream));
-  STRATA_TRY(device::reduce(c, in_place ? MPI_IN_PLACE : in.data(), is_root ? out.data() : recv, count, type, op,
-                            root, d.algorithm, stream));
+  STRATA_TRY(device::reduce(c, in_place ? MPI_IN_PLACE : in.data(), is_root ? out.data() : recv, count, type, op, root,
+                            d.algorithm, stream));
   return is_root ? out.flush(stream) : Status::ok;
 }
 

@@ -4,6 +4,9 @@
 #include "collectives/host/host_collectives.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
+#include <climits>
+#include <vector>
+
 #if !defined(STRATA_HAVE_CUDA) && !defined(STRATA_HAVE_HIP)
 #include "mpi/helpers.hpp"
 #include "portability/gpu/fake_device.hpp"
@@ -22,6 +25,9 @@ config::BoolParam g_fake_nccl{"STRATA_FAKE_NCCL", true,
                               "Tests, CPU builds only: with STRATA_FAKE_DEVICE, a stand-in NCCL runs the device "
                               "collectives (the library's collectives on the stand-in's device memory), so that the "
                               "NCCL route runs without a GPU; 0: no NCCL"};
+
+// The tag of the stand-in's point-to-point messages, on its own communicator.
+constexpr int kP2pTag = 7;
 
 bool in_device_memory(const void* p) {
   const ::strata::device::Pointer w = gpu::classify(p);
@@ -104,6 +110,24 @@ Status reduce(Comm& c, const void* send, void* recv, size_t count, DataType type
   STRATA_TRY(device_only({send, rank == root ? recv : nullptr}));
   return host::reduce(view(send), rank == root ? view(recv) : nullptr, count, type, op, root, algorithm_for(type),
                       flat(c));
+}
+
+Status p2p_group(const P2p* ops, size_t count) noexcept {
+  for (size_t i = 0; i < count; ++i) {
+    if (ops[i].comm == nullptr || ops[i].bytes > static_cast<size_t>(INT_MAX)) return Status::invalid_argument;
+    STRATA_TRY(device_only({ops[i].buffer}));
+  }
+  std::vector<MPI_Request> requests(count, MPI_REQUEST_NULL);
+  int rc = MPI_SUCCESS;
+  for (size_t i = 0; i < count && rc == MPI_SUCCESS; ++i) {
+    const P2p& op = ops[i];
+    const int n = static_cast<int>(op.bytes);
+    rc = op.send ? PMPI_Isend(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i])
+                 : PMPI_Irecv(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i]);
+  }
+  // Whatever was posted completes before the buffers go back to the caller.
+  const int waited = PMPI_Waitall(static_cast<int>(count), requests.data(), MPI_STATUSES_IGNORE);
+  return rc == MPI_SUCCESS && waited == MPI_SUCCESS ? Status::ok : Status::mpi_error;
 }
 
 }  // namespace strata::coll::fake_nccl

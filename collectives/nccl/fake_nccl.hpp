@@ -33,4 +33,16 @@ Status allgather(Comm& c, const void* send, void* recv, size_t send_count, DataT
 Status broadcast(Comm& c, void* buffer, size_t count, DataType type, int root) noexcept;
 Status reduce(Comm& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root) noexcept;
 
+// One send or receive of a group (ncclSend / ncclRecv of bytes).
+struct P2p {
+  Comm* comm = nullptr;
+  bool send = true;
+  void* buffer = nullptr;  // device memory
+  size_t bytes = 0;
+  int peer = 0;
+};
+// A group: every transfer posted, then all waited for (NCCL's group
+// semantics: no order of posts deadlocks; a message to oneself works).
+Status p2p_group(const P2p* ops, size_t count) noexcept;
+
 }  // namespace strata::coll::fake_nccl

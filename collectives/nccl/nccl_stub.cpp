@@ -6,6 +6,9 @@
 #include "collectives/nccl/fake_nccl.hpp"
 #include "collectives/p2p_backend.hpp"
 
+#include <new>
+#include <vector>
+
 namespace strata::coll::device {
 
 struct State {
@@ -61,8 +64,24 @@ Status reduce(Context& c, const void* send, void* recv, size_t count, DataType t
   return fake_nccl::reduce(*s.value(), send, recv, count, type, op, root);
 }
 
-bool p2p_available() noexcept { return false; }
-Status p2p_prepare(const P2pOp&) noexcept { return Status::not_supported; }
-Status p2p_post(const P2pOp*, size_t count) noexcept { return count == 0 ? Status::ok : Status::not_supported; }
+// Point-to-point: the stand-in's, where it is on.
+bool p2p_available() noexcept { return fake_nccl::enabled(); }
+
+Status p2p_prepare(const P2pOp& op) noexcept {
+  if (op.context == nullptr) return Status::internal;
+  return stand_in(*op.context).status();
+}
+
+Status p2p_post(const P2pOp* ops, size_t count) noexcept {
+  if (count == 0) return Status::ok;
+  std::vector<fake_nccl::P2p> group(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (ops[i].context == nullptr) return Status::internal;
+    Result<fake_nccl::Comm*> s = stand_in(*ops[i].context);
+    if (!s) return s.status();
+    group[i] = {s.value(), ops[i].send, ops[i].buffer, ops[i].bytes, ops[i].peer};
+  }
+  return fake_nccl::p2p_group(group.data(), count);
+}
 
 }  // namespace strata::coll::device

@@ -62,11 +62,13 @@ const char* device_handling(Kind k) {
     case Kind::completion:
       return "finishes Strata's requests among its own: unpacks receives, copies staged results back";
     case Kind::routed:
-      return "routed alike on every rank (docs/collectives.md): NCCL where every rank's buffers are on its GPU, "
-             "Strata's host algorithm, or the library with device buffers staged";
+      return "routed alike on every rank (docs/collectives.md): NCCL where every rank's buffers are on its GPU "
+             "(the exchanges as grouped sends and receives), Strata's host algorithm (reductions, broadcast, "
+             "allgather), or the library with device buffers staged";
     case Kind::packed:
       return "each side packed per peer (host or device kernels) where that wins; a device side Strata cannot "
-             "pack is staged with the whole call";
+             "pack is staged with the whole call (MPI_Alltoallv: grouped NCCL sends and receives first, where "
+             "every rank's buffers are on its GPU)";
     case Kind::flush: return "no buffer: deferred sends posted, then the library";
     case Kind::send:
     case Kind::isend:

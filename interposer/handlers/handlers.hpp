@@ -29,8 +29,7 @@ int mrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Stat
 int imrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Request* request);
 int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, int source, MPI_Comm comm,
              MPI_Status*& status);
-int sendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm,
-                     MPI_Status*& status);
+int sendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm, MPI_Status*& status);
 int isendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, int source, MPI_Comm comm,
               MPI_Request* request);
 int isendrecv_replace(Id id, Library library, const Buf& buf, int dest, int source, MPI_Comm comm,

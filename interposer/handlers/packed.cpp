@@ -1,4 +1,6 @@
 #include "interposer/handlers/routed.hpp"
+
+#include "collectives/job_facts.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 
 namespace strata::interposer::packed {
@@ -6,8 +8,12 @@ namespace strata::interposer::packed {
 int MPI_Alltoallv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  const int rc = alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-  return rc == kStageWholeCall ? library() : rc;
+  if (coll::surely_library_only(comm)) {  // host buffers or not, no NCCL route here
+    const int rc = alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    return rc == kStageWholeCall ? library() : rc;
+  }
+  return routed::alltoallv_exchange(library, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                    recvtype, comm);
 }
 
 int MPI_Neighbor_alltoallv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[],

@@ -1,7 +1,8 @@
 // The collectives Strata routes (kind `routed` of the interception table):
 // MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and
-// MPI_Reduce. Every rank takes the route collectives/routing.hpp decides,
-// the same on all of them whatever each one's buffers and datatypes:
+// MPI_Reduce; and the exchanges MPI_Alltoall(v), MPI_Gather(v),
+// MPI_Scatter(v) and MPI_Allgatherv (NCCL or the library only). Every rank takes the route collectives/routing.hpp
+// decides, the same on all of them whatever each one's buffers and datatypes:
 //
 //   library  the library's collective with each rank's own arguments (its
 //            device buffers staged through host memory, handlers::coll)
@@ -49,6 +50,25 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
 int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
 int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
                int root, MPI_Comm comm);
+
+// The exchanges (routed_exchange.cpp): grouped NCCL sends and receives
+// where every rank's buffers are in device memory, else the library's call.
+int MPI_Alltoall(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Gather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Gatherv(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatterv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgatherv(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                   void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+// MPI_Alltoallv's NCCL route; elsewhere Strata's packed all-to-all (packed::).
+int alltoallv_exchange(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                       MPI_Datatype recvtype, MPI_Comm comm);
 
 }  // namespace routed
 

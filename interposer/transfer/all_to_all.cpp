@@ -211,6 +211,11 @@ using VCall = int (*)(const void*, const int[], const int[], MPI_Datatype, void*
 int alltoallv_like(const char* call, VCall library, int send_peers, int recv_peers, const void* sendbuf,
                    const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
                    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  // MPI_IN_PLACE sends what the receive buffer holds: a packed receive side
+  // would hand the library a staging buffer it never filled. The staged
+  // library call does it on the user's bytes (host memory: the library's
+  // call as it is).
+  if (sendbuf == MPI_IN_PLACE) return kStageWholeCall;
   VSide send, recv;
   if (int rc = prepare_vside(call, "recv", recvbuf, recv_peers, recvcounts, rdispls, recvtype, false, &recv);
       rc != MPI_SUCCESS) {

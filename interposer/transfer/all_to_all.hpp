@@ -17,9 +17,9 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
 
 // Returned by the three calls above, before any communication, when a
 // side Strata would have to write on the GPU has a datatype it cannot
-// reduce, and by alltoallv on an intercommunicator: the caller then runs
-// the staged library call (staged_call.hpp), which writes exactly the
-// datatype's bytes back.
+// reduce, by alltoallv on an intercommunicator and with MPI_IN_PLACE: the
+// caller then runs the staged library call (staged_call.hpp), which writes
+// exactly the datatype's bytes back.
 constexpr int kStageWholeCall = -2;
 
 // Releases the helper datatypes this file creates (MPI_Finalize).

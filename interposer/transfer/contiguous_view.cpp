@@ -3,6 +3,7 @@
 #include <strata/datatype.hpp>
 
 #include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -38,7 +39,6 @@ int ContiguousView::open(void* user, int64_t count, MPI_Datatype type, bool read
   char* host_user = static_cast<char*>(user);
   if (on_device(static_cast<char*>(user) + s.lo)) {
     span_lo_ = s.lo;
-    span_hi_ = s.hi;
     span_ = Staging::acquire(pinned_pool(), s.hi - s.lo);
     if (!span_) return MPI_ERR_NO_MEM;
     const Status copied = copy_bytes(span_.data(), static_cast<char*>(user) + s.lo, s.hi - s.lo);
@@ -58,7 +58,9 @@ int ContiguousView::flush() {
   const int rc = mpi::real().MPI_Unpack(packed_.data(), static_cast<int>(bytes_), &position, host_user,
                                         static_cast<int>(count_), type_, MPI_COMM_SELF);
   if (rc != MPI_SUCCESS || !span_) return rc;
-  const Status s = copy_bytes(static_cast<char*>(user_) + span_lo_, span_.data(), span_hi_ - span_lo_);
+  // Only the bytes the datatype covers: another operation in flight may be
+  // writing between its blocks (exact_write.hpp).
+  const Status s = write_exactly(static_cast<char*>(user_), host_user, count_, type_);
   return s == Status::ok ? MPI_SUCCESS : error_code(s);
 }
 

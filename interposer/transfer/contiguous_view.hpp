@@ -32,7 +32,6 @@ class ContiguousView {
   Staging packed_;  // empty when the datatype is contiguous
   Staging span_;    // device buffers: the host copy of the span
   int64_t span_lo_ = 0;
-  int64_t span_hi_ = 0;
 };
 
 }  // namespace strata::interposer

@@ -136,6 +136,12 @@ struct Named {
 const std::vector<Named>& collectives();
 // Is the persistent form available with this MPI?
 bool have_persistent();
+// Where the library alone fails a persistent collective (MPICH 4.0): the
+// completion to use instead (`substituted` counts), whether `call`'s
+// persistent form works at all, and rank 0's line saying what `test` did.
+Completion for_persistent_collective(Completion c, int* substituted);
+bool library_persistent_works(const char* call);
+void report_library_workarounds(const char* test, int substituted, int left_out);
 
 // Point to point, the forms as for the collectives (Setting::form): each
 // send mode (MPI_Send: Send, Isend, Send_init; Bsend, Ssend, Rsend alike),

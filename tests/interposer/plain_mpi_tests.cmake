@@ -109,6 +109,23 @@ strata_add_test_variant(NAME test_mpi_collectives_two_level TARGET test_mpi_coll
                         ENV STRATA_TOPOLOGY=2x2x2 STRATA_COLL_ALGO=two_level STRATA_TEST_EXPECT_COLLECTIVES=1)
 strata_add_test_variant(NAME test_mpi_collectives_preload_disabled TARGET test_mpi_collectives NP 8 TIMEOUT 300
                         PRELOAD LABELS "interposer;collectives" ENV STRATA_DISABLE=1 STRATA_TEST_EXPECT_COLLECTIVES=0)
+# Rank 0 started with another STRATA_COLL_ALGO than the others (mpirun's
+# MPMD form): every rank must see that at MPI_Init and leave every
+# collective to the library (without that, rank 0 ran the host ring alone
+# and the job hung).
+if(STRATA_SANITIZER_PRELOAD)
+  set(_preload ${STRATA_SANITIZER_PRELOAD}:$<TARGET_FILE:strata_preload>)
+else()
+  set(_preload $<TARGET_FILE:strata_preload>)
+endif()
+set(_rank_env -x LD_PRELOAD=${_preload} -x STRATA_TEST_EXPECT_PRELOAD=1 -x STRATA_TEST_EXPECT_COLLECTIVES=0)
+add_test(NAME test_mpi_collectives_settings_differ
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 1 ${MPIEXEC_PREFLAGS} ${_rank_env}
+                 -x STRATA_COLL_ALGO=ring $<TARGET_FILE:test_mpi_collectives> :
+                 ${MPIEXEC_NUMPROC_FLAG} 3 ${_rank_env} $<TARGET_FILE:test_mpi_collectives>)
+set_tests_properties(test_mpi_collectives_settings_differ PROPERTIES
+                     ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV}" PROCESSORS 2 LABELS "interposer;collectives"
+                     TIMEOUT 300 REQUIRED_FILES "$<TARGET_FILE:test_mpi_collectives>;$<TARGET_FILE:strata_preload>")
 if(STRATA_HAVE_CUDA)
   strata_add_test(NAME test_mpi_collectives_device SOURCES test_mpi_collectives.cpp PLAIN_MPI NP 2 TIMEOUT 300
                   NO_VARIANT_PLAIN LIBS strata_test_main CUDA::cudart LABELS "collectives;device;gpu" PRELOAD
@@ -138,4 +155,30 @@ else()
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
                           ENV STRATA_FAKE_DEVICE=2 STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical
                               STRATA_TEST_EXPECT_COLLECTIVES=1)
+endif()
+
+# The exchanges (all-to-all, gather, scatter, allgatherv and v forms):
+# host memory plain and preloaded (4 ranks); device memory preloaded, on the
+# NCCL route as grouped sends and receives (the stand-in NCCL in the CPU
+# build), and with STRATA_COLL_EXCHANGE=library (the library's call, device
+# buffers staged).
+strata_add_test(NAME test_mpi_exchanges SOURCES test_mpi_exchanges.cpp PLAIN_MPI NP 4 TIMEOUT 300
+                LIBS strata_test_main LABELS "interposer;collectives" PRELOAD)
+if(STRATA_HAVE_CUDA)
+  strata_add_test(NAME test_mpi_exchanges_device SOURCES test_mpi_exchanges.cpp PLAIN_MPI NP 2 TIMEOUT 300
+                  NO_VARIANT_PLAIN LIBS strata_test_main CUDA::cudart LABELS "collectives;device;gpu" PRELOAD
+                  ENV STRATA_TEST_EXPECT_EXCHANGES=nccl)
+  target_compile_definitions(test_mpi_exchanges_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1 STRATA_TEST_CUDA=1)
+  strata_add_test_variant(NAME test_mpi_exchanges_device_library TARGET test_mpi_exchanges_device NP 2 TIMEOUT 300
+                          PRELOAD LABELS "collectives;device;gpu" ENV STRATA_COLL_EXCHANGE=library)
+else()
+  strata_add_test(NAME test_mpi_exchanges_device SOURCES test_mpi_exchanges.cpp PLAIN_MPI NP 4 TIMEOUT 300
+                  NO_VARIANT_PLAIN LIBS strata_test_main LABELS "interposer;collectives;device")
+  target_compile_definitions(test_mpi_exchanges_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
+  strata_add_test_variant(NAME test_mpi_exchanges_device_fake TARGET test_mpi_exchanges_device NP 4 TIMEOUT 300
+                          PRELOAD LABELS "interposer;collectives;device"
+                          ENV STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_EXCHANGES=nccl)
+  strata_add_test_variant(NAME test_mpi_exchanges_device_fake_library TARGET test_mpi_exchanges_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
+                          ENV STRATA_FAKE_DEVICE=4 STRATA_COLL_EXCHANGE=library)
 endif()

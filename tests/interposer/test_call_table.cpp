@@ -66,7 +66,8 @@ TEST(CallTable, KindsOfLargeCountFormsAndFlushes) {
   EXPECT_EQ(strata::calls::kind_of(Id::MPI_Allreduce), Kind::routed);
   EXPECT_EQ(strata::calls::kind_of(Id::MPI_Alltoallv), Kind::packed);
   EXPECT_EQ(strata::calls::kind_of(Id::MPI_Waitall), Kind::completion);
-  EXPECT_EQ(strata::calls::kind_of(Id::MPI_Gatherv), Kind::coll);
+  EXPECT_EQ(strata::calls::kind_of(Id::MPI_Gatherv), Kind::routed);
+  EXPECT_EQ(strata::calls::kind_of(Id::MPI_Scan), Kind::coll);
   EXPECT_FALSE(strata::calls::flushes(Kind::irecv));
   EXPECT_TRUE(strata::calls::flushes(Kind::coll));
 #if MPI_VERSION >= 4

@@ -296,6 +296,25 @@ TEST(DeviceAllToAll, AlltoallvVector) {
   MPI_Type_free(&type);
 }
 
+// Sends the bytes `packed` (`host_base`, `count` x `type` packed by the
+// library) to `rank`. MPICH 4.0 (4.0.2 here), the library alone: a message
+// sent as MPI_PACKED and received into a type built on MPI_DOUBLE_INT or
+// MPI_LONG_INT (pairs with padding) fails MPI_ERR_TRUNCATE between ranks
+// of a job of two or more; there the same bytes go typed from the host copy.
+int send_packed_bytes(const unsigned char* packed, int bytes, const char* host_base, int count, MPI_Datatype type,
+                      int rank, int tag, MPI_Request* request) {
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
+  (void)packed;
+  (void)bytes;
+  return MPI_Isend(host_base, count, type, rank, tag, MPI_COMM_WORLD, request);
+#else
+  (void)host_base;
+  (void)count;
+  (void)type;
+  return MPI_Isend(packed, bytes, MPI_PACKED, rank, tag, MPI_COMM_WORLD, request);
+#endif
+}
+
 // The random datatype corpus: MPI_Pack of device data, and messages from
 // device data to packed host buffers and back, must equal the library's
 // PMPI_Pack / PMPI_Unpack of host copies, byte for byte.
@@ -366,7 +385,7 @@ TEST(DevicePackRandom, MatchesTheLibraryOnHostCopies) {
       strata_test::test_device_free(dev);
       continue;
     }
-    ASSERT_EQ(MPI_Isend(expected.data(), expected_pos, MPI_PACKED, rank, i, MPI_COMM_WORLD, &reqs[1]), MPI_SUCCESS);
+    ASSERT_EQ(send_packed_bytes(expected.data(), expected_pos, host_base, count, type, rank, i, &reqs[1]), MPI_SUCCESS);
     ASSERT_EQ(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_SUCCESS);
     strata_test::test_device_from(back.data(), dev, span);
     ASSERT_EQ(back, poison) << "received device bytes differ: " << rt.description << " (case " << i << ")";

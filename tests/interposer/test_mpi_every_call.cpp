@@ -472,51 +472,6 @@ bool run_collective(const Comms& comms, const cases::Named& c, Setting s, int of
              [&] { return c.run(c.neighbourhood ? comms.ring : comms.world, s); });
 }
 
-// MPICH 4.0 (4.0.2 here): MPI_Testall that finds a persistent collective
-// request complete returns MPI_ERR_IN_STATUS, every status saying
-// MPI_SUCCESS (the library alone; fatal under the default handler). There
-// those cases complete with MPI_Waitall instead (counted, printed).
-Completion for_persistent_collective(Completion c, int* substituted) {
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
-  if (c == Completion::testall) {
-    ++*substituted;
-    return Completion::waitall;
-  }
-#else
-  (void)substituted;
-#endif
-  return c;
-}
-
-// MPICH 4.0 (4.0.2 here), the library alone: MPI_Gather_init reads the
-// send buffers at the init, not at each start, and leaves the root's own
-// block out (2 and 4 ranks); MPI_Scatter_init leaves a non-root's buffer
-// untouched at the second start (2 ranks); MPI_Allgather_init releases a
-// derived datatype once too often (MPI_Type_free then fails an assertion).
-// There these persistent cases are left out (counted, printed), and the
-// coverage check knows it.
-bool library_persistent_works(const char* call) {
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40300000
-  for (const char* broken : {"MPI_Gather", "MPI_Scatter", "MPI_Allgather"}) {
-    const size_t n = std::strlen(broken);
-    if (std::strncmp(call, broken, n) == 0 && (call[n] == '\0' || call[n] == '/')) return false;
-  }
-#else
-  (void)call;
-#endif
-  return true;
-}
-
-void report_library_workarounds(int substituted, int left_out) {
-  if (substituted > 0 && strata_test::world_rank() == 0) {
-    std::printf("[every call] %d persistent collectives completed by MPI_Waitall, not MPI_Testall (MPICH)\n",
-                substituted);
-  }
-  if (left_out > 0 && strata_test::world_rank() == 0) {
-    std::printf("[every call] %d persistent MPI_Gather, MPI_Scatter, MPI_Allgather cases left out (MPICH)\n", left_out);
-  }
-}
-
 // Every collective blocking, non-blocking and persistent through every
 // completion call, every rank's buffers on the device.
 TEST_F(EveryCall, Collectives) {
@@ -531,16 +486,16 @@ TEST_F(EveryCall, Collectives) {
       s.form = form;
       for (int i = 0; i < cases::kCompletions; ++i) {
         s.completion = static_cast<Completion>(i);
-        if (form == Form::persistent && !library_persistent_works(c.call)) {
+        if (form == Form::persistent && !cases::library_persistent_works(c.call)) {
           ++left_out;
           continue;
         }
-        if (form == Form::persistent) s.completion = for_persistent_collective(s.completion, &substituted);
+        if (form == Form::persistent) s.completion = cases::for_persistent_collective(s.completion, &substituted);
         EXPECT_TRUE(run_collective(comms, c, s, k++));
       }
     }
   }
-  report_library_workarounds(substituted, left_out);
+  cases::report_library_workarounds("every call", substituted, left_out);
 }
 
 TEST_F(EveryCall, CollectivesLargeCount) {
@@ -554,15 +509,15 @@ TEST_F(EveryCall, CollectivesLargeCount) {
       s.large_count = true;
       s.form = form;
       s.completion = static_cast<Completion>(k % cases::kCompletions);
-      if (form == Form::persistent && !library_persistent_works(c.call)) {
+      if (form == Form::persistent && !cases::library_persistent_works(c.call)) {
         ++left_out;
         continue;
       }
-      if (form == Form::persistent) s.completion = for_persistent_collective(s.completion, &substituted);
+      if (form == Form::persistent) s.completion = cases::for_persistent_collective(s.completion, &substituted);
       EXPECT_TRUE(run_collective(comms, c, s, k++));
     }
   }
-  report_library_workarounds(substituted, left_out);
+  cases::report_library_workarounds("every call", substituted, left_out);
 }
 
 // --- intercommunicators, local calls, MPI-IO, refused calls -----------------------------
@@ -814,7 +769,7 @@ TEST_F(EveryCall, EveryCallWithABufferHasACase) {
       continue;
     }
     if (const char* init = std::strstr(c.name, "_init")) {  // the library's broken persistent collectives
-      if (!library_persistent_works(std::string(c.name, init).c_str())) {
+      if (!cases::library_persistent_works(std::string(c.name, init).c_str())) {
         ++left_out;
         continue;
       }

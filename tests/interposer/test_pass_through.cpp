@@ -62,8 +62,15 @@ void* operator new(size_t n) {
   if (void* p = std::malloc(n)) return p;
   throw std::bad_alloc();
 }
+// The nothrow form too: the library's `new (std::nothrow)` must meet the
+// same allocator as the `delete` above (AddressSanitizer checks the pair).
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  if (t_counting) g_allocations.fetch_add(1);
+  return std::malloc(n);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
