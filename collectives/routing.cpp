@@ -96,7 +96,7 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
 Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   Decision d;
   if (inter || !settings_agree() || !nccl_exchanges() || !needs_context(comm, forced_algorithm())) return d;
   Result<Context*> context = Context::of(comm);  // every rank, at this same call

@@ -3,6 +3,7 @@
 // Status (STRATA_TRY).
 #pragma once
 
+#include <strata/export.h>
 #include <strata/status.hpp>
 
 #include <cstdint>
@@ -11,7 +12,8 @@ namespace strata::mpi {
 
 // Status::ok for MPI_SUCCESS; otherwise logs "`what` failed: <the library's
 // error string> (<rc>)" for the log subsystem `subsys` (base/log.hpp) and
-// answers Status::mpi_error.
-Status check(int rc, uint32_t subsys, const char* what) noexcept;
+// answers Status::mpi_error. Exported (STRATA_API) for Strata::kokkos, a
+// static library over libstrata.so.
+STRATA_API Status check(int rc, uint32_t subsys, const char* what) noexcept;
 
 }  // namespace strata::mpi

@@ -4,6 +4,7 @@
 #include "collectives/host/internal.hpp"
 
 #include "base/log.hpp"
+#include "mpi/check.hpp"
 #include "mpi/real_mpi.hpp"
 
 #include <atomic>
@@ -27,14 +28,7 @@ constexpr int kTag = 0x5c01;
 
 }  // namespace
 
-Status mpi_check(int rc, const char* what) noexcept {
-  if (rc == MPI_SUCCESS) return Status::ok;
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  if (real().MPI_Error_string(rc, text, &length) != MPI_SUCCESS) text[0] = '\0';
-  STRATA_LOG(error, kColl, "%s failed: %s (%d)", what, text, rc);
-  return Status::mpi_error;
-}
+Status mpi_check(int rc, const char* what) noexcept { return mpi::check(rc, log::kColl, what); }
 
 size_t max_message_bytes() noexcept { return g_max_message.load(std::memory_order_relaxed); }
 

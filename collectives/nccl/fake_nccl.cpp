@@ -2,13 +2,13 @@
 
 #include "base/config.hpp"
 #include "collectives/host/host_collectives.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
 #include <vector>
 
 #if !defined(STRATA_HAVE_CUDA) && !defined(STRATA_HAVE_HIP)
-#include "mpi/helpers.hpp"
 #include "portability/gpu/fake_device.hpp"
 #define STRATA_FAKE_NCCL_BUILT 1
 #else
@@ -122,11 +122,11 @@ Status p2p_group(const P2p* ops, size_t count) noexcept {
   for (size_t i = 0; i < count && rc == MPI_SUCCESS; ++i) {
     const P2p& op = ops[i];
     const int n = static_cast<int>(op.bytes);
-    rc = op.send ? PMPI_Isend(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i])
-                 : PMPI_Irecv(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i]);
+    rc = op.send ? real().MPI_Isend(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i])
+                 : real().MPI_Irecv(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i]);
   }
   // Whatever was posted completes before the buffers go back to the caller.
-  const int waited = PMPI_Waitall(static_cast<int>(count), requests.data(), MPI_STATUSES_IGNORE);
+  const int waited = real().MPI_Waitall(static_cast<int>(count), requests.data(), MPI_STATUSES_IGNORE);
   return rc == MPI_SUCCESS && waited == MPI_SUCCESS ? Status::ok : Status::mpi_error;
 }
 

@@ -10,6 +10,7 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/staged_call.hpp"
+#include "mpi/error_class.hpp"
 #include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -91,8 +92,6 @@ bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
   return coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs);
 }
 
-int mpi_class(Status s) { return s == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER; }
-
 // The decision, or the library route when it could not be made.
 Result<Decision> route_of(Collective c, MPI_Comm comm, int64_t bytes, bool mappable,
                           std::initializer_list<const void*> buffers) {
@@ -102,7 +101,7 @@ Result<Decision> route_of(Collective c, MPI_Comm comm, int64_t bytes, bool mappa
 // After a Strata route ran: device work complete (MPI's blocking semantics).
 int finished(const Decision& d, Status s, MPI_Comm comm, const char* name) {
   if (s == Status::ok && d.route == Route::nccl) s = gpu::stream_synchronize(nullptr);
-  if (s != Status::ok) return raise_error(comm, mpi_class(s), name);
+  if (s != Status::ok) return raise_error(comm, mpi::error_class(s), name);
   counters().collectives_by_strata.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
 }
@@ -118,7 +117,7 @@ int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbu
   const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
   Result<Decision> d =
       route_of(Collective::allreduce, comm, signature_bytes(type, count), mappable, {sendbuf, recvbuf});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Allreduce");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allreduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
                   coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, nullptr), comm,
@@ -134,7 +133,7 @@ int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, v
   const bool mappable = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
   const int64_t bytes = signature_bytes(type, recvcount) * mpi::size(comm);
   Result<Decision> d = route_of(Collective::reduce_scatter, comm, bytes, mappable, {sendbuf, recvbuf});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce_scatter_block");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce_scatter_block");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
                   coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, nullptr),
@@ -151,7 +150,7 @@ int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, 
   const bool is_root = mpi::rank(comm) == root;
   Result<Decision> d = route_of(Collective::reduce, comm, signature_bytes(type, count), mappable,
                                 {sendbuf, is_root ? recvbuf : nullptr});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
                   coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, nullptr), comm,
@@ -166,7 +165,7 @@ int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype
   size_t words = 0;
   const bool mappable = words_of(bytes, &t, &words);
   Result<Decision> d = route_of(Collective::broadcast, comm, bytes, mappable, {buffer});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Bcast");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Bcast");
   if (d.value().route == Route::library) return library();
   const bool is_root = mpi::rank(comm) == root;
   ContiguousView data;
@@ -188,7 +187,7 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
   size_t words = 0;
   const bool mappable = words_of(block, &t, &words);
   Result<Decision> d = route_of(Collective::allgather, comm, block * size, mappable, {sendbuf, recvbuf});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Allgather");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allgather");
   if (d.value().route == Route::library) return library();
   const bool in_place = sendbuf == MPI_IN_PLACE;
   ContiguousView in, out;

@@ -11,13 +11,14 @@
 
 #include "base/log.hpp"
 #include "fault/hooks.hpp"
-#include "interposer/transfer/gpu_aware.hpp"
-#include "mpi/real_mpi.hpp"
-#include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/staging.hpp"
 #include "interposer/transfer/trace.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -111,7 +112,7 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
   if (plan.path == Path::device_span) {
     s->span = union_span(info->layout, peers, counts, displs);
     const Status st = copy_span_to_host(plan.device, static_cast<const char*>(buf), s->span.lo, s->span.hi, &s->host);
-    if (st != Status::ok) return MPI_ERR_INTERN;
+    if (st != Status::ok) return mpi::error_class(st);
     s->path = Path::device_span;
     return MPI_SUCCESS;
   }
@@ -143,7 +144,7 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
   s->device = DeviceMessage(plan.device, plan.method);  // the plan's: never span for data written
   Status st = s->device.reserve(bytes);
   if (st == Status::ok && sending) st = device_pack(s->device, s->parts.data(), s->parts.size());
-  if (st != Status::ok) return st == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+  if (st != Status::ok) return mpi::error_class(st);
   s->path = Path::device_pack;
   return MPI_SUCCESS;
 }
@@ -170,7 +171,9 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
     case Path::library: return MPI_SUCCESS;
     case Path::host_pack: move_host_side(s, user, peers, counts, displs, false); break;
     case Path::device_pack:
-      if (device_unpack(s.device, s.parts.data(), s.parts.size(), bytes) != Status::ok) return MPI_ERR_INTERN;
+      if (const Status st = device_unpack(s.device, s.parts.data(), s.parts.size(), bytes); st != Status::ok) {
+        return mpi::error_class(st);
+      }
       break;
     case Path::device_span:  // only planned for the send side
       return MPI_SUCCESS;

@@ -5,6 +5,7 @@
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -42,7 +43,7 @@ int ContiguousView::open(void* user, int64_t count, MPI_Datatype type, bool read
     span_ = Staging::acquire(pinned_pool(), s.hi - s.lo);
     if (!span_) return MPI_ERR_NO_MEM;
     const Status copied = copy_bytes(span_.data(), static_cast<char*>(user) + s.lo, s.hi - s.lo);
-    if (copied != Status::ok) return error_code(copied);
+    if (copied != Status::ok) return mpi::error_class(copied);
     host_user = span_.data() - s.lo;
   }
   if (!read) return MPI_SUCCESS;
@@ -61,7 +62,7 @@ int ContiguousView::flush() {
   // Only the bytes the datatype covers: another operation in flight may be
   // writing between its blocks (exact_write.hpp).
   const Status s = write_exactly(static_cast<char*>(user_), host_user, count_, type_);
-  return s == Status::ok ? MPI_SUCCESS : error_code(s);
+  return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
 }
 
 }  // namespace strata::interposer

@@ -5,6 +5,7 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 
 #include <atomic>
@@ -137,7 +138,7 @@ int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type,
   Deferred d(plan, buf, count, type, dest, tag, comm);
   if (plan.path == Path::device_pack) {
     d.out.device = DeviceMessage(plan.device, plan.method);
-    if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return error_code(s);
+    if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return mpi::error_class(s);
   } else if (int rc = prepare_send(plan, buf, count, type, &d.out); rc != MPI_SUCCESS) {
     return rc;
   }
@@ -173,7 +174,7 @@ void flush_deferred_sends_now() noexcept {
     for (Deferred& d : batch) {
       if (d.plan.path == Path::device_pack) {
         if (packed != Status::ok) {
-          fail(d, error_code(packed));
+          fail(d, mpi::error_class(packed));
           continue;
         }
         send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);

@@ -7,6 +7,7 @@
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/types/fast_types.hpp"
+#include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -276,7 +277,7 @@ int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
 int StagedCall::copy_in() {
   for (Mirror& m : mirrors_) {
     const Status s = copy_bytes(m.host.data(), m.user + m.lo, m.hi - m.lo);
-    if (s != Status::ok) return error_code(s);
+    if (s != Status::ok) return mpi::error_class(s);
   }
   return MPI_SUCCESS;
 }
@@ -287,7 +288,7 @@ int StagedCall::copy_out() {
     const char* host = m.host.data() - m.lo;  // stands for m.user
     for (const Mirror::Part& part : m.parts) {
       const Status s = write_exactly(m.user + part.offset, host + part.offset, part.count, part.type);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
     }
   }
   return MPI_SUCCESS;

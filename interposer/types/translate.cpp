@@ -1,8 +1,8 @@
 // MPI datatype -> layout IR, through MPI_Type_get_envelope/get_contents.
 //
-// Only the library's query functions are called here (through mpi::real(),
-// the library's own entries): they are never intercepted, so this code is
-// safe inside the preloaded shim as well.
+// Only the library's functions are called here, through mpi::real() (the
+// datatype queries are never intercepted; MPI_Type_free goes past the
+// shim's wrapper), so this code is safe inside the preloaded shim as well.
 #include <strata/datatype.hpp>
 
 #include "base/log.hpp"

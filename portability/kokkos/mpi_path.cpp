@@ -3,6 +3,7 @@
 #include "portability/kokkos/testing.hpp"
 
 #include "base/log.hpp"
+#include "mpi/check.hpp"
 #include "mpi/gpu_awareness.hpp"
 #include "mpi/helpers.hpp"
 
@@ -36,14 +37,7 @@ void set_max_piece_bytes(int64_t bytes) noexcept {
 
 int64_t max_piece_bytes() noexcept { return g_max_piece.load(std::memory_order_relaxed); }
 
-Status mpi_check(int rc, const char* what) noexcept {
-  if (rc == MPI_SUCCESS) return Status::ok;
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  if (real().MPI_Error_string(rc, text, &length) != MPI_SUCCESS) text[0] = '\0';
-  STRATA_LOG(error, kP2p, "kokkos: %s failed: %s (%d)", what, text, rc);
-  return Status::mpi_error;
-}
+Status mpi_check(int rc, const char* what) noexcept { return mpi::check(rc, log::kP2p, what); }
 
 Status require_mpi(const char* what) noexcept {
   if (!mpi::running()) {
@@ -72,7 +66,7 @@ Status post_pieces(bool send, char* buffer, int64_t bytes, int peer, int tag, MP
     MPI_Request r = MPI_REQUEST_NULL;
     const int rc = send ? real().MPI_Isend(buffer + off, len, MPI_BYTE, peer, tag, comm, &r)
                         : real().MPI_Irecv(buffer + off, len, MPI_BYTE, peer, tag, comm, &r);
-    const Status s = mpi_check(rc, send ? "MPI_Isend" : "MPI_Irecv");
+    const Status s = mpi_check(rc, send ? "kokkos: MPI_Isend" : "kokkos: MPI_Irecv");
     if (s != Status::ok) {
       // Nothing may stay posted on a buffer the caller will free.
       for (size_t i = first; i < state->requests.size(); ++i) {

@@ -65,7 +65,8 @@ Status complete_one(RequestState* state, bool blocking, bool* done) noexcept {
   const int n = static_cast<int>(state->requests.size());
   if (n > 0) {
     if (blocking) {
-      const Status s = mpi_check(mpi::real().MPI_Waitall(n, state->requests.data(), statuses.data()), "MPI_Waitall");
+      const Status s =
+          mpi_check(mpi::real().MPI_Waitall(n, state->requests.data(), statuses.data()), "kokkos: MPI_Waitall");
       if (s != Status::ok) {
         state->complete = true;
         state->keep.clear();
@@ -74,7 +75,7 @@ Status complete_one(RequestState* state, bool blocking, bool* done) noexcept {
     } else {
       int flag = 0;
       const Status s =
-          mpi_check(mpi::real().MPI_Testall(n, state->requests.data(), &flag, statuses.data()), "MPI_Testall");
+          mpi_check(mpi::real().MPI_Testall(n, state->requests.data(), &flag, statuses.data()), "kokkos: MPI_Testall");
       if (s != Status::ok) {
         state->complete = true;
         state->keep.clear();
