@@ -104,6 +104,7 @@ struct Part {
   int64_t count;
   MPI_Datatype type;
 };
+using Parts = std::vector<Part>;
 
 void widen(Span* into, const Span& s) {
   if (s.hi <= s.lo) return;
@@ -238,7 +239,7 @@ bool StagedCall::all_host_at_a_glance(calls::Bufs bufs) noexcept {
 
 bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
   bool found = false;
-  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, std::vector<Part>) {
+  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, const Parts&) {
     found = true;
     return MPI_ERR_LASTCODE;  // stop at the first
   });
@@ -248,7 +249,7 @@ bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
 int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
   std::vector<Mirror> mirrors;
   std::vector<const Buf*> roles;
-  const int rc = for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, std::vector<Part> p) {
+  const int rc = for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, const Parts& p) {
     Mirror m;
     for (const Part& part : p) m.parts.push_back({part.offset, part.count, part.type});
     m.user = static_cast<char*>(const_cast<void*>(b.pointer()));
