@@ -5,10 +5,15 @@
 //   - no call of an intercepted MPI_* name (the interception table,
 //     mpi/calls/mpi_calls.hpp) in the library: inside the preloaded shim
 //     those names are Strata's own wrappers. Tools, benchmarks and apps are
-//     MPI programs and call MPI_* like any application.
+//     MPI programs and call MPI_* like any application;
+//   - no plain call of the other functions Strata calls either
+//     (mpi/calls/library_calls.hpp, MPI_Wtime, MPI_Wtick) in the library:
+//     real().MPI_Comm_size, mpi::wtime(), so that every call into the
+//     library goes through the one layer.
 // Comments and string literals are left out (a log line may name a call).
 // Each finding is a failure naming file:line. tests/ is not checked: tests
 // use the library's PMPI_* entries as oracles.
+#include "mpi/calls/library_calls.hpp"
 #include "mpi/calls/mpi_calls.hpp"
 
 #include <gtest/gtest.h>
@@ -34,6 +39,15 @@ std::set<std::string> intercepted() {
 #define STRATA_CALL(fn, kind, lc, params, args, roles) names.insert(#fn);
 #include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
+  return names;
+}
+
+// The functions Strata calls without intercepting them.
+std::set<std::string> library_calls() {
+  std::set<std::string> names = {"MPI_Wtime", "MPI_Wtick"};
+#define STRATA_LIBRARY_CALL(fn) names.insert(#fn);
+  STRATA_LIBRARY_CALLS(STRATA_LIBRARY_CALL)
+#undef STRATA_LIBRARY_CALL
   return names;
 }
 
@@ -168,9 +182,8 @@ bool is_plain_call(const std::string& line, size_t at) {
   return before_word == "return" || before_word == "else" || before_word == "do";
 }
 
-TEST(Architecture, NoInterceptedMpiNameCalledByTheLibrary) {
-  const std::set<std::string> names = intercepted();
-  ASSERT_GT(names.size(), 100u);
+// Every plain call, in the library, of a name in `names`.
+std::vector<Finding> plain_calls(const std::set<std::string>& names) {
   const std::regex name(R"(\b(MPIX?_\w+)\s*\()");
   std::vector<Finding> findings;
   each_line(kLibrary, [&](const std::string& file, int number, const std::string& line) {
@@ -180,7 +193,20 @@ TEST(Architecture, NoInterceptedMpiNameCalledByTheLibrary) {
       }
     }
   });
-  report(findings, "inside the shim an intercepted name is Strata's own wrapper: call strata::mpi::real()");
+  return findings;
+}
+
+TEST(Architecture, NoInterceptedMpiNameCalledByTheLibrary) {
+  const std::set<std::string> names = intercepted();
+  ASSERT_GT(names.size(), 100u);
+  report(plain_calls(names), "inside the shim an intercepted name is Strata's own wrapper: call strata::mpi::real()");
+}
+
+TEST(Architecture, LibraryCallsGoThroughTheMpiLayer) {
+  const std::set<std::string> names = library_calls();
+  ASSERT_GT(names.size(), 20u);
+  for (const std::string& n : intercepted()) EXPECT_EQ(names.count(n), 0u) << n << " is in both lists";
+  report(plain_calls(names), "call strata::mpi::real() (mpi/calls/library_calls.hpp) or mpi::wtime()");
 }
 
 }  // namespace
