@@ -3,7 +3,7 @@
 #   Strata::preload (libstrata_preload.so, for LD_PRELOAD).
 # libstrata.so carries the public API (include/strata) over the folder
 # libraries; only STRATA_API symbols are exported.
-add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_portability>
+add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_mpi> $<TARGET_OBJECTS:strata_portability>
                           $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_fault>
                           $<TARGET_OBJECTS:strata_coll_host>
                           $<TARGET_OBJECTS:strata_coll_model> $<TARGET_OBJECTS:strata_collectives>

@@ -13,9 +13,13 @@
 #include "collectives/run.hpp"
 #include "collectives/settings.hpp"
 #include "fault/hooks.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::coll {
+
+using mpi::real;
+
 namespace {
 
 bool valid(DataType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(DataType::bfloat16); }
@@ -36,7 +40,7 @@ Result<Decision> plan(Collective collective, std::initializer_list<const void*> 
 
 Status checked_root(int root, MPI_Comm comm) {
   int size = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
   return root >= 0 && root < size ? Status::ok : Status::invalid_argument;
 }
 
@@ -60,7 +64,7 @@ Status reduce_scatter(const void* send, void* recv, size_t recv_count, DataType 
     return Status::invalid_argument;
   }
   int size = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
   Result<Decision> d = plan(Collective::reduce_scatter, {send, recv},
                             recv_count * size_of(type) * static_cast<size_t>(size), comm, options);
   if (!d) return d.status();
@@ -72,7 +76,7 @@ Status allgather(const void* send, void* recv, size_t send_count, DataType type,
   fault::CollScope rec(fault::OpKind::allgather, comm, send_count * size_of(type), -1, options.stream);
   if (!valid(type) || ((recv == nullptr || send == nullptr) && send_count > 0)) return Status::invalid_argument;
   int size = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) return Status::invalid_argument;
   Result<Decision> d =
       plan(Collective::allgather, {send, recv}, send_count * size_of(type) * static_cast<size_t>(size), comm, options);
   if (!d) return d.status();
@@ -94,7 +98,7 @@ Status reduce(const void* send, void* recv, size_t count, DataType type, ReduceO
   if (!valid(type) || !valid(op) || (send == nullptr && count > 0)) return Status::invalid_argument;
   STRATA_TRY(checked_root(root, comm));
   int rank = 0;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return Status::invalid_argument;
+  if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return Status::invalid_argument;
   if (rank == root && recv == nullptr && count > 0) return Status::invalid_argument;
   if (send == MPI_IN_PLACE && rank != root) return Status::invalid_argument;  // as MPI: in place at the root only
   Result<Decision> d =

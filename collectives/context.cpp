@@ -6,6 +6,7 @@
 #include "base/handle_table.hpp"
 #include "base/log.hpp"
 #include "collectives/device_backend.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
@@ -16,6 +17,9 @@
 #include <vector>
 
 namespace strata::coll {
+
+using mpi::real;
+
 namespace {
 
 // Contexts hang on their communicators as attributes; MPI_COMM_SELF's
@@ -49,7 +53,7 @@ int release_at_finalize(MPI_Comm, int, void*, void*) {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
     alive = *g_registry;
   }
-  for (const auto& [comm, context] : alive) PMPI_Comm_delete_attr(comm, g_keyval);  // runs delete_context
+  for (const auto& [comm, context] : alive) real().MPI_Comm_delete_attr(comm, g_keyval);  // runs delete_context
   return MPI_SUCCESS;
 }
 
@@ -57,13 +61,13 @@ Status keyval() {
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   if (g_keyval != MPI_KEYVAL_INVALID) return Status::ok;
   int kv = MPI_KEYVAL_INVALID;
-  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &kv, nullptr) != MPI_SUCCESS) {
+  if (real().MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &kv, nullptr) != MPI_SUCCESS) {
     STRATA_LOG(error, kColl, "MPI_Comm_create_keyval failed");
     return Status::mpi_error;
   }
   int self_kv = MPI_KEYVAL_INVALID;
-  if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &self_kv, nullptr) != MPI_SUCCESS ||
-      PMPI_Comm_set_attr(MPI_COMM_SELF, self_kv, nullptr) != MPI_SUCCESS) {
+  if (real().MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &self_kv, nullptr) != MPI_SUCCESS ||
+      real().MPI_Comm_set_attr(MPI_COMM_SELF, self_kv, nullptr) != MPI_SUCCESS) {
     STRATA_LOG(error, kColl, "cannot hook MPI_Finalize (MPI_COMM_SELF attribute)");
     return Status::mpi_error;
   }
@@ -79,17 +83,17 @@ Result<Context*> Context::of(MPI_Comm comm) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
   if (const uint64_t known = contexts().find(comm)) return reinterpret_cast<Context*>(known);
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  if (real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   if (inter) return Status::not_supported;
   STRATA_TRY(keyval());
   void* value = nullptr;
   int found = 0;
-  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Comm_get_attr(comm, g_keyval, &value, &found) != MPI_SUCCESS) return Status::mpi_error;
   if (found) return static_cast<Context*>(value);
   Result<std::unique_ptr<Context>> made = create(comm);
   if (!made) return made.status();
   Context* context = made.value().release();
-  if (PMPI_Comm_set_attr(comm, g_keyval, context) != MPI_SUCCESS) {
+  if (real().MPI_Comm_set_attr(comm, g_keyval, context) != MPI_SUCCESS) {
     delete context;
     return Status::mpi_error;
   }
@@ -132,9 +136,9 @@ Status Context::build_two_level() noexcept {
   }
   const int node_group = levels - 2;  // the group below the top: one node
   int index = 0;
-  if (PMPI_Comm_rank(t.group(node_group), &index) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Comm_rank(t.group(node_group), &index) != MPI_SUCCESS) return Status::mpi_error;
   MPI_Comm same_index = MPI_COMM_NULL;
-  if (PMPI_Comm_split(t.comm(), index, t.rank(), &same_index) != MPI_SUCCESS) {
+  if (real().MPI_Comm_split(t.comm(), index, t.rank(), &same_index) != MPI_SUCCESS) {
     STRATA_LOG(error, kColl, "MPI_Comm_split (two-level cross communicator) failed");
     return Status::mpi_error;
   }
@@ -155,12 +159,12 @@ Status Context::find_shared_gpus() noexcept {
   } me{0, -1, 0};
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
-  if (PMPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
   me.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
   if (gpu::available() && gpu::get_device(&me.device) != Status::ok) me.device = -1;
   me.nccl = me.device >= 0 && device::nccl_available() ? 1 : 0;
   std::vector<Where> all(static_cast<size_t>(size()));
-  if (PMPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm()) != MPI_SUCCESS) {
+  if (real().MPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm()) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   std::set<std::pair<uint64_t, int>> used;
@@ -227,7 +231,7 @@ bool Context::agree(Agreement& a, bool mine) noexcept {
   if (++a.calls < a.next) return a.device;
   int vote = mine ? 1 : 0;
   int all = 0;
-  if (PMPI_Allreduce(&vote, &all, 1, MPI_INT, MPI_LAND, comm()) != MPI_SUCCESS) all = 0;
+  if (real().MPI_Allreduce(&vote, &all, 1, MPI_INT, MPI_LAND, comm()) != MPI_SUCCESS) all = 0;
   const bool changed = a.calls > 1 && (all != 0) != a.device;
   a.device = all != 0;
   a.period = changed ? 1 : std::min<uint64_t>(a.period * 2, static_cast<uint64_t>(agreement_period_limit()));
@@ -237,10 +241,8 @@ bool Context::agree(Agreement& a, bool mine) noexcept {
 
 Context::~Context() {
   if (device_state != nullptr) device::destroy(device_state);
-  int finalized = 1;
-  PMPI_Finalized(&finalized);
-  if (!finalized) {
-    for (MPI_Comm& c : owned_) PMPI_Comm_free(&c);
+  if (!mpi::finalized()) {
+    for (MPI_Comm& c : owned_) real().MPI_Comm_free(&c);
   }
 }
 

@@ -4,6 +4,7 @@
 #include "base/log.hpp"
 #include "collectives/device_backend.hpp"
 #include "collectives/settings.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <atomic>
@@ -14,6 +15,9 @@
 #include <vector>
 
 namespace strata::coll {
+
+using mpi::real;
+
 namespace {
 
 struct RankFacts {
@@ -49,17 +53,19 @@ int free_facts(MPI_Comm comm, int, void* attribute, void*) {
 CommFacts compute(MPI_Comm comm) {
   CommFacts f;
   int inter = 0, size = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+      real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
     return f;
   }
   MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
   std::vector<int> ranks(static_cast<size_t>(size)), in_world(static_cast<size_t>(size));
   for (int i = 0; i < size; ++i) ranks[static_cast<size_t>(i)] = i;
-  const bool translated = PMPI_Comm_group(comm, &group) == MPI_SUCCESS &&
-                          PMPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
-                          PMPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data()) == MPI_SUCCESS;
-  if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
-  if (world != MPI_GROUP_NULL) PMPI_Group_free(&world);
+  const bool translated =
+      real().MPI_Comm_group(comm, &group) == MPI_SUCCESS &&
+      real().MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+      real().MPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data()) == MPI_SUCCESS;
+  if (group != MPI_GROUP_NULL) real().MPI_Group_free(&group);
+  if (world != MPI_GROUP_NULL) real().MPI_Group_free(&world);
   if (!translated) return f;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_world == nullptr) return f;
@@ -82,17 +88,17 @@ Status learn_job(MPI_Comm world) noexcept {
   RankFacts mine;
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
-  if (PMPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
   mine.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
   int devices = 0;
   mine.gpu = gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
   mine.nccl = mine.gpu != 0 && device::nccl_available() ? 1 : 0;
   mine.settings = static_cast<uint32_t>(routing_settings_digest());
   int size = 0;
-  if (PMPI_Comm_size(world, &size) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Comm_size(world, &size) != MPI_SUCCESS) return Status::mpi_error;
   auto* all = new (std::nothrow) std::vector<RankFacts>(static_cast<size_t>(size));
   if (all == nullptr) return Status::out_of_memory;
-  if (PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all->data(), sizeof mine, MPI_BYTE, world) != MPI_SUCCESS) {
+  if (real().MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all->data(), sizeof mine, MPI_BYTE, world) != MPI_SUCCESS) {
     delete all;
     return Status::mpi_error;
   }
@@ -112,7 +118,7 @@ Status learn_job(MPI_Comm world) noexcept {
   delete g_world;
   g_world = all;
   if (g_keyval == MPI_KEYVAL_INVALID &&
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_facts, &g_keyval, nullptr) != MPI_SUCCESS) {
+      real().MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_facts, &g_keyval, nullptr) != MPI_SUCCESS) {
     g_keyval = MPI_KEYVAL_INVALID;
   }
   return Status::ok;
@@ -132,13 +138,13 @@ CommFacts facts_of(MPI_Comm comm) noexcept {
   if (comm == MPI_COMM_NULL || g_keyval == MPI_KEYVAL_INVALID) return CommFacts{};
   void* value = nullptr;
   int found = 0;
-  if (PMPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
+  if (real().MPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
     return *static_cast<const CommFacts*>(value);
   }
   auto* f = new (std::nothrow) CommFacts(compute(comm));
   if (f == nullptr) return CommFacts{};
   const CommFacts copy = *f;
-  if (PMPI_Comm_set_attr(comm, g_keyval, f) != MPI_SUCCESS) {
+  if (real().MPI_Comm_set_attr(comm, g_keyval, f) != MPI_SUCCESS) {
     delete f;
     return copy;
   }

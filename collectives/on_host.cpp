@@ -1,5 +1,6 @@
 #include "collectives/on_host.hpp"
 
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/host_mirror.hpp"
 
 #include <algorithm>
@@ -86,7 +87,9 @@ Status build_secondary_partition(Context& c, const void* primary, size_t shard_c
   const host::Hierarchy& h = c.hierarchy(Algorithm::hierarchical);
   if (level < 0 || static_cast<size_t>(level) >= h.levels.size()) return Status::invalid_argument;
   int group_size = 0;
-  if (PMPI_Comm_size(h.levels[static_cast<size_t>(level)].group, &group_size) != MPI_SUCCESS) return Status::mpi_error;
+  if (mpi::real().MPI_Comm_size(h.levels[static_cast<size_t>(level)].group, &group_size) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
   const size_t element = size_of(type);
   const size_t secondary_count = shard_count * static_cast<size_t>(c.size() / std::max(1, group_size));
   gpu::HostMirror in, out;
@@ -101,7 +104,9 @@ Status gather_from_secondary(Context& c, const void* secondary, size_t shard_cou
   const host::Hierarchy& h = c.hierarchy(Algorithm::hierarchical);
   if (level < 0 || static_cast<size_t>(level) >= h.levels.size()) return Status::invalid_argument;
   int group_size = 0;
-  if (PMPI_Comm_size(h.levels[static_cast<size_t>(level)].group, &group_size) != MPI_SUCCESS) return Status::mpi_error;
+  if (mpi::real().MPI_Comm_size(h.levels[static_cast<size_t>(level)].group, &group_size) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
   const size_t element = size_of(type);
   const size_t secondary_count = shard_count * static_cast<size_t>(c.size() / std::max(1, group_size));
   gpu::HostMirror in, out;

@@ -20,6 +20,7 @@
 #include "collectives/host/internal.hpp"
 #include "collectives/p2p_backend.hpp"
 #include "fault/hooks.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/host_mirror.hpp"
 
@@ -29,6 +30,9 @@
 #include <vector>
 
 namespace strata::coll {
+
+using mpi::real;
+
 namespace {
 
 enum class Path { mpi, staged, nccl };
@@ -75,8 +79,8 @@ int recorded_bytes(size_t count, DataType type) {
 Status check(const void* buf, size_t count, DataType type, int peer, MPI_Comm comm, int* me) {
   if (!valid(type) || (buf == nullptr && count > 0) || comm == MPI_COMM_NULL) return Status::invalid_argument;
   int inter = 0, size = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-      PMPI_Comm_rank(comm, me) != MPI_SUCCESS) {
+  if (real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+      real().MPI_Comm_rank(comm, me) != MPI_SUCCESS) {
     return Status::invalid_argument;
   }
   if (inter) return Status::not_supported;  // NCCL has no inter-communicators
@@ -123,8 +127,8 @@ Result<Op> plan(bool send, void* buf, size_t bytes, int peer, MPI_Comm comm, con
 void abandon(std::vector<MPI_Request>& requests) {
   for (MPI_Request& r : requests) {
     if (r == MPI_REQUEST_NULL) continue;
-    PMPI_Cancel(&r);
-    PMPI_Wait(&r, MPI_STATUS_IGNORE);
+    real().MPI_Cancel(&r);
+    real().MPI_Wait(&r, MPI_STATUS_IGNORE);
   }
 }
 
@@ -152,8 +156,8 @@ Status run_mpi(const std::vector<const Op*>& ops) {
     for (size_t off = 0; off < op.bytes; off += piece) {
       const int len = static_cast<int>(std::min(piece, op.bytes - off));
       MPI_Request r = MPI_REQUEST_NULL;
-      const int rc = op.send ? PMPI_Isend(data + off, len, MPI_BYTE, op.peer, kP2pTag, op.comm, &r)
-                             : PMPI_Irecv(data + off, len, MPI_BYTE, op.peer, kP2pTag, op.comm, &r);
+      const int rc = op.send ? real().MPI_Isend(data + off, len, MPI_BYTE, op.peer, kP2pTag, op.comm, &r)
+                             : real().MPI_Irecv(data + off, len, MPI_BYTE, op.peer, kP2pTag, op.comm, &r);
       const Status s = host::detail::mpi_check(rc, op.send ? "MPI_Isend" : "MPI_Irecv");
       if (s != Status::ok) {
         abandon(requests);
@@ -165,13 +169,13 @@ Status run_mpi(const std::vector<const Op*>& ops) {
     }
   }
   std::vector<MPI_Status> statuses(requests.size());
-  STRATA_TRY(host::detail::mpi_check(PMPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()),
-                                     "MPI_Waitall"));
+  STRATA_TRY(host::detail::mpi_check(
+      real().MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()), "MPI_Waitall"));
   Status result = Status::ok;
   for (size_t k = 0; k < requests.size(); ++k) {
     if (!receiving[k]) continue;
     int got = 0;
-    if (PMPI_Get_count(&statuses[k], MPI_BYTE, &got) != MPI_SUCCESS || got != lengths[k]) {
+    if (real().MPI_Get_count(&statuses[k], MPI_BYTE, &got) != MPI_SUCCESS || got != lengths[k]) {
       STRATA_LOG(error, kColl, "recv from %d: a piece brought %d bytes, %d expected (the sender's count differs)",
                  statuses[k].MPI_SOURCE, got, lengths[k]);
       result = Status::invalid_argument;

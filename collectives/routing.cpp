@@ -5,6 +5,7 @@
 #include "collectives/p2p_backend.hpp"
 #include "collectives/job_facts.hpp"
 #include "collectives/settings.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::coll {
@@ -61,7 +62,7 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
                         Algorithm algorithm, bool require_context) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   Decision d;
   if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
   if (!require_context && !settings_agree()) return d;  // the same on every rank (job_facts.hpp)
@@ -95,7 +96,7 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
 Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+  if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   Decision d;
   if (inter || !settings_agree() || !nccl_exchanges() || !needs_context(comm, forced_algorithm())) return d;
   Result<Context*> context = Context::of(comm);  // every rank, at this same call

@@ -2,11 +2,15 @@
 
 #include "base/log.hpp"
 #include "fault/hooks.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <cstdint>
 #include <cstring>
 
 namespace strata::fault {
+
+using mpi::real;
+
 namespace {
 
 CommTable* g_table = nullptr;  // for the delete callback
@@ -48,7 +52,7 @@ void CommTable::open(int world_rank, int world_size) {
     count_.store(1, std::memory_order_release);
   }
   if (keyval_ == MPI_KEYVAL_INVALID &&
-      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval_, nullptr) != MPI_SUCCESS) {
+      real().MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &keyval_, nullptr) != MPI_SUCCESS) {
     keyval_ = MPI_KEYVAL_INVALID;
     STRATA_LOG(warn, kFault, "no communicator attribute key: only MPI_COMM_WORLD is recorded with its id");
   }
@@ -67,7 +71,7 @@ uint32_t CommTable::index_of(MPI_Comm comm) {
   void* value = nullptr;
   int flag = 0;
   uint32_t index = kNoComm;
-  if (PMPI_Comm_get_attr(comm, keyval_, &value, &flag) == MPI_SUCCESS && flag) {
+  if (real().MPI_Comm_get_attr(comm, keyval_, &value, &flag) == MPI_SUCCESS && flag) {
     index = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(value) - 1);
   } else {
     index = register_comm(comm);
@@ -78,9 +82,11 @@ uint32_t CommTable::index_of(MPI_Comm comm) {
 
 uint32_t CommTable::register_comm(MPI_Comm comm) {
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return kNoComm;
+  if (real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return kNoComm;
   int size = 0, rank = 0;
-  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return kNoComm;
+  if (real().MPI_Comm_size(comm, &size) != MPI_SUCCESS || real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+    return kNoComm;
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   const uint32_t n = count_.load(std::memory_order_relaxed);
   if (n >= kMaxComms) {
@@ -90,14 +96,14 @@ uint32_t CommTable::register_comm(MPI_Comm comm) {
   int32_t* world = new (std::nothrow) int32_t[static_cast<size_t>(size)];
   int32_t* local = new (std::nothrow) int32_t[static_cast<size_t>(size)];
   MPI_Group group = MPI_GROUP_NULL, world_group = MPI_GROUP_NULL;
-  bool ok = world != nullptr && local != nullptr && PMPI_Comm_group(comm, &group) == MPI_SUCCESS &&
-            PMPI_Comm_group(MPI_COMM_WORLD, &world_group) == MPI_SUCCESS;
+  bool ok = world != nullptr && local != nullptr && real().MPI_Comm_group(comm, &group) == MPI_SUCCESS &&
+            real().MPI_Comm_group(MPI_COMM_WORLD, &world_group) == MPI_SUCCESS;
   if (ok) {
     for (int i = 0; i < size; ++i) local[i] = i;
-    ok = PMPI_Group_translate_ranks(group, size, local, world_group, world) == MPI_SUCCESS;
+    ok = real().MPI_Group_translate_ranks(group, size, local, world_group, world) == MPI_SUCCESS;
   }
-  if (group != MPI_GROUP_NULL) PMPI_Group_free(&group);
-  if (world_group != MPI_GROUP_NULL) PMPI_Group_free(&world_group);
+  if (group != MPI_GROUP_NULL) real().MPI_Group_free(&group);
+  if (world_group != MPI_GROUP_NULL) real().MPI_Group_free(&world_group);
   delete[] local;
   if (!ok) {
     delete[] world;
@@ -115,7 +121,7 @@ uint32_t CommTable::register_comm(MPI_Comm comm) {
   e.my_rank = rank;
   e.world_ranks = world;
   count_.store(n + 1, std::memory_order_release);
-  if (PMPI_Comm_set_attr(comm, keyval_, reinterpret_cast<void*>(static_cast<uintptr_t>(n) + 1)) != MPI_SUCCESS) {
+  if (real().MPI_Comm_set_attr(comm, keyval_, reinterpret_cast<void*>(static_cast<uintptr_t>(n) + 1)) != MPI_SUCCESS) {
     STRATA_LOG(debug, kFault, "could not cache the recorder's index on a communicator");
   }
   return n;

@@ -5,6 +5,7 @@
 #include "fault/clock.hpp"
 #include "fault/inject.hpp"
 #include "fault/state.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <vector>
 
@@ -62,7 +63,7 @@ uint64_t next_ordinal(std::atomic<uint64_t>* counters, int32_t peer, int size) {
 uint64_t CollScope::bytes_of(int count, MPI_Datatype type) noexcept {
   if (!hooks::on() || count <= 0) return 0;
   int size = 0;
-  return PMPI_Type_size(type, &size) == MPI_SUCCESS && size > 0 ? static_cast<uint64_t>(size) * count : 0;
+  return mpi::real().MPI_Type_size(type, &size) == MPI_SUCCESS && size > 0 ? static_cast<uint64_t>(size) * count : 0;
 }
 
 void P2pScope::begin(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, int peer, int tag, MPI_Request* request,
@@ -89,7 +90,7 @@ void P2pScope::begin(OpKind kind, MPI_Comm comm, int count, MPI_Datatype type, i
       r.seq2 = next_ordinal(p.received_from.get(), r.peer2, p.size);
     }
     int size = 0;
-    if (count > 0 && PMPI_Type_size(type, &size) == MPI_SUCCESS && size > 0)
+    if (count > 0 && mpi::real().MPI_Type_size(type, &size) == MPI_SUCCESS && size > 0)
       r.bytes = static_cast<uint64_t>(size) * count;
     r.enq_ns = static_cast<int64_t>(now_ticks());
     r.compute_ns = compute_before(r.enq_ns, false);

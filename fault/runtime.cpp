@@ -13,6 +13,7 @@
 #include "fault/settings.hpp"
 #include "fault/signals.hpp"
 #include "fault/state.hpp"
+#include "mpi/helpers.hpp"
 
 #include <mpi.h>
 
@@ -28,6 +29,9 @@
 #include <unistd.h>
 
 namespace strata::fault {
+
+using mpi::real;
+
 namespace {
 
 config::BoolParam g_enable{"STRATA_FAULT", false,
@@ -176,7 +180,7 @@ std::unique_ptr<Agent> exchange_addresses(ProcessState& p, const Settings& setti
   std::snprintf(mine.host, sizeof(mine.host), "%s", p.host);
   std::snprintf(mine.gpu, sizeof(mine.gpu), "%s", visible_gpus());
   std::vector<AddressWire> all(static_cast<size_t>(p.size));
-  if (PMPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) !=
+  if (real().MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD) !=
       MPI_SUCCESS) {
     STRATA_LOG(warn, kFault, "address exchange failed: fault detection is off");
     if (listener) ::close(listener.value());
@@ -216,10 +220,7 @@ Status start(bool force) noexcept {
   try {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_started) return Status::ok;
-    int initialized = 0, finalized = 0;
-    PMPI_Initialized(&initialized);
-    PMPI_Finalized(&finalized);
-    if (!initialized || finalized) return Status::invalid_argument;
+    if (!mpi::running()) return Status::invalid_argument;
     config::load();
     const bool record = force || g_enable.get();
     std::vector<InjectRule> rules;
@@ -233,8 +234,8 @@ Status start(bool force) noexcept {
     if (!record && rules.empty()) return Status::ok;
 
     ProcessState& p = g_process;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &p.size);
+    real().MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+    real().MPI_Comm_size(MPI_COMM_WORLD, &p.size);
     calibrate_ticks();
     p.start_ns = now_ns();
     if (gethostname(p.host, sizeof(p.host) - 1) != 0) std::snprintf(p.host, sizeof(p.host), "unknown");
@@ -251,7 +252,7 @@ Status start(bool force) noexcept {
         // Below MPI_THREAD_MULTIPLE one thread calls MPI at a time: the
         // ring's single-writer mode (no atomic read-modify-write).
         int level = MPI_THREAD_SINGLE;
-        if (PMPI_Query_thread(&level) != MPI_SUCCESS) level = MPI_THREAD_MULTIPLE;
+        if (real().MPI_Query_thread(&level) != MPI_SUCCESS) level = MPI_THREAD_MULTIPLE;
         p.ring = std::make_unique<Ring>(static_cast<size_t>(g_ring.get()), level == MPI_THREAD_MULTIPLE);
         p.sent_to = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));
         p.received_from = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(p.size));

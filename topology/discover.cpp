@@ -13,6 +13,7 @@
 #include "topology/discover.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "topology/hwloc/hwloc_probe.hpp"
 #include "topology/mpi_check.hpp"
@@ -22,6 +23,9 @@
 #include <cstring>
 
 namespace strata::topo::detail {
+
+using mpi::real;
+
 namespace {
 
 // What one rank sends to all others (plain bytes, fixed size).
@@ -42,9 +46,9 @@ void copy_text(char* dst, size_t size, const std::string& src) { std::snprintf(d
 
 Status node_leader(MPI_Comm comm, int rank, int* leader) noexcept {
   MPI_Comm shared = MPI_COMM_NULL;
-  STRATA_TOPO_MPI(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
-  Status s = mpi_check(PMPI_Allreduce(&rank, leader, 1, MPI_INT, MPI_MIN, shared), "PMPI_Allreduce(node leader)");
-  Status f = mpi_check(PMPI_Comm_free(&shared), "PMPI_Comm_free(node)");
+  STRATA_TOPO_MPI(real().MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
+  Status s = mpi_check(real().MPI_Allreduce(&rank, leader, 1, MPI_INT, MPI_MIN, shared), "MPI_Allreduce(node leader)");
+  Status f = mpi_check(real().MPI_Comm_free(&shared), "MPI_Comm_free(node)");
   return s != Status::ok ? s : f;
 }
 
@@ -72,7 +76,7 @@ void probe_gpu(LocalFacts* facts, hw::PciAddress* pci, bool* has_gpu) {
 Status local_facts(MPI_Comm comm, int rank, LocalFacts* facts) noexcept {
   STRATA_TRY(node_leader(comm, rank, &facts->node_leader));
   int length = 0;
-  STRATA_TOPO_MPI(PMPI_Get_processor_name(facts->host, &length));
+  STRATA_TOPO_MPI(real().MPI_Get_processor_name(facts->host, &length));
   hw::PciAddress pci;
   bool has_gpu = false;
   probe_gpu(facts, &pci, &has_gpu);
@@ -108,7 +112,7 @@ Status discover_places(MPI_Comm comm, int rank, int size, std::vector<Place>* pl
     LocalFacts mine;
     STRATA_TRY(local_facts(comm, rank, &mine));
     std::vector<LocalFacts> all(static_cast<size_t>(size));
-    STRATA_TOPO_MPI(PMPI_Allgather(&mine, kBytes, MPI_BYTE, all.data(), kBytes, MPI_BYTE, comm));
+    STRATA_TOPO_MPI(real().MPI_Allgather(&mine, kBytes, MPI_BYTE, all.data(), kBytes, MPI_BYTE, comm));
     std::vector<PlaceKey> keys;
     keys.reserve(all.size());
     *all_gpus = true;

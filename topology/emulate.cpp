@@ -2,6 +2,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 #include "topology/mpi_check.hpp"
 #include "topology/numbering.hpp"
 
@@ -10,6 +11,9 @@
 #include <cstdint>
 
 namespace strata::topo {
+
+using mpi::real;
+
 namespace detail {
 namespace {
 
@@ -109,13 +113,13 @@ Result<std::vector<Place>> parse_list(const std::string& spec, int ranks, std::s
 // Rank 0's value of STRATA_TOPOLOGY on every rank.
 Status broadcast_spec(MPI_Comm comm, int rank, std::string* spec) noexcept {
   int length = rank == 0 ? static_cast<int>(spec->size()) : 0;
-  STRATA_TOPO_MPI(PMPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  STRATA_TOPO_MPI(real().MPI_Bcast(&length, 1, MPI_INT, 0, comm));
   if (length == 0) {
     spec->clear();
     return Status::ok;
   }
   spec->resize(static_cast<size_t>(length));
-  STRATA_TOPO_MPI(PMPI_Bcast(&(*spec)[0], length, MPI_CHAR, 0, comm));
+  STRATA_TOPO_MPI(real().MPI_Bcast(&(*spec)[0], length, MPI_CHAR, 0, comm));
   return Status::ok;
 }
 
@@ -127,13 +131,14 @@ Status ranks_in_world(MPI_Comm comm, int size, std::vector<int>* out) noexcept {
   std::vector<int> in(static_cast<size_t>(size));
   out->assign(static_cast<size_t>(size), MPI_UNDEFINED);
   for (int i = 0; i < size; ++i) in[static_cast<size_t>(i)] = i;
-  STRATA_TOPO_MPI(PMPI_Comm_group(comm, &group));
-  Status s = mpi_check(PMPI_Comm_group(MPI_COMM_WORLD, &world), "PMPI_Comm_group(MPI_COMM_WORLD)");
+  STRATA_TOPO_MPI(real().MPI_Comm_group(comm, &group));
+  Status s = mpi_check(real().MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group(MPI_COMM_WORLD)");
   if (s == Status::ok) {
-    s = mpi_check(PMPI_Group_translate_ranks(group, size, in.data(), world, out->data()), "PMPI_Group_translate_ranks");
+    s = mpi_check(real().MPI_Group_translate_ranks(group, size, in.data(), world, out->data()),
+                  "MPI_Group_translate_ranks");
   }
   for (MPI_Group* g : {&group, &world}) {
-    if (*g != MPI_GROUP_NULL) (void)mpi_check(PMPI_Group_free(g), "PMPI_Group_free");
+    if (*g != MPI_GROUP_NULL) (void)mpi_check(real().MPI_Group_free(g), "MPI_Group_free");
   }
   STRATA_TRY(s);
   if (std::find(out->begin(), out->end(), MPI_UNDEFINED) != out->end()) out->clear();
@@ -170,7 +175,7 @@ Result<bool> emulated_places(MPI_Comm comm, int rank, int size, std::vector<Plac
       return false;
     }
     int world_size = 0;
-    STRATA_TOPO_MPI(PMPI_Comm_size(MPI_COMM_WORLD, &world_size));
+    STRATA_TOPO_MPI(real().MPI_Comm_size(MPI_COMM_WORLD, &world_size));
     std::vector<int> world_ranks;
     STRATA_TRY(ranks_in_world(comm, size, &world_ranks));
     std::string why;

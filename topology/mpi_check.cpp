@@ -1,20 +1,10 @@
 #include "topology/mpi_check.hpp"
 
 #include "base/log.hpp"
+#include "mpi/check.hpp"
 
 namespace strata::topo::detail {
 
-Status mpi_check(int rc, const char* what) noexcept {
-  if (rc == MPI_SUCCESS) {
-    return Status::ok;
-  }
-  char text[MPI_MAX_ERROR_STRING] = "unknown error";
-  int length = 0;
-  if (PMPI_Error_string(rc, text, &length) != MPI_SUCCESS) {
-    text[0] = '\0';
-  }
-  STRATA_LOG(error, kTopo, "%s failed: %s (code %d)", what, text, rc);
-  return Status::mpi_error;
-}
+Status mpi_check(int rc, const char* what) noexcept { return mpi::check(rc, log::kTopo, what); }
 
 }  // namespace strata::topo::detail

@@ -1,5 +1,6 @@
-// Checking the return codes of PMPI_* calls in topology/. The first failing
-// call logs (kTopo) with the library's own message; callers propagate.
+// Checking the return codes of MPI calls in topology/: mpi::check for the
+// kTopo subsystem. The first failing call logs with the library's own
+// message; callers propagate.
 #pragma once
 
 #include <strata/status.hpp>
@@ -14,6 +15,6 @@ Status mpi_check(int rc, const char* what) noexcept;
 
 }  // namespace strata::topo::detail
 
-// Runs one PMPI call and returns Status::mpi_error from the enclosing
-// function when it fails.
+// Runs one MPI call (through mpi::real()) and returns Status::mpi_error from
+// the enclosing function when it fails.
 #define STRATA_TOPO_MPI(call) STRATA_TRY(::strata::topo::detail::mpi_check((call), #call))

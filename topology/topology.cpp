@@ -3,6 +3,7 @@
 #include <strata/topology.hpp>
 
 #include "base/log.hpp"
+#include "mpi/helpers.hpp"
 #include "topology/discover.hpp"
 #include "topology/emulate.hpp"
 #include "topology/hwloc/hwloc_probe.hpp"
@@ -12,14 +13,10 @@
 #include <new>
 
 namespace strata::topo {
-namespace {
 
-bool mpi_running() noexcept {
-  int initialized = 0;
-  int finalized = 0;
-  return PMPI_Initialized(&initialized) == MPI_SUCCESS && PMPI_Finalized(&finalized) == MPI_SUCCESS &&
-         initialized != 0 && finalized == 0;
-}
+using mpi::real;
+
+namespace {
 
 Status find_places(Topology::Impl* impl, LinkClass* package_link) noexcept {
   Result<bool> emulated = detail::emulated_places(impl->comm, impl->rank, impl->size, &impl->places);
@@ -49,7 +46,7 @@ void log_summary(const Topology::Impl& impl) {
 }
 
 Result<std::unique_ptr<Topology::Impl>> build(MPI_Comm comm) {
-  if (!mpi_running()) {
+  if (!mpi::running()) {
     STRATA_LOG(error, kTopo, "Topology::create called outside MPI_Init..MPI_Finalize");
     return Status::invalid_argument;
   }
@@ -58,11 +55,11 @@ Result<std::unique_ptr<Topology::Impl>> build(MPI_Comm comm) {
     return Status::invalid_argument;
   }
   auto impl = std::make_unique<Topology::Impl>();
-  STRATA_TOPO_MPI(PMPI_Comm_dup(comm, &impl->comm));
+  STRATA_TOPO_MPI(real().MPI_Comm_dup(comm, &impl->comm));
   // Strata checks every return code; the level communicators inherit this.
-  STRATA_TOPO_MPI(PMPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN));
-  STRATA_TOPO_MPI(PMPI_Comm_rank(impl->comm, &impl->rank));
-  STRATA_TOPO_MPI(PMPI_Comm_size(impl->comm, &impl->size));
+  STRATA_TOPO_MPI(real().MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN));
+  STRATA_TOPO_MPI(real().MPI_Comm_rank(impl->comm, &impl->rank));
+  STRATA_TOPO_MPI(real().MPI_Comm_size(impl->comm, &impl->size));
   LinkClass package_link = LinkClass::shm;
   STRATA_TRY(find_places(impl.get(), &package_link));
   impl->plans = detail::plan_levels(impl->places, package_link);
@@ -91,13 +88,12 @@ const char* to_string(LinkClass link) noexcept {
 }
 
 Topology::Impl::~Impl() {
-  int finalized = 0;
-  if (PMPI_Finalized(&finalized) != MPI_SUCCESS || finalized != 0) {
+  if (mpi::finalized()) {
     return;  // the library already freed everything
   }
   for (auto& c : comms) detail::free_level_comms(&c);
   if (comm != MPI_COMM_NULL) {
-    (void)detail::mpi_check(PMPI_Comm_free(&comm), "PMPI_Comm_free(topology)");
+    (void)detail::mpi_check(real().MPI_Comm_free(&comm), "MPI_Comm_free(topology)");
   }
 }
 

@@ -27,6 +27,7 @@
 #include "interposer/handlers/direct.hpp"
 #include "tools/guarded_main.hpp"
 
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <strata/collectives.hpp>
@@ -70,12 +71,12 @@ struct Result {
 // Slowest rank's time for `ops` calls of `call`, then `drain` (the
 // device's stream), in seconds.
 double block(int ops, const std::function<void()>& call, const std::function<void()>& drain) {
-  PMPI_Barrier(MPI_COMM_WORLD);
-  const double t0 = PMPI_Wtime();
+  strata::mpi::real().MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = strata::mpi::wtime();
   for (int i = 0; i < ops; ++i) call();
   if (drain) drain();
-  double t = PMPI_Wtime() - t0, slowest = 0;
-  PMPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double t = strata::mpi::wtime() - t0, slowest = 0;
+  strata::mpi::real().MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
 }
 

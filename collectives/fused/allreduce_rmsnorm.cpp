@@ -6,6 +6,7 @@
 #include "base/log.hpp"
 #include "collectives/fused/exchange.hpp"
 #include "fault/hooks.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <cstdint>
@@ -14,6 +15,9 @@
 #include <string>
 
 namespace strata::fused {
+
+using mpi::real;
+
 namespace {
 
 config::BoolParam g_enabled{"STRATA_FUSED", true,
@@ -75,9 +79,7 @@ struct AllreduceRmsnorm::Impl {
       if (e != nullptr) gpu::event_destroy(e);
     }
     exchange.reset();  // collective: before the communicator goes
-    int finalized = 1;
-    PMPI_Finalized(&finalized);
-    if (comm != MPI_COMM_NULL && !finalized) PMPI_Comm_free(&comm);
+    if (comm != MPI_COMM_NULL && !mpi::finalized()) real().MPI_Comm_free(&comm);
   }
 
   size_t bytes(size_t tokens) const { return tokens * config.hidden * size_of(config.type); }
@@ -200,8 +202,9 @@ Result<std::unique_ptr<AllreduceRmsnorm>> AllreduceRmsnorm::create(MPI_Comm comm
     return Status::out_of_memory;
   }
   impl->config = config;
-  if (PMPI_Comm_dup(comm, &impl->comm) != MPI_SUCCESS || PMPI_Comm_rank(impl->comm, &impl->rank) != MPI_SUCCESS ||
-      PMPI_Comm_size(impl->comm, &impl->size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_dup(comm, &impl->comm) != MPI_SUCCESS ||
+      real().MPI_Comm_rank(impl->comm, &impl->rank) != MPI_SUCCESS ||
+      real().MPI_Comm_size(impl->comm, &impl->size) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   if (config.memory == Memory::device && g_enabled.get() && g_algorithm.get() != Algorithm::fallback) {

@@ -3,11 +3,15 @@
 #include "collectives/fused/exchange.hpp"
 
 #include "base/config.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <cstdint>
 #include <vector>
 
 namespace strata::fused {
+
+using mpi::real;
+
 namespace {
 
 config::IntParam g_timeout_ms{"STRATA_FUSED_TIMEOUT_MS", 10000,
@@ -28,12 +32,12 @@ bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept {
 
 bool agree(MPI_Comm comm, bool ok, const std::string& reason, const char* what, std::string* why) noexcept {
   int rank = 0, size = 0;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
     *why = std::string(what) + ": the communicator cannot be queried";
     return false;
   }
   int mine = ok ? size : rank, first = size;
-  if (PMPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+  if (real().MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
     *why = std::string(what) + ": MPI_Allreduce failed";
     return false;
   }
@@ -41,10 +45,10 @@ bool agree(MPI_Comm comm, bool ok, const std::string& reason, const char* what, 
   // The failing rank's reason, for every rank's message.
   int length = rank == first ? static_cast<int>(reason.size()) : 0;
   std::vector<char> text;
-  if (PMPI_Bcast(&length, 1, MPI_INT, first, comm) == MPI_SUCCESS && length > 0) {
+  if (real().MPI_Bcast(&length, 1, MPI_INT, first, comm) == MPI_SUCCESS && length > 0) {
     text.assign(reason.begin(), reason.end());
     text.resize(static_cast<size_t>(length));
-    if (PMPI_Bcast(text.data(), length, MPI_CHAR, first, comm) != MPI_SUCCESS) text.clear();
+    if (real().MPI_Bcast(text.data(), length, MPI_CHAR, first, comm) != MPI_SUCCESS) text.clear();
   }
   *why = std::string(what) + " failed on rank " + std::to_string(first);
   if (!text.empty()) *why += ": " + std::string(text.begin(), text.end());
@@ -54,13 +58,13 @@ bool agree(MPI_Comm comm, bool ok, const std::string& reason, const char* what, 
 Status all_on_one_node(MPI_Comm comm, const char* reach, std::string* why) noexcept {
   int rank = 0, size = 0, node_size = 0;
   MPI_Comm node = MPI_COMM_NULL;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS ||
-      PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-      PMPI_Comm_size(node, &node_size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS ||
+      real().MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+      real().MPI_Comm_size(node, &node_size) != MPI_SUCCESS) {
     *why = "MPI_Comm_split_type failed";
     return Status::mpi_error;
   }
-  PMPI_Comm_free(&node);
+  real().MPI_Comm_free(&node);
   const std::string what = std::string("one node for all ranks (") + reach + ")";
   return agree(comm, node_size == size, "its node holds " + std::to_string(node_size) + " of the ranks", what.c_str(),
                why)

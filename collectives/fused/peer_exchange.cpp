@@ -15,6 +15,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <chrono>
@@ -23,6 +24,9 @@
 #include <vector>
 
 namespace strata::fused {
+
+using mpi::real;
+
 namespace {
 
 config::BoolParam g_shared_gpu{
@@ -88,7 +92,7 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
   if (!agree(comm_, have_device, "no current GPU", "a GPU on every rank", why)) return Status::not_supported;
   PciAddress mine{props.pci_domain, props.pci_bus, props.pci_device};
   std::vector<PciAddress> all(static_cast<size_t>(size_));
-  if (PMPI_Allgather(&mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm_) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Allgather(&mine, 3, MPI_INT, all.data(), 3, MPI_INT, comm_) != MPI_SUCCESS) return Status::mpi_error;
   int sharing = 0;  // ranks on my GPU, me included
   for (int q = 0; q < size_; ++q) sharing += std::memcmp(&all[static_cast<size_t>(q)], &mine, sizeof mine) == 0 ? 1 : 0;
   if (!agree(comm_, sharing == 1 || g_shared_gpu.get(),
@@ -97,7 +101,9 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
     return Status::not_supported;
   }
   int most_sharing = 1;
-  if (PMPI_Allreduce(&sharing, &most_sharing, 1, MPI_INT, MPI_MAX, comm_) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Allreduce(&sharing, &most_sharing, 1, MPI_INT, MPI_MAX, comm_) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
 
   layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
   void* region = nullptr;
@@ -126,7 +132,8 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
     return Status::not_supported;
   }
   std::vector<gpu::IpcHandle> handles(static_cast<size_t>(size_));
-  if (PMPI_Allgather(&handle, sizeof handle, MPI_BYTE, handles.data(), sizeof handle, MPI_BYTE, comm_) != MPI_SUCCESS) {
+  if (real().MPI_Allgather(&handle, sizeof handle, MPI_BYTE, handles.data(), sizeof handle, MPI_BYTE, comm_) !=
+      MPI_SUCCESS) {
     return Status::mpi_error;
   }
   std::string failed;
@@ -149,7 +156,9 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
   // budget every GPU holds at once (the same on every rank); ranks sharing
   // a GPU share its multiprocessors.
   int multiprocessors = kernels::multiprocessors(), fewest = 0;
-  if (PMPI_Allreduce(&multiprocessors, &fewest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Allreduce(&multiprocessors, &fewest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
   fewest = fewest / most_sharing > 1 ? fewest / most_sharing : 1;
   max_blocks_ = fewest < proto::kMaxBlocks ? fewest : proto::kMaxBlocks;
   default_blocks_ = max_blocks_;
@@ -168,7 +177,7 @@ Status PeerExchange::probe(std::string* why) {
   auto* mismatches = reinterpret_cast<uint32_t*>(probe_area) + 1 + proto::kMaxRanks;
   s = gpu::memset_async(mismatches, 0, sizeof(uint32_t), stream_);
   if (s == Status::ok) s = gpu::stream_synchronize(stream_);
-  if (s == Status::ok && PMPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;
+  if (s == Status::ok && real().MPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;
   if (s == Status::ok) s = kernels::launch_probe(regions_, size_, rank_, layout_.probe, mismatches, stream_);
   gpu::Event done = nullptr;
   if (s == Status::ok) s = gpu::event_create(&done, false);
@@ -188,7 +197,7 @@ Status PeerExchange::probe(std::string* why) {
   if (done != nullptr && finished) gpu::event_destroy(done);
   if (s != Status::ok) reason = gpu::last_error_string();
   if (!agree(comm_, finished && s == Status::ok, reason, "the peer-access probe", why)) return Status::device_error;
-  if (PMPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;  // every peer has written into my area
+  if (real().MPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;  // every peer has written into my area
 
   uint32_t words[2 + proto::kMaxRanks] = {};
   s = gpu::memcpy_async(words, probe_area, sizeof words, stream_);
@@ -212,10 +221,9 @@ Status PeerExchange::probe(std::string* why) {
 void PeerExchange::release() noexcept {
   // Peers may still read this rank's region in a call that is running:
   // finish locally, then wait for every rank before unmapping and freeing.
-  int finalized = 1;
-  PMPI_Finalized(&finalized);
+  const bool finalized = mpi::finalized();
   if (stream_ != nullptr) gpu::device_synchronize();
-  if (!finalized) PMPI_Barrier(comm_);
+  if (!finalized) real().MPI_Barrier(comm_);
   for (int q = 0; q < size_; ++q) {
     if (opened_[q]) gpu::ipc_close(regions_[q]);
   }
@@ -228,7 +236,7 @@ void PeerExchange::release() noexcept {
 
 Result<std::unique_ptr<Exchange>> make_peer_exchange(MPI_Comm comm, const Config& config, std::string* why) noexcept {
   int rank = 0, size = 0;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   // Conditions every rank sees alike: no agreement needed.

@@ -6,20 +6,22 @@
 // processes in the CPU test suite.
 #include "collectives/fused/exchange.hpp"
 #include "collectives/fused/host_platform.hpp"
+#include "mpi/helpers.hpp"
 
 #include <algorithm>
 #include <vector>
 
 namespace strata::fused {
+
+using mpi::real;
+
 namespace {
 
 class SharedExchange final : public Exchange {
  public:
   SharedExchange(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
   ~SharedExchange() override {
-    int finalized = 1;
-    PMPI_Finalized(&finalized);
-    if (window_ != MPI_WIN_NULL && !finalized) PMPI_Win_free(&window_);  // collective: no rank reads on
+    if (window_ != MPI_WIN_NULL && !mpi::finalized()) real().MPI_Win_free(&window_);  // collective: no rank reads on
   }
   SharedExchange(const SharedExchange&) = delete;
   SharedExchange& operator=(const SharedExchange&) = delete;
@@ -28,8 +30,8 @@ class SharedExchange final : public Exchange {
     STRATA_TRY(all_on_one_node(comm_, "shared memory reaches no further", why));
     layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
     void* base = nullptr;
-    const int rc =
-        PMPI_Win_allocate_shared(static_cast<MPI_Aint>(layout_.total), 256, MPI_INFO_NULL, comm_, &base, &window_);
+    const int rc = real().MPI_Win_allocate_shared(static_cast<MPI_Aint>(layout_.total), 256, MPI_INFO_NULL, comm_,
+                                                  &base, &window_);
     if (!agree(comm_, rc == MPI_SUCCESS, std::to_string(layout_.total) + " bytes",
                "MPI_Win_allocate_shared of the exchange region", why)) {
       return Status::out_of_memory;
@@ -38,12 +40,12 @@ class SharedExchange final : public Exchange {
       MPI_Aint bytes = 0;
       int unit = 0;
       void* peer = nullptr;
-      if (PMPI_Win_shared_query(window_, q, &bytes, &unit, &peer) != MPI_SUCCESS) return Status::mpi_error;
+      if (real().MPI_Win_shared_query(window_, q, &bytes, &unit, &peer) != MPI_SUCCESS) return Status::mpi_error;
       regions_[q] = static_cast<char*>(peer);
     }
     // Flags and control start at zero on every rank before any rank's first call.
     std::fill(regions_[rank_], regions_[rank_] + layout_.data, char{0});
-    if (PMPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;
+    if (real().MPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;
     timeout_ns_ = static_cast<uint64_t>(timeout_ms()) * 1000000u;
     return Status::ok;
   }
@@ -89,7 +91,7 @@ class SharedExchange final : public Exchange {
 
 Result<std::unique_ptr<Exchange>> make_shared_exchange(MPI_Comm comm, const Config& config, std::string* why) noexcept {
   int rank = 0, size = 0;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(comm, &size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   if (size > proto::kMaxRanks) {

@@ -1,6 +1,7 @@
-// The MPI library's own collectives (PMPI_Allreduce, PMPI_Reduce_scatter_block,
-// PMPI_Allgather, PMPI_Bcast, PMPI_Reduce; PMPI_Reduce_scatter and
-// PMPI_Allgatherv for the uneven splits of the hierarchical algorithms).
+// The MPI library's own collectives (MPI_Allreduce, MPI_Reduce_scatter_block,
+// MPI_Allgather, MPI_Bcast, MPI_Reduce; MPI_Reduce_scatter and
+// MPI_Allgatherv for the uneven splits of the hierarchical algorithms),
+// called through real().
 //
 // Counts above max_message_bytes() are split into several calls: element
 // ranges for allreduce, broadcast and reduce; for allgather the same range of
@@ -11,10 +12,14 @@
 #include "collectives/host/internal.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <cstring>
 
 namespace strata::coll::host::detail {
+
+using mpi::real;
+
 namespace {
 
 // Elements per library call (in all: a reduce-scatter or all-gather call
@@ -40,7 +45,7 @@ Status allreduce(const void* in, void* out, size_t n, const Ctx& c) noexcept {
   for (size_t off = 0; off < n; off += step) {
     const int len = static_cast<int>(std::min(step, n - off));
     const void* src = in == out ? MPI_IN_PLACE : at(in, c.bytes(off));
-    STRATA_MPI_TRY(PMPI_Allreduce(src, at(out, c.bytes(off)), len, t, op, c.comm));
+    STRATA_MPI_TRY(real().MPI_Allreduce(src, at(out, c.bytes(off)), len, t, op, c.comm));
   }
   return Status::ok;
 }
@@ -59,7 +64,7 @@ Status reduce_scatter_split(const void* in, void* out, size_t block, MPI_Datatyp
                   at(in, c.bytes(static_cast<size_t>(i) * block + off)), c.bytes(len));
     }
     STRATA_MPI_TRY(
-        PMPI_Reduce_scatter_block(packed.data(), at(out, c.bytes(off)), static_cast<int>(len), t, op, c.comm));
+        real().MPI_Reduce_scatter_block(packed.data(), at(out, c.bytes(off)), static_cast<int>(len), t, op, c.comm));
   }
   return Status::ok;
 }
@@ -79,9 +84,9 @@ Status reduce_scatter(const void* in, void* out, const Split& s, const Ctx& c) n
     const size_t block = s.n / static_cast<size_t>(c.size);
     if (s.n > max_elements(c)) return reduce_scatter_split(in, out, block, t, op, c);
     if (in_place) {
-      STRATA_MPI_TRY(PMPI_Reduce_scatter_block(MPI_IN_PLACE, inout, static_cast<int>(block), t, op, c.comm));
+      STRATA_MPI_TRY(real().MPI_Reduce_scatter_block(MPI_IN_PLACE, inout, static_cast<int>(block), t, op, c.comm));
     } else {
-      STRATA_MPI_TRY(PMPI_Reduce_scatter_block(in, out, static_cast<int>(block), t, op, c.comm));
+      STRATA_MPI_TRY(real().MPI_Reduce_scatter_block(in, out, static_cast<int>(block), t, op, c.comm));
     }
   } else {
     if (s.n > max_elements(c)) return kRing.reduce_scatter(in, out, s, c);  // the sum of counts must fit an int
@@ -90,9 +95,9 @@ Status reduce_scatter(const void* in, void* out, const Split& s, const Ctx& c) n
     int* counts = reinterpret_cast<int*>(counts_mem.data());
     for (int i = 0; i < c.size; ++i) counts[i] = static_cast<int>(s.count(i));
     if (in_place) {
-      STRATA_MPI_TRY(PMPI_Reduce_scatter(MPI_IN_PLACE, inout, counts, t, op, c.comm));
+      STRATA_MPI_TRY(real().MPI_Reduce_scatter(MPI_IN_PLACE, inout, counts, t, op, c.comm));
     } else {
-      STRATA_MPI_TRY(PMPI_Reduce_scatter(in, out, counts, t, op, c.comm));
+      STRATA_MPI_TRY(real().MPI_Reduce_scatter(in, out, counts, t, op, c.comm));
     }
   }
   // In place, MPI leaves my block at the start of the buffer.
@@ -107,17 +112,17 @@ Status allgather_split(void* buf, size_t block, MPI_Datatype t, const Ctx& c) no
   for (size_t off = 0; off < block; off += step) {
     const int len = static_cast<int>(std::min(step, block - off));
     MPI_Datatype piece = MPI_DATATYPE_NULL, strided = MPI_DATATYPE_NULL;
-    STRATA_MPI_TRY(PMPI_Type_contiguous(len, t, &piece));
-    Status s = mpi_check(PMPI_Type_create_resized(piece, 0, static_cast<MPI_Aint>(c.bytes(block)), &strided),
-                         "PMPI_Type_create_resized");
-    PMPI_Type_free(&piece);
-    if (s == Status::ok) s = mpi_check(PMPI_Type_commit(&strided), "PMPI_Type_commit");
+    STRATA_MPI_TRY(real().MPI_Type_contiguous(len, t, &piece));
+    Status s = mpi_check(real().MPI_Type_create_resized(piece, 0, static_cast<MPI_Aint>(c.bytes(block)), &strided),
+                         "MPI_Type_create_resized");
+    real().MPI_Type_free(&piece);
+    if (s == Status::ok) s = mpi_check(real().MPI_Type_commit(&strided), "MPI_Type_commit");
     // In place: my range is at buf + off + rank * extent, where MPI looks.
     if (s == Status::ok) {
-      s = mpi_check(PMPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, at(buf, c.bytes(off)), 1, strided, c.comm),
-                    "PMPI_Allgather");
+      s = mpi_check(real().MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, at(buf, c.bytes(off)), 1, strided, c.comm),
+                    "MPI_Allgather");
     }
-    if (strided != MPI_DATATYPE_NULL) PMPI_Type_free(&strided);
+    if (strided != MPI_DATATYPE_NULL) real().MPI_Type_free(&strided);
     STRATA_TRY(s);
   }
   return Status::ok;
@@ -135,7 +140,7 @@ Status allgather(const void* mine, void* buf, const Split& s, const Ctx& c) noex
     }
     const void* src = mine == nullptr || mine == own ? MPI_IN_PLACE : mine;
     const int len = static_cast<int>(block);
-    STRATA_MPI_TRY(PMPI_Allgather(src, len, t, buf, len, t, c.comm));
+    STRATA_MPI_TRY(real().MPI_Allgather(src, len, t, buf, len, t, c.comm));
     return Status::ok;
   }
   if (s.n > max_elements(c)) return kRing.allgather(mine, buf, s, c);  // displacements must fit an int
@@ -148,7 +153,7 @@ Status allgather(const void* mine, void* buf, const Split& s, const Ctx& c) noex
     counts[i] = static_cast<int>(s.count(i));
     displs[i] = static_cast<int>(s.displ(i));
   }
-  STRATA_MPI_TRY(PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs, t, c.comm));
+  STRATA_MPI_TRY(real().MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, counts, displs, t, c.comm));
   return Status::ok;
 }
 
@@ -158,7 +163,7 @@ Status broadcast(void* buf, size_t n, int root, const Ctx& c) noexcept {
   const size_t step = max_elements(c);
   for (size_t off = 0; off < n; off += step) {
     const int len = static_cast<int>(std::min(step, n - off));
-    STRATA_MPI_TRY(PMPI_Bcast(at(buf, c.bytes(off)), len, t, root, c.comm));
+    STRATA_MPI_TRY(real().MPI_Bcast(at(buf, c.bytes(off)), len, t, root, c.comm));
   }
   return Status::ok;
 }
@@ -173,7 +178,7 @@ Status reduce(const void* in, void* out, size_t n, int root, const Ctx& c) noexc
     const int len = static_cast<int>(std::min(step, n - off));
     const void* src = is_root && in == out ? MPI_IN_PLACE : at(in, c.bytes(off));
     void* dst = is_root ? at(out, c.bytes(off)) : nullptr;
-    STRATA_MPI_TRY(PMPI_Reduce(src, dst, len, t, op, root, c.comm));
+    STRATA_MPI_TRY(real().MPI_Reduce(src, dst, len, t, op, root, c.comm));
   }
   return Status::ok;
 }

@@ -24,10 +24,14 @@
 #include "collectives/host/internal.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <cstring>
 
 namespace strata::coll::host::detail {
+
+using mpi::real;
+
 namespace {
 
 constexpr size_t kMaxLevels = 8;
@@ -48,7 +52,7 @@ Status shard_chain(const Hierarchy& h, DataType type, ReduceOp op, Chain* chain)
     product *= static_cast<size_t>(chain->ctx[k].size);
   }
   int size = 0;
-  STRATA_MPI_TRY(PMPI_Comm_size(h.comm, &size));
+  STRATA_MPI_TRY(real().MPI_Comm_size(h.comm, &size));
   if (product != static_cast<size_t>(size)) {
     STRATA_LOG(error, kColl, "hierarchy marked uniform, but its shard steps cover %zu ranks of %d", product, size);
     return Status::invalid_argument;
@@ -62,10 +66,10 @@ Status shard_order(const Hierarchy& h, const Chain& chain, Scratch* mem, int** o
   int mine = 0;
   for (int k = 0; k < chain.levels; ++k) mine = mine * chain.ctx[k].size + chain.ctx[k].rank;
   int size = 0;
-  STRATA_MPI_TRY(PMPI_Comm_size(h.comm, &size));
+  STRATA_MPI_TRY(real().MPI_Comm_size(h.comm, &size));
   STRATA_TRY(mem->allocate(sizeof(int) * static_cast<size_t>(size)));
   int* o = reinterpret_cast<int*>(mem->data());
-  STRATA_MPI_TRY(PMPI_Allgather(&mine, 1, MPI_INT, o, 1, MPI_INT, h.comm));
+  STRATA_MPI_TRY(real().MPI_Allgather(&mine, 1, MPI_INT, o, 1, MPI_INT, h.comm));
   *identity = true;
   for (int x = 0; x < size; ++x) *identity = *identity && o[x] == x;
   *order = o;
@@ -104,7 +108,7 @@ Status shard_reduce_scatter(const void* in, void* out, size_t recv_count, const 
   bool identity = false;
   STRATA_TRY(shard_order(h, chain, &order_mem, &order, &identity));
   int size = 0;
-  STRATA_MPI_TRY(PMPI_Comm_size(h.comm, &size));
+  STRATA_MPI_TRY(real().MPI_Comm_size(h.comm, &size));
   const size_t n = recv_count * static_cast<size_t>(size);
   STRATA_TRY(work_mem.allocate(c0.bytes(n)));
   char* work = work_mem.data();
@@ -136,8 +140,8 @@ Status shard_allgather(const void* mine, void* out, size_t send_count, const Hie
   bool identity = false;
   STRATA_TRY(shard_order(h, chain, &order_mem, &order, &identity));
   int size = 0, rank = 0;
-  STRATA_MPI_TRY(PMPI_Comm_size(h.comm, &size));
-  STRATA_MPI_TRY(PMPI_Comm_rank(h.comm, &rank));
+  STRATA_MPI_TRY(real().MPI_Comm_size(h.comm, &size));
+  STRATA_MPI_TRY(real().MPI_Comm_rank(h.comm, &rank));
   const size_t n = send_count * static_cast<size_t>(size);
   char* work = static_cast<char*>(out);
   if (!identity) {

@@ -1,7 +1,7 @@
 // Collectives on host buffers, through MPI point-to-point and the library's
-// own collectives (PMPI_* only: inside the preloaded interposer the MPI_*
-// names are Strata's). The caller (collectives/api.cpp) has resolved the
-// algorithm; these functions never see Algorithm::automatic.
+// own collectives (through mpi::real() only: inside the preloaded
+// interposer the MPI_* names are Strata's). The caller (collectives/api.cpp)
+// has resolved the algorithm; these functions never see Algorithm::automatic.
 //
 // Hierarchical algorithms take the levels as plain communicators, so they
 // can be driven from strata::topo::Topology or from any other grouping

@@ -10,7 +10,7 @@
 //     the partial of the lower rank (in the algorithm's numbering) is the left
 //     operand, so an element's reduction tree is fixed by the algorithm and the
 //     rank count alone, and every rank ends with the same bits;
-//   - nothing here calls an MPI_* name: PMPI_* only.
+//   - nothing here calls an MPI_* name: mpi::real() only.
 #pragma once
 
 #include "collectives/host/host_collectives.hpp"

@@ -4,11 +4,16 @@
 #include "collectives/host/internal.hpp"
 
 #include "base/log.hpp"
+#include "mpi/check.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <atomic>
 #include <climits>
 
 namespace strata::coll::host::detail {
+
+using mpi::real;
+
 namespace {
 
 // 1 GiB: a power of two below INT_MAX, so a piece is a whole number of
@@ -23,14 +28,7 @@ constexpr int kTag = 0x5c01;
 
 }  // namespace
 
-Status mpi_check(int rc, const char* what) noexcept {
-  if (rc == MPI_SUCCESS) return Status::ok;
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  if (PMPI_Error_string(rc, text, &length) != MPI_SUCCESS) text[0] = '\0';
-  STRATA_LOG(error, kColl, "%s failed: %s (%d)", what, text, rc);
-  return Status::mpi_error;
-}
+Status mpi_check(int rc, const char* what) noexcept { return mpi::check(rc, log::kColl, what); }
 
 size_t max_message_bytes() noexcept { return g_max_message.load(std::memory_order_relaxed); }
 
@@ -55,8 +53,8 @@ Status make_ctx(MPI_Comm comm, DataType type, ReduceOp op, Ctx* out) noexcept {
   }
   Ctx c;
   c.comm = comm;
-  STRATA_MPI_TRY(PMPI_Comm_rank(comm, &c.rank));
-  STRATA_MPI_TRY(PMPI_Comm_size(comm, &c.size));
+  STRATA_MPI_TRY(real().MPI_Comm_rank(comm, &c.rank));
+  STRATA_MPI_TRY(real().MPI_Comm_size(comm, &c.size));
   c.type = type;
   c.op = op;
   c.element = element_size(type);
@@ -76,15 +74,15 @@ Status sendrecv(const void* send, size_t send_bytes, int dest, void* recv, size_
     int n = 0;
     if (off < recv_bytes) {
       const int len = static_cast<int>(std::min(piece, recv_bytes - off));
-      STRATA_MPI_TRY(PMPI_Irecv(at(recv, off), len, MPI_BYTE, source, kTag, c.comm, &req[n]));
+      STRATA_MPI_TRY(real().MPI_Irecv(at(recv, off), len, MPI_BYTE, source, kTag, c.comm, &req[n]));
       ++n;
     }
     if (off < send_bytes) {
       const int len = static_cast<int>(std::min(piece, send_bytes - off));
-      STRATA_MPI_TRY(PMPI_Isend(at(send, off), len, MPI_BYTE, dest, kTag, c.comm, &req[n]));
+      STRATA_MPI_TRY(real().MPI_Isend(at(send, off), len, MPI_BYTE, dest, kTag, c.comm, &req[n]));
       ++n;
     }
-    STRATA_MPI_TRY(PMPI_Waitall(n, req, MPI_STATUSES_IGNORE));
+    STRATA_MPI_TRY(real().MPI_Waitall(n, req, MPI_STATUSES_IGNORE));
   }
   return Status::ok;
 }
@@ -93,7 +91,7 @@ Status send(const void* buf, size_t bytes, int dest, const Ctx& c) noexcept {
   const size_t piece = max_message_bytes();
   for (size_t off = 0; off < bytes; off += piece) {
     const int len = static_cast<int>(std::min(piece, bytes - off));
-    STRATA_MPI_TRY(PMPI_Send(at(buf, off), len, MPI_BYTE, dest, kTag, c.comm));
+    STRATA_MPI_TRY(real().MPI_Send(at(buf, off), len, MPI_BYTE, dest, kTag, c.comm));
   }
   return Status::ok;
 }
@@ -102,7 +100,7 @@ Status recv(void* buf, size_t bytes, int source, const Ctx& c) noexcept {
   const size_t piece = max_message_bytes();
   for (size_t off = 0; off < bytes; off += piece) {
     const int len = static_cast<int>(std::min(piece, bytes - off));
-    STRATA_MPI_TRY(PMPI_Recv(at(buf, off), len, MPI_BYTE, source, kTag, c.comm, MPI_STATUS_IGNORE));
+    STRATA_MPI_TRY(real().MPI_Recv(at(buf, off), len, MPI_BYTE, source, kTag, c.comm, MPI_STATUS_IGNORE));
   }
   return Status::ok;
 }

@@ -16,10 +16,14 @@
 #include "collectives/host/internal.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <algorithm>
 
 namespace strata::coll::host {
+
+using mpi::real;
+
 namespace {
 
 using detail::Ctx;
@@ -59,14 +63,14 @@ Status group_id(const Level& l, int* id) noexcept {
   int* mine = reinterpret_cast<int*>(mem.data());
   int* theirs = mine + l.group.size;
   for (int i = 0; i < l.group.size; ++i) mine[i] = i;
-  STRATA_MPI_TRY(PMPI_Comm_group(l.group.comm, &group));
-  Status s = detail::mpi_check(PMPI_Comm_group(l.all.comm, &all), "PMPI_Comm_group");
+  STRATA_MPI_TRY(real().MPI_Comm_group(l.group.comm, &group));
+  Status s = detail::mpi_check(real().MPI_Comm_group(l.all.comm, &all), "MPI_Comm_group");
   if (s == Status::ok) {
-    s = detail::mpi_check(PMPI_Group_translate_ranks(group, l.group.size, mine, all, theirs),
-                          "PMPI_Group_translate_ranks");
+    s = detail::mpi_check(real().MPI_Group_translate_ranks(group, l.group.size, mine, all, theirs),
+                          "MPI_Group_translate_ranks");
   }
-  PMPI_Group_free(&group);
-  if (all != MPI_GROUP_NULL) PMPI_Group_free(&all);
+  real().MPI_Group_free(&group);
+  if (all != MPI_GROUP_NULL) real().MPI_Group_free(&all);
   STRATA_TRY(s);
   *id = *std::min_element(theirs, theirs + l.group.size);
   return Status::ok;
@@ -82,7 +86,7 @@ Status placement(const Level& l, detail::Scratch* mem, int** who, int* my_group)
   int* w = ids + p;
   int mine[2] = {l.group.rank, 0};
   STRATA_TRY(group_id(l, &mine[1]));
-  STRATA_MPI_TRY(PMPI_Allgather(mine, 2, MPI_INT, table, 2, MPI_INT, l.all.comm));
+  STRATA_MPI_TRY(real().MPI_Allgather(mine, 2, MPI_INT, table, 2, MPI_INT, l.all.comm));
   for (int x = 0; x < p; ++x) ids[x] = table[2 * x + 1];
   std::sort(ids, ids + p);
   const int groups = static_cast<int>(std::unique(ids, ids + p) - ids);

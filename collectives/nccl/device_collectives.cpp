@@ -14,6 +14,7 @@
 #include "collectives/nccl/device_state.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::coll::device {
@@ -135,7 +136,7 @@ Status allreduce(Context& c, const void* send, void* recv, size_t count, DataTyp
       Result<ncclComm_t> comm = comm_for(c, l.steps[k]);
       if (!comm) return comm.status();
       int pos = 0;
-      PMPI_Comm_rank(l.steps[k], &pos);
+      mpi::real().MPI_Comm_rank(l.steps[k], &pos);
       const size_t part = shard / static_cast<size_t>(l.fanout[k]);
       const void* in = k == 0 ? input_of(send, recv) : static_cast<const void*>(at(recv, offset, type));
       offsets.push_back(offset);
@@ -209,7 +210,7 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
     Result<ncclComm_t> comm = comm_for(c, l.steps[k]);
     if (!comm) return comm.status();
     int pos = 0;
-    PMPI_Comm_rank(l.steps[k], &pos);
+    mpi::real().MPI_Comm_rank(l.steps[k], &pos);
     const size_t part = shard / static_cast<size_t>(l.fanout[k]);
     STRATA_TRY(nccl::check(
         k_call.lib->ReduceScatter(at(work, offset, type), at(work, offset + static_cast<size_t>(pos) * part, type),
@@ -255,7 +256,7 @@ Status allgather(Context& c, const void* send, void* recv, size_t send_count, Da
     Result<ncclComm_t> comm = comm_for(c, l.steps[k]);
     if (!comm) return comm.status();
     int pos = 0;
-    PMPI_Comm_rank(l.steps[k], &pos);
+    mpi::real().MPI_Comm_rank(l.steps[k], &pos);
     const size_t base = offset - static_cast<size_t>(pos) * shard;
     STRATA_TRY(nccl::check(k_call.lib->AllGather(at(work, offset, type), at(work, base, type), shard, nccl_type(type),
                                                  comm.value(), k_call.stream),

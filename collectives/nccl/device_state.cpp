@@ -1,12 +1,16 @@
 #include "collectives/nccl/device_state.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <cstring>
 #include <new>
 
 namespace strata::coll::device {
+
+using mpi::real;
+
 namespace {
 
 State& state_of(Context& context) {
@@ -20,7 +24,7 @@ Result<ncclComm_t> create_comm(MPI_Comm mpi_comm) {
   const nccl::Library* lib = nccl::library();
   if (lib == nullptr) return Status::not_supported;
   int rank = 0, size = 0;
-  if (PMPI_Comm_rank(mpi_comm, &rank) != MPI_SUCCESS || PMPI_Comm_size(mpi_comm, &size) != MPI_SUCCESS) {
+  if (real().MPI_Comm_rank(mpi_comm, &rank) != MPI_SUCCESS || real().MPI_Comm_size(mpi_comm, &size) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   struct {
@@ -28,7 +32,7 @@ Result<ncclComm_t> create_comm(MPI_Comm mpi_comm) {
     ncclUniqueId id;
   } message{};
   if (rank == 0) message.ok = lib->GetUniqueId(&message.id) == ncclSuccess ? 1 : 0;
-  if (PMPI_Bcast(&message, sizeof message, MPI_BYTE, 0, mpi_comm) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Bcast(&message, sizeof message, MPI_BYTE, 0, mpi_comm) != MPI_SUCCESS) return Status::mpi_error;
   if (!message.ok) {
     STRATA_LOG(error, kColl, "ncclGetUniqueId failed on the first rank of a level communicator");
     return Status::device_error;
@@ -64,7 +68,7 @@ Result<const StepLayout*> layout_for(Context& context, Algorithm algorithm) noex
   for (size_t k = 0; k < h.levels.size(); ++k) {
     const MPI_Comm step = k == 0 ? h.levels[0].group : h.levels[k - 1].cross;
     int rank = 0, size = 0;
-    if (PMPI_Comm_rank(step, &rank) != MPI_SUCCESS || PMPI_Comm_size(step, &size) != MPI_SUCCESS) {
+    if (real().MPI_Comm_rank(step, &rank) != MPI_SUCCESS || real().MPI_Comm_size(step, &size) != MPI_SUCCESS) {
       return Status::mpi_error;
     }
     layout.steps.push_back(step);
@@ -77,7 +81,7 @@ Result<const StepLayout*> layout_for(Context& context, Algorithm algorithm) noex
   for (size_t k = 0; k < position.size(); ++k) index = index * layout.fanout[k] + position[k];
   layout.my_index = index;
   std::vector<int> indices(static_cast<size_t>(context.size()));
-  if (PMPI_Allgather(&index, 1, MPI_INT, indices.data(), 1, MPI_INT, context.comm()) != MPI_SUCCESS) {
+  if (real().MPI_Allgather(&index, 1, MPI_INT, indices.data(), 1, MPI_INT, context.comm()) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   layout.order.assign(indices.size(), -1);

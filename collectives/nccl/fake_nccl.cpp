@@ -2,6 +2,7 @@
 
 #include "base/config.hpp"
 #include "collectives/host/host_collectives.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
@@ -15,6 +16,9 @@
 #endif
 
 namespace strata::coll::fake_nccl {
+
+using mpi::real;
+
 namespace {
 
 config::BoolParam g_fake_nccl{"STRATA_FAKE_NCCL", true,
@@ -72,13 +76,11 @@ bool enabled() noexcept {
 
 Status ready(Comm& c, MPI_Comm parent) noexcept {
   if (c.comm != MPI_COMM_NULL) return Status::ok;
-  return PMPI_Comm_dup(parent, &c.comm) == MPI_SUCCESS ? Status::ok : Status::mpi_error;
+  return real().MPI_Comm_dup(parent, &c.comm) == MPI_SUCCESS ? Status::ok : Status::mpi_error;
 }
 
 void release(Comm& c) noexcept {
-  int finalized = 1;
-  PMPI_Finalized(&finalized);
-  if (c.comm != MPI_COMM_NULL && !finalized) PMPI_Comm_free(&c.comm);
+  if (c.comm != MPI_COMM_NULL && !mpi::finalized()) real().MPI_Comm_free(&c.comm);
   c.comm = MPI_COMM_NULL;
 }
 
@@ -104,7 +106,7 @@ Status broadcast(Comm& c, void* buffer, size_t count, DataType type, int root) n
 
 Status reduce(Comm& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op, int root) noexcept {
   int rank = 0;
-  PMPI_Comm_rank(c.comm, &rank);
+  real().MPI_Comm_rank(c.comm, &rank);
   STRATA_TRY(device_only({send, rank == root ? recv : nullptr}));
   return host::reduce(view(send), rank == root ? view(recv) : nullptr, count, type, op, root, algorithm_for(type),
                       flat(c));
@@ -120,11 +122,11 @@ Status p2p_group(const P2p* ops, size_t count) noexcept {
   for (size_t i = 0; i < count && rc == MPI_SUCCESS; ++i) {
     const P2p& op = ops[i];
     const int n = static_cast<int>(op.bytes);
-    rc = op.send ? PMPI_Isend(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i])
-                 : PMPI_Irecv(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i]);
+    rc = op.send ? real().MPI_Isend(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i])
+                 : real().MPI_Irecv(view(op.buffer), n, MPI_BYTE, op.peer, kP2pTag, op.comm->comm, &requests[i]);
   }
   // Whatever was posted completes before the buffers go back to the caller.
-  const int waited = PMPI_Waitall(static_cast<int>(count), requests.data(), MPI_STATUSES_IGNORE);
+  const int waited = real().MPI_Waitall(static_cast<int>(count), requests.data(), MPI_STATUSES_IGNORE);
   return rc == MPI_SUCCESS && waited == MPI_SUCCESS ? Status::ok : Status::mpi_error;
 }
 

@@ -120,9 +120,9 @@ Status unpack_view(const ExecSpace& space, const PackedView& packed, const View&
 // Views go to MPI in place when contiguous, else packed on `space` into a
 // temporary. Device Views are packed on the device; the packed buffer goes
 // to MPI when the library takes GPU memory, else through a host staging
-// buffer (pinned where Kokkos has SharedHostPinnedSpace). The calls use
-// PMPI_* directly, like the rest of Strata: a preloaded interposer does not
-// see them twice.
+// buffer (pinned where Kokkos has SharedHostPinnedSpace). The calls go to
+// the library's own entries (PMPI_*, through Strata's MPI layer), like the
+// rest of Strata: a preloaded interposer does not see them twice.
 enum class DevicePath {
   automatic,  // ask the library (MPIX_Query_*_support; STRATA_MPI_GPU_AWARE overrides)
   device,     // hand device memory to MPI

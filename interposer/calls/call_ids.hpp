@@ -1,11 +1,11 @@
 // Every intercepted call as a value (Id::MPI_Send, Id::MPI_Send_c, ...),
-// its name and kind, generated from interposer/calls/mpi_calls.hpp.
+// its name and kind, generated from mpi/calls/mpi_calls.hpp.
 #pragma once
 
 #include <strata/export.h>
 
 #include "interposer/calls/call_kinds.hpp"
-#include "interposer/calls/mpi_calls.hpp"
+#include "mpi/calls/mpi_calls.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -15,13 +15,13 @@ namespace strata::calls {
 
 enum class Id : uint16_t {
 #define STRATA_CALL(fn, kind, lc, params, args, roles) fn,
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
 };
 
 constexpr Kind kKinds[] = {
 #define STRATA_CALL(fn, kind, lc, params, args, roles) Kind::kind,
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
 };
 

@@ -9,7 +9,7 @@ namespace strata::calls {
 const char* name_of(Id id) {
   static const char* const names[] = {
 #define STRATA_CALL(fn, kind, lc, params, args, roles) #fn,
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
   };
   const auto i = static_cast<size_t>(id);

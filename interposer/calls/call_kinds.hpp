@@ -1,5 +1,5 @@
 // The handler families of the interception table (the `kind` column of
-// interposer/calls/mpi_calls.hpp) and what each means for a call.
+// mpi/calls/mpi_calls.hpp) and what each means for a call.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // What the arguments of an intercepted call are to its handler: the
-// `roles` column of interposer/calls/mpi_calls.hpp, evaluated inside the
+// `roles` column of mpi/calls/mpi_calls.hpp, evaluated inside the
 // call's wrapper where the parameters are in scope. A buffer role holds the
 // address of the wrapper's pointer parameter (and, for point-to-point, of
 // its count and datatype), so that a handler can hand the library a staged

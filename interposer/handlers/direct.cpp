@@ -2,8 +2,8 @@
 
 #include "interposer/handlers/handlers.hpp"
 #include "interposer/handlers/routed.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::interposer::direct {
 

@@ -4,6 +4,7 @@
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/trace.hpp"
 #include "interposer/types/fast_types.hpp"
+#include "mpi/error_class.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::interposer::handlers {
@@ -65,7 +66,7 @@ int prepare_replace(calls::Id id, const calls::Buf& buf, int dest, int source, O
     case Path::device_pack: {
       const DevicePart part = whole(p, user);
       const Status s = device_pack(in->device, &part, 1);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
       break;
     }
     case Path::library:  // no staging memory: the library's own buffer handling

@@ -10,11 +10,16 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/staged_call.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <cstdint>
 
 namespace strata::interposer::routed {
+
+using mpi::real;
+
 namespace {
 
 using coll::Collective;
@@ -31,7 +36,7 @@ bool reduction_type(MPI_Datatype t, DataType* out) {
   } else if (t == MPI_DOUBLE) {
     *out = DataType::float64;
   } else if (t == MPI_INT32_T || t == MPI_INT || t == MPI_INT64_T || t == MPI_LONG || t == MPI_LONG_LONG) {
-    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || (size != 4 && size != 8)) return false;
+    if (real().MPI_Type_size(t, &size) != MPI_SUCCESS || (size != 4 && size != 8)) return false;
     *out = size == 4 ? DataType::int32 : DataType::int64;
 #ifdef MPIX_C_FLOAT16
   } else if (t == MPIX_C_FLOAT16) {
@@ -76,18 +81,8 @@ bool words_of(int64_t bytes, DataType* type, size_t* words) {
 
 int64_t signature_bytes(MPI_Datatype t, int64_t count) {
   int size = 0;
-  if (count <= 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
+  if (count <= 0 || real().MPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
   return static_cast<int64_t>(size) * count;
-}
-
-int comm_size(MPI_Comm comm) {
-  int size = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &size) == MPI_SUCCESS ? size : 0;
-}
-
-int comm_rank(MPI_Comm comm) {
-  int rank = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS ? rank : -1;
 }
 
 // Host buffers on a communicator where no Strata collective can run: the
@@ -96,8 +91,6 @@ int comm_rank(MPI_Comm comm) {
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
   return coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs);
 }
-
-int mpi_class(Status s) { return s == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER; }
 
 // The decision, or the library route when it could not be made.
 Result<Decision> route_of(Collective c, MPI_Comm comm, int64_t bytes, bool mappable,
@@ -108,7 +101,7 @@ Result<Decision> route_of(Collective c, MPI_Comm comm, int64_t bytes, bool mappa
 // After a Strata route ran: device work complete (MPI's blocking semantics).
 int finished(const Decision& d, Status s, MPI_Comm comm, const char* name) {
   if (s == Status::ok && d.route == Route::nccl) s = gpu::stream_synchronize(nullptr);
-  if (s != Status::ok) return raise_error(comm, mpi_class(s), name);
+  if (s != Status::ok) return raise_error(comm, mpi::error_class(s), name);
   counters().collectives_by_strata.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
 }
@@ -124,7 +117,7 @@ int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbu
   const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
   Result<Decision> d =
       route_of(Collective::allreduce, comm, signature_bytes(type, count), mappable, {sendbuf, recvbuf});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Allreduce");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allreduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
                   coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, nullptr), comm,
@@ -138,9 +131,9 @@ int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, v
   DataType t{};
   ReduceOp o{};
   const bool mappable = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
-  const int64_t bytes = signature_bytes(type, recvcount) * comm_size(comm);
+  const int64_t bytes = signature_bytes(type, recvcount) * mpi::size(comm);
   Result<Decision> d = route_of(Collective::reduce_scatter, comm, bytes, mappable, {sendbuf, recvbuf});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce_scatter_block");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce_scatter_block");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
                   coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, nullptr),
@@ -154,10 +147,10 @@ int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, 
   DataType t{};
   ReduceOp o{};
   const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
-  const bool is_root = comm_rank(comm) == root;
+  const bool is_root = mpi::rank(comm) == root;
   Result<Decision> d = route_of(Collective::reduce, comm, signature_bytes(type, count), mappable,
                                 {sendbuf, is_root ? recvbuf : nullptr});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Reduce");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
                   coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, nullptr), comm,
@@ -172,9 +165,9 @@ int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype
   size_t words = 0;
   const bool mappable = words_of(bytes, &t, &words);
   Result<Decision> d = route_of(Collective::broadcast, comm, bytes, mappable, {buffer});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Bcast");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Bcast");
   if (d.value().route == Route::library) return library();
-  const bool is_root = comm_rank(comm) == root;
+  const bool is_root = mpi::rank(comm) == root;
   ContiguousView data;
   if (int rc = data.open(buffer, count, type, is_root); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Bcast");
   const int rc =
@@ -188,13 +181,13 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::allgather, comm, sendcount, sendtype);
   if (quick_library(library, comm)) return library.library();
-  const int size = comm_size(comm);
+  const int size = mpi::size(comm);
   const int64_t block = signature_bytes(recvtype, recvcount);  // every rank's block, as its receive type says
   DataType t{};
   size_t words = 0;
   const bool mappable = words_of(block, &t, &words);
   Result<Decision> d = route_of(Collective::allgather, comm, block * size, mappable, {sendbuf, recvbuf});
-  if (!d) return raise_error(comm, mpi_class(d.status()), "MPI_Allgather");
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allgather");
   if (d.value().route == Route::library) return library();
   const bool in_place = sendbuf == MPI_IN_PLACE;
   ContiguousView in, out;

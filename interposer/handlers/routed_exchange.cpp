@@ -21,6 +21,8 @@
 #include "interposer/transfer/exchange_side.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/staged_call.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/helpers.hpp"
 
 #include <initializer_list>
 
@@ -28,16 +30,6 @@ namespace strata::interposer::routed {
 namespace {
 
 using coll::Exchange;
-
-int comm_size(MPI_Comm comm) {
-  int size = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_size(comm, &size) == MPI_SUCCESS ? size : 0;
-}
-
-int comm_rank(MPI_Comm comm) {
-  int rank = 0;
-  return comm != MPI_COMM_NULL && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS ? rank : -1;
-}
 
 bool contiguous(MPI_Datatype type) {
   Result<TypeLayout> t = measure_datatype(type);
@@ -69,21 +61,19 @@ bool direct(std::initializer_list<Part> parts) {
   return true;
 }
 
-int mpi_class(Status s) { return s == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_OTHER; }
-
 // Decides, and on the NCCL route opens both sides (`open(sends, recvs)`),
 // runs the exchange and writes the received blocks back. `library` runs
 // the call otherwise.
 template <typename Open, typename Library>
 int exchange(Exchange kind, MPI_Comm comm, bool mine, const char* name, const Library& library, const Open& open) {
   Result<coll::Decision> d = coll::decide_exchange(kind, comm, mine);
-  if (!d) return raise_error(comm, mpi_class(d.status()), name);
+  if (!d) return raise_error(comm, mpi::error_class(d.status()), name);
   if (d.value().route != coll::Route::nccl) return library();
-  const int n = comm_size(comm);
+  const int n = mpi::size(comm);
   ExchangeSide sends(n), recvs(n);
   if (const int rc = open(sends, recvs); rc != MPI_SUCCESS) return raise_error(comm, rc, name);
   const Status s = coll::run_exchange(d.value(), sends.blocks(), recvs.blocks());
-  if (s != Status::ok) return raise_error(comm, mpi_class(s), name);
+  if (s != Status::ok) return raise_error(comm, mpi::error_class(s), name);
   if (const int rc = recvs.flush(); rc != MPI_SUCCESS) return raise_error(comm, rc, name);
   counters().collectives_by_strata.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
@@ -99,7 +89,7 @@ int MPI_Alltoall(const LibraryRoute& library, const void* sendbuf, int sendcount
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
   fault::CollScope rec(fault::OpKind::alltoallv, comm, uint64_t{0}, -1, nullptr);
-  const int n = comm_size(comm);
+  const int n = mpi::size(comm);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const bool mine =
       !in_place && direct({{sendbuf, int64_t{sendcount} * n, sendtype}, {recvbuf, int64_t{recvcount} * n, recvtype}});
@@ -112,7 +102,7 @@ int MPI_Alltoall(const LibraryRoute& library, const void* sendbuf, int sendcount
 int alltoallv_exchange(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int sdispls[],
                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                        MPI_Datatype recvtype, MPI_Comm comm) {
-  const int n = comm_size(comm);
+  const int n = mpi::size(comm);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const bool mine =
       !in_place && direct({{sendbuf, sum(sendcounts, n), sendtype}, {recvbuf, sum(recvcounts, n), recvtype}});
@@ -129,7 +119,7 @@ int alltoallv_exchange(const LibraryRoute& library, const void* sendbuf, const i
 int MPI_Gather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
-  const int n = comm_size(comm), me = comm_rank(comm);
+  const int n = mpi::size(comm), me = mpi::rank(comm);
   const bool is_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
   const bool mine = direct({{in_place ? nullptr : sendbuf, in_place ? 0 : int64_t{sendcount}, sendtype},
                             {recvbuf, is_root ? int64_t{recvcount} * n : 0, recvtype}});
@@ -145,7 +135,7 @@ int MPI_Gather(const LibraryRoute& library, const void* sendbuf, int sendcount, 
 int MPI_Gatherv(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
-  const int n = comm_size(comm), me = comm_rank(comm);
+  const int n = mpi::size(comm), me = mpi::rank(comm);
   const bool is_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
   const bool mine = direct({{in_place ? nullptr : sendbuf, in_place ? 0 : int64_t{sendcount}, sendtype},
                             {recvbuf, is_root ? sum(recvcounts, n) : 0, recvtype}});
@@ -161,7 +151,7 @@ int MPI_Gatherv(const LibraryRoute& library, const void* sendbuf, int sendcount,
 int MPI_Scatter(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
-  const int n = comm_size(comm), me = comm_rank(comm);
+  const int n = mpi::size(comm), me = mpi::rank(comm);
   const bool is_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
   const bool mine = direct({{sendbuf, is_root ? int64_t{sendcount} * n : 0, sendtype},
                             {in_place ? nullptr : recvbuf, in_place ? 0 : int64_t{recvcount}, recvtype}});
@@ -179,7 +169,7 @@ int MPI_Scatter(const LibraryRoute& library, const void* sendbuf, int sendcount,
 int MPI_Scatterv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
-  const int n = comm_size(comm), me = comm_rank(comm);
+  const int n = mpi::size(comm), me = mpi::rank(comm);
   const bool is_root = me == root, in_place = recvbuf == MPI_IN_PLACE;
   const bool mine = direct({{sendbuf, is_root ? sum(sendcounts, n) : 0, sendtype},
                             {in_place ? nullptr : recvbuf, in_place ? 0 : int64_t{recvcount}, recvtype}});
@@ -196,7 +186,7 @@ int MPI_Scatterv(const LibraryRoute& library, const void* sendbuf, const int sen
 int MPI_Allgatherv(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                    void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
-  const int n = comm_size(comm), me = comm_rank(comm);
+  const int n = mpi::size(comm), me = mpi::rank(comm);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   const bool mine = direct({{in_place ? nullptr : sendbuf, in_place ? 0 : int64_t{sendcount}, sendtype},
                             {recvbuf, sum(recvcounts, n), recvtype}});

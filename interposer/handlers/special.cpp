@@ -3,9 +3,9 @@
 #include "interposer/handlers/special.hpp"
 
 #include "base/log.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/pack_calls.hpp"
 #include "interposer/transfer/completion.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::interposer::special {
 namespace {

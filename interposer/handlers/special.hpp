@@ -5,12 +5,12 @@
 // wrappers never use cost nothing); defined only for those kinds.
 #pragma once
 
-#include "interposer/calls/mpi_calls.hpp"
+#include "mpi/calls/mpi_calls.hpp"
 
 namespace strata::interposer::special {
 
 #define STRATA_CALL(fn, kind, lc, params, args, roles) int fn params;
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
 
 }  // namespace strata::interposer::special

@@ -8,9 +8,10 @@
 #include "interposer/handlers/p2p_sides.hpp"
 
 #include "base/log.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/pending.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <map>
 #include <memory>
@@ -28,11 +29,11 @@ int raise_on(const ErrorTarget& target, int code, Id id) {
   switch (target.on) {
     case ErrorTarget::On::win:
       raise_error(MPI_COMM_NULL, code, calls::name_of(id));
-      if (target.win != MPI_WIN_NULL) PMPI_Win_call_errhandler(target.win, code);
+      if (target.win != MPI_WIN_NULL) mpi::real().MPI_Win_call_errhandler(target.win, code);
       return code;
     case ErrorTarget::On::file:
       raise_error(MPI_COMM_NULL, code, calls::name_of(id));
-      PMPI_File_call_errhandler(target.file, code);  // MPI_FILE_NULL: the default file error handler
+      mpi::real().MPI_File_call_errhandler(target.file, code);  // MPI_FILE_NULL: the default file error handler
       return code;
     case ErrorTarget::On::comm:
     case ErrorTarget::On::none: break;
@@ -51,8 +52,7 @@ void count_staged(Id id) {
 
 // Nothing to stage: no GPU buffer here, or a library that takes them.
 bool library_takes(const CallShape& shape, Bufs bufs) {
-  return StagedCall::all_host_at_a_glance(bufs) || mpi::library_is_gpu_aware() ||
-         !StagedCall::any_on_device(shape, bufs);
+  return StagedCall::all_host_at_a_glance(bufs) || mpi_is_gpu_aware() || !StagedCall::any_on_device(shape, bufs);
 }
 
 // A blocking call: stage, call, copy back.

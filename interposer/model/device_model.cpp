@@ -4,7 +4,7 @@
 #include "base/log.hpp"
 #include "base/paths.hpp"
 #include "interposer/model/log2_buckets.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -196,7 +196,7 @@ const DeviceModel& device_model() {
 void override_method(int method) { g_override.store(method, std::memory_order_relaxed); }
 
 Method choose_method(int64_t packed_bytes, int64_t block, int64_t span_bytes) {
-  const bool aware = mpi::library_is_gpu_aware();
+  const bool aware = mpi_is_gpu_aware();
   const int forced = g_override.load(std::memory_order_relaxed);
   Method m;
   if (forced >= 0) {

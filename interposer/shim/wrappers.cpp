@@ -1,5 +1,5 @@
 // libstrata_preload.so's MPI functions: one thin noexcept wrapper per call
-// of the interception table (interposer/calls/mpi_calls.hpp), generated
+// of the interception table (mpi/calls/mpi_calls.hpp), generated
 // here. Each calls its kind's handler (interposer/handlers) with the call's
 // real function over its own parameters, or the real function alone
 // (STRATA_DISABLE=1, calls that only flush).
@@ -9,9 +9,9 @@
 #include "interposer/handlers/handlers.hpp"
 #include "interposer/handlers/routed.hpp"
 #include "interposer/handlers/special.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/shim/enter.hpp"
 #include "collectives/job_facts.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace {
 __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next_symbols(); }
@@ -148,6 +148,6 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
   }                                                                                                \
   }                                                                                                \
   extern "C" STRATA_API int fn params { STRATA_FAST_##kind(fn, args, roles) return strata_handle_##fn args; }
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
 // NOLINTEND(bugprone-macro-parentheses)

@@ -11,13 +11,14 @@
 
 #include "base/log.hpp"
 #include "fault/hooks.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
-#include "interposer/mpi/real_mpi.hpp"
-#include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/staging.hpp"
 #include "interposer/transfer/trace.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -39,8 +40,8 @@ MPI_Datatype byte_type(int64_t bytes) {
   auto it = g_byte_types.find(bytes);
   if (it != g_byte_types.end()) return it->second;
   MPI_Datatype t = MPI_DATATYPE_NULL;
-  if (PMPI_Type_contiguous(static_cast<int>(bytes), MPI_PACKED, &t) != MPI_SUCCESS ||
-      PMPI_Type_commit(&t) != MPI_SUCCESS) {
+  if (real().MPI_Type_contiguous(static_cast<int>(bytes), MPI_PACKED, &t) != MPI_SUCCESS ||
+      real().MPI_Type_commit(&t) != MPI_SUCCESS) {
     return MPI_DATATYPE_NULL;
   }
   g_byte_types.emplace(bytes, t);
@@ -111,7 +112,7 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
   if (plan.path == Path::device_span) {
     s->span = union_span(info->layout, peers, counts, displs);
     const Status st = copy_span_to_host(plan.device, static_cast<const char*>(buf), s->span.lo, s->span.hi, &s->host);
-    if (st != Status::ok) return MPI_ERR_INTERN;
+    if (st != Status::ok) return mpi::error_class(st);
     s->path = Path::device_span;
     return MPI_SUCCESS;
   }
@@ -143,7 +144,7 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
   s->device = DeviceMessage(plan.device, plan.method);  // the plan's: never span for data written
   Status st = s->device.reserve(bytes);
   if (st == Status::ok && sending) st = device_pack(s->device, s->parts.data(), s->parts.size());
-  if (st != Status::ok) return st == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+  if (st != Status::ok) return mpi::error_class(st);
   s->path = Path::device_pack;
   return MPI_SUCCESS;
 }
@@ -170,7 +171,9 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
     case Path::library: return MPI_SUCCESS;
     case Path::host_pack: move_host_side(s, user, peers, counts, displs, false); break;
     case Path::device_pack:
-      if (device_unpack(s.device, s.parts.data(), s.parts.size(), bytes) != Status::ok) return MPI_ERR_INTERN;
+      if (const Status st = device_unpack(s.device, s.parts.data(), s.parts.size(), bytes); st != Status::ok) {
+        return mpi::error_class(st);
+      }
       break;
     case Path::device_span:  // only planned for the send side
       return MPI_SUCCESS;
@@ -182,16 +185,17 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
 // Neighbour counts of a topology communicator: (indegree, outdegree).
 bool neighbor_counts(MPI_Comm comm, int* in, int* out) {
   int topo = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return false;
+  if (real().MPI_Topo_test(comm, &topo) != MPI_SUCCESS) return false;
   if (topo == MPI_CART) {
     int ndims = 0;
-    if (PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS) return false;
+    if (real().MPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS) return false;
     *in = *out = 2 * ndims;
     return true;
   }
   if (topo == MPI_GRAPH) {
     int rank = 0, n = 0;
-    if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || PMPI_Graph_neighbors_count(comm, rank, &n) != MPI_SUCCESS) {
+    if (real().MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
+        real().MPI_Graph_neighbors_count(comm, rank, &n) != MPI_SUCCESS) {
       return false;
     }
     *in = *out = n;
@@ -199,7 +203,7 @@ bool neighbor_counts(MPI_Comm comm, int* in, int* out) {
   }
   if (topo == MPI_DIST_GRAPH) {
     int weighted = 0;
-    return PMPI_Dist_graph_neighbors_count(comm, in, out, &weighted) == MPI_SUCCESS;
+    return real().MPI_Dist_graph_neighbors_count(comm, in, out, &weighted) == MPI_SUCCESS;
   }
   return false;
 }
@@ -251,8 +255,8 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::alltoallv, comm, uint64_t{0}, -1, nullptr);
   int inter = 0, peers = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-      PMPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      real().MPI_Comm_size(comm, &peers) != MPI_SUCCESS) {
     return real().MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   }
   if (inter) return kStageWholeCall;  // the library's call on an intercommunicator, device buffers staged
@@ -315,7 +319,7 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
     }
     w.any = w.any || w.offsets[k] >= 0;
     const char* where = w.offsets[k] >= 0 ? w.staging.data() + w.offsets[k] : static_cast<const char*>(buf) + displs[k];
-    PMPI_Get_address(where, &w.addresses[k]);
+    real().MPI_Get_address(where, &w.addresses[k]);
   }
 }
 
@@ -359,7 +363,7 @@ int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint
   Span all;
   int device = -1;
   if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
-      mpi::library_is_gpu_aware()) {
+      mpi_is_gpu_aware()) {
     return MPI_SUCCESS;
   }
   w->span = all;
@@ -388,7 +392,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
   Span all;
   int device = -1;
   if (!w_span(peers, counts, displs, types, &all) || all.hi <= all.lo || !on_gpu(buf, all, &device) ||
-      mpi::library_is_gpu_aware()) {
+      mpi_is_gpu_aware()) {
     return MPI_SUCCESS;
   }
   const size_t n = static_cast<size_t>(peers);
@@ -414,7 +418,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
   if (method == Method::span) method = Method::oneshot;
   w->message = DeviceMessage(device, method);
   if (w->message.reserve(std::max<int64_t>(w->bytes, 1)) != Status::ok) return MPI_ERR_NO_MEM;
-  for (size_t k = 0; k < n; ++k) PMPI_Get_address(w->message.mpi_buffer() + offsets[k], &w->addresses[k]);
+  for (size_t k = 0; k < n; ++k) real().MPI_Get_address(w->message.mpi_buffer() + offsets[k], &w->addresses[k]);
   w->active = true;
   return MPI_SUCCESS;
 }
@@ -502,7 +506,7 @@ int neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Ai
 
 void free_byte_types() {
   std::lock_guard<std::mutex> lock(g_byte_types_mutex);
-  for (auto& [bytes, t] : g_byte_types) PMPI_Type_free(&t);
+  for (auto& [bytes, t] : g_byte_types) real().MPI_Type_free(&t);
   g_byte_types.clear();
 }
 

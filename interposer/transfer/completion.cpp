@@ -6,11 +6,11 @@
 #include "interposer/transfer/completion.hpp"
 
 #include "fault/hooks.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <vector>
 

@@ -5,6 +5,8 @@
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
@@ -41,26 +43,26 @@ int ContiguousView::open(void* user, int64_t count, MPI_Datatype type, bool read
     span_ = Staging::acquire(pinned_pool(), s.hi - s.lo);
     if (!span_) return MPI_ERR_NO_MEM;
     const Status copied = copy_bytes(span_.data(), static_cast<char*>(user) + s.lo, s.hi - s.lo);
-    if (copied != Status::ok) return error_code(copied);
+    if (copied != Status::ok) return mpi::error_class(copied);
     host_user = span_.data() - s.lo;
   }
   if (!read) return MPI_SUCCESS;
   int position = 0;
-  return PMPI_Pack(host_user, static_cast<int>(count), type, packed_.data(), static_cast<int>(bytes_), &position,
-                   MPI_COMM_SELF);
+  return mpi::real().MPI_Pack(host_user, static_cast<int>(count), type, packed_.data(), static_cast<int>(bytes_),
+                              &position, MPI_COMM_SELF);
 }
 
 int ContiguousView::flush() {
   if (!packed_) return MPI_SUCCESS;
   char* host_user = span_ ? span_.data() - span_lo_ : static_cast<char*>(user_);
   int position = 0;
-  const int rc = PMPI_Unpack(packed_.data(), static_cast<int>(bytes_), &position, host_user, static_cast<int>(count_),
-                             type_, MPI_COMM_SELF);
+  const int rc = mpi::real().MPI_Unpack(packed_.data(), static_cast<int>(bytes_), &position, host_user,
+                                        static_cast<int>(count_), type_, MPI_COMM_SELF);
   if (rc != MPI_SUCCESS || !span_) return rc;
   // Only the bytes the datatype covers: another operation in flight may be
   // writing between its blocks (exact_write.hpp).
   const Status s = write_exactly(static_cast<char*>(user_), host_user, count_, type_);
-  return s == Status::ok ? MPI_SUCCESS : error_code(s);
+  return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
 }
 
 }  // namespace strata::interposer

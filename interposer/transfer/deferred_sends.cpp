@@ -2,10 +2,11 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <atomic>
 #include <climits>
@@ -34,8 +35,8 @@ struct HandleState {
 
 int query(void* extra, MPI_Status* status) {
   const int error = static_cast<HandleState*>(extra)->error;
-  PMPI_Status_set_elements(status, MPI_BYTE, 0);
-  PMPI_Status_set_cancelled(status, 0);
+  real().MPI_Status_set_elements(status, MPI_BYTE, 0);
+  real().MPI_Status_set_cancelled(status, 0);
   status->MPI_SOURCE = MPI_UNDEFINED;
   status->MPI_TAG = MPI_UNDEFINED;
   status->MPI_ERROR = error;
@@ -109,8 +110,8 @@ bool valid_target(MPI_Comm comm, int dest, int tag) {
   if (comm == MPI_COMM_NULL || tag < 0 || tag > 32767) return false;
   int inter = 1;
   int size = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
-  if (PMPI_Comm_size(comm, &size) != MPI_SUCCESS) return false;
+  if (real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return false;
+  if (real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) return false;
   return dest >= 0 && dest < size;
 }
 
@@ -118,7 +119,7 @@ bool valid_target(MPI_Comm comm, int dest, int tag) {
 // communicator, kept for the completion of its handle.
 void fail(Deferred& d, int code) {
   d.state->error = code;
-  PMPI_Grequest_complete(d.handle);
+  real().MPI_Grequest_complete(d.handle);
   raise_error(d.comm, code, "MPI_Isend (deferred)");
 }
 
@@ -137,12 +138,12 @@ int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type,
   Deferred d(plan, buf, count, type, dest, tag, comm);
   if (plan.path == Path::device_pack) {
     d.out.device = DeviceMessage(plan.device, plan.method);
-    if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return error_code(s);
+    if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return mpi::error_class(s);
   } else if (int rc = prepare_send(plan, buf, count, type, &d.out); rc != MPI_SUCCESS) {
     return rc;
   }
   d.state = new HandleState();
-  if (int rc = PMPI_Grequest_start(query, free_state, cancel_nothing, d.state, &d.handle); rc != MPI_SUCCESS) {
+  if (int rc = real().MPI_Grequest_start(query, free_state, cancel_nothing, d.state, &d.handle); rc != MPI_SUCCESS) {
     delete d.state;
     return rc;
   }
@@ -173,7 +174,7 @@ void flush_deferred_sends_now() noexcept {
     for (Deferred& d : batch) {
       if (d.plan.path == Path::device_pack) {
         if (packed != Status::ok) {
-          fail(d, error_code(packed));
+          fail(d, mpi::error_class(packed));
           continue;
         }
         send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
@@ -198,8 +199,8 @@ void flush_deferred_sends_now() noexcept {
 }
 
 void release_user_handle(MPI_Request handle) {
-  PMPI_Grequest_complete(handle);
-  PMPI_Request_free(&handle);
+  real().MPI_Grequest_complete(handle);
+  real().MPI_Request_free(&handle);
 }
 
 }  // namespace strata::interposer

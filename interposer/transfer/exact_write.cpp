@@ -5,6 +5,7 @@
 #include "base/log.hpp"
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/types/type_cache.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <climits>
@@ -42,8 +43,8 @@ Result<std::vector<std::pair<int64_t, int64_t>>> covered_runs(int64_t count, MPI
   std::vector<unsigned char> mask(static_cast<size_t>(s.hi - s.lo), 0);
   std::vector<unsigned char> ones(static_cast<size_t>(bytes), 0xFF);
   int position = 0;
-  if (PMPI_Unpack(ones.data(), static_cast<int>(bytes), &position, mask.data() - s.lo, static_cast<int>(count), type,
-                  MPI_COMM_SELF) != MPI_SUCCESS) {
+  if (mpi::real().MPI_Unpack(ones.data(), static_cast<int>(bytes), &position, mask.data() - s.lo,
+                             static_cast<int>(count), type, MPI_COMM_SELF) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   for (size_t i = 0; i < mask.size();) {

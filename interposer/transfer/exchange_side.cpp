@@ -2,6 +2,8 @@
 
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::interposer {
@@ -9,7 +11,7 @@ namespace {
 
 MPI_Aint extent_of(MPI_Datatype type) {
   MPI_Aint lb = 0, extent = 0;
-  return PMPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS ? extent : 0;
+  return mpi::real().MPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS ? extent : 0;
 }
 
 }  // namespace
@@ -75,7 +77,7 @@ int ExchangeSide::copy_of(const ExchangeSide& other) {
     Staging copy = Staging::acquire(pinned_pool(), static_cast<int64_t>(from.bytes));
     if (!copy) return MPI_ERR_NO_MEM;
     const Status s = copy_bytes(copy.data(), from.data, static_cast<int64_t>(from.bytes));
-    if (s != Status::ok) return error_code(s);
+    if (s != Status::ok) return mpi::error_class(s);
     blocks_[p] = {copy.data(), from.bytes};
     copies_.push_back(std::move(copy));
   }

@@ -9,12 +9,12 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "collectives/job_facts.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/trace.hpp"
 
@@ -38,7 +38,7 @@ bool overflows(MPI_Datatype type, int count, int64_t room) {
 
 int truncate_error(const char* call, MPI_Comm comm) {
   STRATA_LOG(debug, kP2p, "%s: the buffer is too small: MPI_ERR_TRUNCATE", call);
-  PMPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
+  real().MPI_Comm_call_errhandler(comm, MPI_ERR_TRUNCATE);
   return MPI_ERR_TRUNCATE;
 }
 
@@ -109,8 +109,8 @@ int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* posit
     bytes = read;
   }
   MPI_Status status;
-  PMPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
-  PMPI_Status_set_cancelled(&status, 0);
+  real().MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
+  real().MPI_Status_set_cancelled(&status, 0);
   if (int rc = complete_recv(rx, status); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Unpack");
   *position += static_cast<int>(bytes);
   return MPI_SUCCESS;
@@ -194,16 +194,16 @@ int type_dup(MPI_Datatype type, MPI_Datatype* newtype) {
 void on_init() {
   config::load();
   int rank = -1;
-  if (PMPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
+  if (real().MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
   int length = 0;
-  PMPI_Get_library_version(version, &length);
+  real().MPI_Get_library_version(version, &length);
   for (char& c : version) c = c == '\n' ? ' ' : c;
   STRATA_LOG(info, kShim, "interposer active over %s", version);
   int devices = 0;
   gpu::device_count(&devices);
   STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
-             devices, mpi::library_is_gpu_aware() ? "accepts" : "does not accept");
+             devices, mpi_is_gpu_aware() ? "accepts" : "does not accept");
   (void)host_model();  // load (and report) the model once, outside any timed region
   if (coll::learn_job(MPI_COMM_WORLD) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");

@@ -1,17 +1,19 @@
 #include "interposer/transfer/pending.hpp"
 
 #include "base/log.hpp"
-#include "interposer/mpi/real_mpi.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::interposer {
+
+using mpi::real;
 
 int finish(PendingOp& op, const MPI_Status& status, int error, bool wait) {
   counters().requests_completed.fetch_add(1, std::memory_order_relaxed);
   int rc = MPI_SUCCESS;
   if (error == MPI_SUCCESS) {
     int cancelled = 0;
-    PMPI_Test_cancelled(&status, &cancelled);
+    real().MPI_Test_cancelled(&status, &cancelled);
     if (!cancelled && op.receives()) rc = complete_recv(op.recv, status, wait);
     // A staged call's written mirrors start as copies of the user's bytes,
     // so they go back whatever the status says: a collective cannot be
@@ -95,7 +97,7 @@ namespace {
 void finish_orphan(MPI_Request& request, PendingOp& op, const MPI_Status& status, int rc) {
   const bool persistent = op.persistent;
   finish(op, status, rc);
-  if (persistent && request != MPI_REQUEST_NULL) mpi::real().MPI_Request_free(&request);
+  if (persistent && request != MPI_REQUEST_NULL) real().MPI_Request_free(&request);
   op = PendingOp{};
 }
 }  // namespace
@@ -105,7 +107,7 @@ void PendingTable::progress_orphans() {
   for (size_t i = 0; i < orphan_list_.size();) {
     int done = 0;
     MPI_Status status;
-    int rc = mpi::real().MPI_Test(&orphan_list_[i].first, &done, &status);
+    int rc = real().MPI_Test(&orphan_list_[i].first, &done, &status);
     if (rc != MPI_SUCCESS || done) {
       finish_orphan(orphan_list_[i].first, orphan_list_[i].second, status, rc);
       orphan_list_.erase(orphan_list_.begin() + static_cast<std::ptrdiff_t>(i));
@@ -121,7 +123,7 @@ void PendingTable::drain_orphans() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [request, op] : orphan_list_) {
     MPI_Status status;
-    int rc = mpi::real().MPI_Wait(&request, &status);
+    int rc = real().MPI_Wait(&request, &status);
     finish_orphan(request, op, status, rc);
   }
   orphan_list_.clear();

@@ -1,7 +1,7 @@
 #include "interposer/transfer/plan.hpp"
 
 #include "base/config.hpp"
-#include "interposer/mpi/gpu_awareness.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/types/fast_types.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -22,7 +22,7 @@ Plan library(const char* reason) {
 // GPU data. A GPU-aware library takes contiguous data as it is; otherwise
 // nothing may reach the library with a device pointer.
 Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo> info, int device, Access access) {
-  const bool aware = mpi::library_is_gpu_aware();
+  const bool aware = mpi_is_gpu_aware();
   Plan p;
   p.device = device;
   p.span = span_of(info->layout, count);

@@ -3,9 +3,10 @@
 #include "base/log.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/exact_write.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
 
 namespace strata::interposer {
-int error_code(Status status) { return status == Status::out_of_memory ? MPI_ERR_NO_MEM : MPI_ERR_INTERN; }
 
 DevicePart whole(const Plan& plan, const void* buf) {
   return DevicePart{&plan.layout.block(), static_cast<char*>(const_cast<void*>(buf)), 0};
@@ -21,7 +22,7 @@ void send_packed(Outgoing* out, const void* packed, int64_t bytes) {
 int raise_error(MPI_Comm comm, int code, const char* what) {
   STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what,
              code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
-  if (comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, code);
+  if (comm != MPI_COMM_NULL) mpi::real().MPI_Comm_call_errhandler(comm, code);
   return code;
 }
 
@@ -39,7 +40,7 @@ int reserve_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype 
     case Path::device_pack: {
       out->device = DeviceMessage(plan.device, plan.method);
       const Status s = out->device.reserve(plan.bytes);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
       send_packed(out, out->device.mpi_buffer(), plan.bytes);
       return MPI_SUCCESS;
     }
@@ -62,12 +63,12 @@ int fill_send(const Plan& plan, const void* buf, Outgoing* out) {
     case Path::device_pack: {
       const DevicePart part = whole(plan, buf);
       const Status s = device_pack(out->device, &part, 1);
-      return s == Status::ok ? MPI_SUCCESS : error_code(s);
+      return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
     }
     case Path::device_span: {
       const Status s =
           copy_bytes(out->host.data(), static_cast<const char*>(buf) + plan.span.lo, plan.span.hi - plan.span.lo);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
       counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;
     }
@@ -101,7 +102,7 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
     case Path::device_pack: {
       in->device = DeviceMessage(plan.device, plan.method);
       const Status s = in->device.reserve(plan.bytes);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
       in->buffer = in->device.mpi_buffer();
       break;
     }
@@ -111,7 +112,7 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
       // values); complete_recv writes exactly the datatype's bytes back.
       const Status s =
           copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &in->host);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
       in->buffer = in->host.data() - plan.span.lo;
       counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;
@@ -126,7 +127,7 @@ int refresh_recv(Incoming& in) {
   if (in.plan.path != Path::device_span) return MPI_SUCCESS;
   const Span& span = in.plan.span;
   const Status s = copy_bytes(in.host.data(), static_cast<const char*>(in.user) + span.lo, span.hi - span.lo);
-  if (s != Status::ok) return error_code(s);
+  if (s != Status::ok) return mpi::error_class(s);
   counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
 }
@@ -135,7 +136,7 @@ int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   const Plan& plan = in.plan;
   if (plan.path == Path::library) return MPI_SUCCESS;
   int received = 0;
-  if (PMPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
+  if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
   if (plan.path == Path::host_pack) {
     unpack_host(plan.layout.block(), in.host.data(), in.user, 0, received);
@@ -144,11 +145,11 @@ int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
   if (plan.path == Path::device_span) {
     const Status s =
         write_exactly(static_cast<char*>(in.user), in.host.data() - plan.span.lo, in.user_count, in.user_type);
-    return s == Status::ok ? MPI_SUCCESS : error_code(s);
+    return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
   }
   const DevicePart part = whole(plan, in.user);
   const Status s = device_unpack(in.device, &part, 1, received, wait);
-  return s == Status::ok ? MPI_SUCCESS : error_code(s);
+  return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
 }
 
 }  // namespace strata::interposer

@@ -24,9 +24,6 @@ struct Outgoing {
   }
 };
 
-// The MPI error class of a failed Strata step (MPI_ERR_NO_MEM for staging).
-int error_code(Status status);
-
 // The one part of a point-to-point device message: the plan's block over `buf`.
 DevicePart whole(const Plan& plan, const void* buf);
 

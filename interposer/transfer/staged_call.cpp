@@ -7,11 +7,16 @@
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/types/fast_types.hpp"
+#include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
 
 namespace strata::interposer {
+
+using mpi::real;
+
 namespace {
 
 using calls::Buf;
@@ -34,19 +39,19 @@ void neighbours(MPI_Comm comm, int* sources, int* destinations) {
   *sources = 0;
   *destinations = 0;
   int kind = MPI_UNDEFINED;
-  if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS) return;
+  if (real().MPI_Topo_test(comm, &kind) != MPI_SUCCESS) return;
   if (kind == MPI_CART) {
     int dims = 0;
-    PMPI_Cartdim_get(comm, &dims);
+    real().MPI_Cartdim_get(comm, &dims);
     *sources = *destinations = 2 * dims;
   } else if (kind == MPI_GRAPH) {
     int rank = 0, n = 0;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Graph_neighbors_count(comm, rank, &n);
+    real().MPI_Comm_rank(comm, &rank);
+    real().MPI_Graph_neighbors_count(comm, rank, &n);
     *sources = *destinations = n;
   } else if (kind == MPI_DIST_GRAPH) {
     int weighted = 0;
-    PMPI_Dist_graph_neighbors_count(comm, sources, destinations, &weighted);
+    real().MPI_Dist_graph_neighbors_count(comm, sources, destinations, &weighted);
   }
 }
 
@@ -99,6 +104,7 @@ struct Part {
   int64_t count;
   MPI_Datatype type;
 };
+using Parts = std::vector<Part>;
 
 void widen(Span* into, const Span& s) {
   if (s.hi <= s.lo) return;
@@ -183,7 +189,7 @@ int for_each_device_role(const CallShape& shape, calls::Bufs bufs, Visit visit) 
     if (!is_device(static_cast<const char*>(p) + s.lo)) continue;
     std::vector<Part> parts;  // only for buffers in device memory
     (void)layout_of_role(shape, b, in_place, &parts);
-    if (int rc = visit(b, s, access_of(shape, b, in_place), parts); rc != MPI_SUCCESS) return rc;
+    if (int rc = visit(b, s, access_of(shape, b, in_place), std::move(parts)); rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
@@ -194,12 +200,13 @@ int CallShape::of(MPI_Comm comm, int root, CallShape* out) {
   CallShape s;
   s.comm = comm;
   int inter = 0;
-  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-      PMPI_Comm_rank(comm, &s.rank) != MPI_SUCCESS) {
+  if (comm == MPI_COMM_NULL || real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+      real().MPI_Comm_rank(comm, &s.rank) != MPI_SUCCESS) {
     return MPI_ERR_COMM;
   }
   s.inter = inter != 0;
-  if (s.inter ? PMPI_Comm_remote_size(comm, &s.group) != MPI_SUCCESS : PMPI_Comm_size(comm, &s.group) != MPI_SUCCESS) {
+  if (s.inter ? real().MPI_Comm_remote_size(comm, &s.group) != MPI_SUCCESS
+              : real().MPI_Comm_size(comm, &s.group) != MPI_SUCCESS) {
     return MPI_ERR_COMM;
   }
   if (root != calls::roles::no_root) {
@@ -232,7 +239,7 @@ bool StagedCall::all_host_at_a_glance(calls::Bufs bufs) noexcept {
 
 bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
   bool found = false;
-  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, const std::vector<Part>&) {
+  for_each_device_role(shape, bufs, [&](const Buf&, const Span&, RoleAccess, const Parts&) {
     found = true;
     return MPI_ERR_LASTCODE;  // stop at the first
   });
@@ -242,20 +249,19 @@ bool StagedCall::any_on_device(const CallShape& shape, calls::Bufs bufs) {
 int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
   std::vector<Mirror> mirrors;
   std::vector<const Buf*> roles;
-  const int rc =
-      for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, const std::vector<Part>& p) {
-        Mirror m;
-        for (const Part& part : p) m.parts.push_back({part.offset, part.count, part.type});
-        m.user = static_cast<char*>(const_cast<void*>(b.pointer()));
-        m.lo = s.lo;
-        m.hi = s.hi;
-        m.write = a.write;
-        m.host = Staging::acquire(pinned_pool(), s.hi - s.lo);
-        if (!m.host) return MPI_ERR_NO_MEM;
-        mirrors.push_back(std::move(m));
-        roles.push_back(&b);
-        return MPI_SUCCESS;
-      });
+  const int rc = for_each_device_role(shape, bufs, [&](const Buf& b, const Span& s, RoleAccess a, const Parts& p) {
+    Mirror m;
+    for (const Part& part : p) m.parts.push_back({part.offset, part.count, part.type});
+    m.user = static_cast<char*>(const_cast<void*>(b.pointer()));
+    m.lo = s.lo;
+    m.hi = s.hi;
+    m.write = a.write;
+    m.host = Staging::acquire(pinned_pool(), s.hi - s.lo);
+    if (!m.host) return MPI_ERR_NO_MEM;
+    mirrors.push_back(std::move(m));
+    roles.push_back(&b);
+    return MPI_SUCCESS;
+  });
   if (rc != MPI_SUCCESS) return rc;
   mirrors_ = std::move(mirrors);
   if (copy_now) {
@@ -272,7 +278,7 @@ int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
 int StagedCall::copy_in() {
   for (Mirror& m : mirrors_) {
     const Status s = copy_bytes(m.host.data(), m.user + m.lo, m.hi - m.lo);
-    if (s != Status::ok) return error_code(s);
+    if (s != Status::ok) return mpi::error_class(s);
   }
   return MPI_SUCCESS;
 }
@@ -283,7 +289,7 @@ int StagedCall::copy_out() {
     const char* host = m.host.data() - m.lo;  // stands for m.user
     for (const Mirror::Part& part : m.parts) {
       const Status s = write_exactly(m.user + part.offset, host + part.offset, part.count, part.type);
-      if (s != Status::ok) return error_code(s);
+      if (s != Status::ok) return mpi::error_class(s);
     }
   }
   return MPI_SUCCESS;

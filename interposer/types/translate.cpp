@@ -1,15 +1,20 @@
 // MPI datatype -> layout IR, through MPI_Type_get_envelope/get_contents.
 //
-// Only the library's query functions (PMPI_*) are called here: they are never
-// intercepted, so this code is safe inside the preloaded shim as well.
+// Only the library's functions are called here, through mpi::real() (the
+// datatype queries are never intercepted; MPI_Type_free goes past the
+// shim's wrapper), so this code is safe inside the preloaded shim as well.
 #include <strata/datatype.hpp>
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <algorithm>
 #include <vector>
 
 namespace strata {
+
+using mpi::real;
+
 namespace {
 
 // The arguments the constructor of a derived type was called with.
@@ -27,8 +32,8 @@ struct Contents {
   ~Contents() {
     for (MPI_Datatype& t : types) {
       int ni = 0, na = 0, nd = 0, comb = 0;
-      if (PMPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED) {
-        PMPI_Type_free(&t);
+      if (real().MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED) {
+        real().MPI_Type_free(&t);
       }
     }
   }
@@ -36,12 +41,12 @@ struct Contents {
 
 Status read_contents(MPI_Datatype type, Contents& c) {
   int ni = 0, na = 0, nd = 0;
-  if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &c.combiner) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Type_get_envelope(type, &ni, &na, &nd, &c.combiner) != MPI_SUCCESS) return Status::mpi_error;
   if (c.combiner == MPI_COMBINER_NAMED) return Status::ok;
   c.ints.resize(static_cast<size_t>(ni));
   c.addrs.resize(static_cast<size_t>(na));
   std::vector<MPI_Datatype> types(static_cast<size_t>(nd));
-  if (PMPI_Type_get_contents(type, ni, na, nd, c.ints.data(), c.addrs.data(), types.data()) != MPI_SUCCESS) {
+  if (real().MPI_Type_get_contents(type, ni, na, nd, c.ints.data(), c.addrs.data(), types.data()) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   c.types = std::move(types);
@@ -50,7 +55,7 @@ Status read_contents(MPI_Datatype type, Contents& c) {
 
 Status extent_of(MPI_Datatype type, int64_t* lb, int64_t* extent) {
   MPI_Aint l = 0, e = 0;
-  if (PMPI_Type_get_extent(type, &l, &e) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Type_get_extent(type, &l, &e) != MPI_SUCCESS) return Status::mpi_error;
   *lb = l;
   *extent = e;
   return Status::ok;
@@ -68,8 +73,8 @@ Result<LayoutIR> translate(MPI_Datatype type, int depth);
 Result<LayoutIR> translate_named(MPI_Datatype type) {
   MPI_Count size = 0;
   MPI_Aint true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS) return Status::mpi_error;
-  if (PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Type_size_x(type, &size) != MPI_SUCCESS) return Status::mpi_error;
+  if (real().MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) return Status::mpi_error;
   if (size != true_extent) return Status::irreducible;
   LayoutIR ir = LayoutIR::dense(size);
   ir.shift(true_lb);
@@ -217,7 +222,7 @@ Result<LayoutIR> translate_struct(const Contents& c, int depth) {
     const size_t k = static_cast<size_t>(i);
     MPI_Datatype t = c.types[k];
     MPI_Count size = 0;
-    if (PMPI_Type_size_x(t, &size) != MPI_SUCCESS) return Status::mpi_error;
+    if (real().MPI_Type_size_x(t, &size) != MPI_SUCCESS) return Status::mpi_error;
     const Entry entry{c.addrs[k], c.ints[1 + k]};
     if (entry.count == 0 || size == 0) continue;  // contributes no bytes
     Result<LayoutIR> ir = translate(t, depth + 1);
@@ -332,8 +337,9 @@ Result<LayoutIR> translate_datatype(MPI_Datatype type) { return translate(type, 
 Result<TypeLayout> measure_datatype(MPI_Datatype type) {
   MPI_Count size = 0;
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || PMPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
-      PMPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) {
+  if (real().MPI_Type_size_x(type, &size) != MPI_SUCCESS ||
+      real().MPI_Type_get_extent(type, &lb, &extent) != MPI_SUCCESS ||
+      real().MPI_Type_get_true_extent(type, &true_lb, &true_extent) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
   TypeLayout out;

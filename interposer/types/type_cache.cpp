@@ -3,6 +3,7 @@
 #include "base/log.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/types/fast_types.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <mutex>
 
@@ -78,7 +79,7 @@ std::shared_ptr<const TypeInfo> TypeCache::find_committed(MPI_Datatype type) con
 std::shared_ptr<const TypeInfo> TypeCache::find_usable(MPI_Datatype type) {
   if (std::shared_ptr<const TypeInfo> info = find_committed(type)) return info;
   int ni = 0, na = 0, nd = 0, combiner = 0;
-  if (type == MPI_DATATYPE_NULL || PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+  if (type == MPI_DATATYPE_NULL || mpi::real().MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
       combiner != MPI_COMBINER_NAMED) {
     return nullptr;
   }

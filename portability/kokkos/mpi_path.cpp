@@ -3,66 +3,32 @@
 #include "portability/kokkos/testing.hpp"
 
 #include "base/log.hpp"
-
-#include <strata/config.hpp>
-
-#include <dlfcn.h>
+#include "mpi/check.hpp"
+#include "mpi/gpu_awareness.hpp"
+#include "mpi/helpers.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <new>
 
 namespace strata::kokkos::detail {
+
+using mpi::real;
+
 namespace {
 
-enum class Override { none, yes, no };
-
 std::atomic<int64_t> g_max_piece{kMaxPieceBytes};
-
-// STRATA_MPI_GPU_AWARE is declared by the interposer (interposer/mpi), which
-// portability/ may not use; its value is read from the shared registry when
-// the process has it (libstrata.so always does).
-Override registry_override() {
-  for (const config::ParameterInfo& p : config::parameters()) {
-    if (p.name != "STRATA_MPI_GPU_AWARE") continue;
-    if (p.value_text == "yes") return Override::yes;
-    if (p.value_text == "no") return Override::no;
-    return Override::none;
-  }
-  return Override::none;
-}
-
-bool ask_library(Runtime rt) {
-  using Query = int (*)();
-  const char* name = rt == Runtime::hip ? "MPIX_Query_rocm_support" : "MPIX_Query_cuda_support";
-  if (auto q = reinterpret_cast<Query>(dlsym(RTLD_DEFAULT, name))) return q() != 0;
-  using GpuQuery = int (*)(int, int*);
-  if (auto q = reinterpret_cast<GpuQuery>(dlsym(RTLD_DEFAULT, "MPIX_GPU_query_support"))) {
-    // MPICH: MPIX_GPU_SUPPORT_CUDA = 0, MPIX_GPU_SUPPORT_HIP = 2.
-    int supported = 0;
-    return q(rt == Runtime::hip ? 2 : 0, &supported) == MPI_SUCCESS && supported != 0;
-  }
-  return false;
-}
 
 }  // namespace
 
 bool library_takes_device_memory(Runtime rt) noexcept {
-  if (rt == Runtime::host) return true;
-  if (rt == Runtime::other) return false;
-  static const Override forced = [] {
-    try {
-      return registry_override();
-    } catch (...) {
-      return Override::none;
-    }
-  }();
-  if (forced != Override::none) return forced == Override::yes;
-  static const bool cuda = ask_library(Runtime::cuda);
-  static const bool hip = ask_library(Runtime::hip);
-  const bool answer = rt == Runtime::hip ? hip : cuda;
-  STRATA_LOG_ONCE(info, kP2p, "kokkos: the MPI library %s GPU buffers", answer ? "accepts" : "does not accept");
-  return answer;
+  switch (rt) {
+    case Runtime::host: return true;
+    case Runtime::cuda: return mpi::library_is_gpu_aware(mpi::GpuRuntime::cuda);
+    case Runtime::hip: return mpi::library_is_gpu_aware(mpi::GpuRuntime::hip);
+    case Runtime::other: return false;
+  }
+  return false;
 }
 
 void set_max_piece_bytes(int64_t bytes) noexcept {
@@ -71,20 +37,10 @@ void set_max_piece_bytes(int64_t bytes) noexcept {
 
 int64_t max_piece_bytes() noexcept { return g_max_piece.load(std::memory_order_relaxed); }
 
-Status mpi_check(int rc, const char* what) noexcept {
-  if (rc == MPI_SUCCESS) return Status::ok;
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  if (PMPI_Error_string(rc, text, &length) != MPI_SUCCESS) text[0] = '\0';
-  STRATA_LOG(error, kP2p, "kokkos: %s failed: %s (%d)", what, text, rc);
-  return Status::mpi_error;
-}
+Status mpi_check(int rc, const char* what) noexcept { return mpi::check(rc, log::kP2p, what); }
 
 Status require_mpi(const char* what) noexcept {
-  int initialized = 0;
-  int finalized = 0;
-  if (PMPI_Initialized(&initialized) != MPI_SUCCESS || PMPI_Finalized(&finalized) != MPI_SUCCESS || !initialized ||
-      finalized) {
+  if (!mpi::running()) {
     STRATA_LOG(error, kP2p, "kokkos: %s outside MPI_Init .. MPI_Finalize", what);
     return Status::invalid_argument;
   }
@@ -108,14 +64,14 @@ Status post_pieces(bool send, char* buffer, int64_t bytes, int peer, int tag, MP
     const int64_t off = k * piece;
     const int len = static_cast<int>(std::min(piece, bytes - off));
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = send ? PMPI_Isend(buffer + off, len, MPI_BYTE, peer, tag, comm, &r)
-                        : PMPI_Irecv(buffer + off, len, MPI_BYTE, peer, tag, comm, &r);
-    const Status s = mpi_check(rc, send ? "MPI_Isend" : "MPI_Irecv");
+    const int rc = send ? real().MPI_Isend(buffer + off, len, MPI_BYTE, peer, tag, comm, &r)
+                        : real().MPI_Irecv(buffer + off, len, MPI_BYTE, peer, tag, comm, &r);
+    const Status s = mpi_check(rc, send ? "kokkos: MPI_Isend" : "kokkos: MPI_Irecv");
     if (s != Status::ok) {
       // Nothing may stay posted on a buffer the caller will free.
       for (size_t i = first; i < state->requests.size(); ++i) {
-        PMPI_Cancel(&state->requests[i]);
-        PMPI_Wait(&state->requests[i], MPI_STATUS_IGNORE);
+        real().MPI_Cancel(&state->requests[i]);
+        real().MPI_Wait(&state->requests[i], MPI_STATUS_IGNORE);
       }
       state->requests.resize(first);
       state->expected.resize(first);

@@ -11,10 +11,10 @@
 
 namespace strata::kokkos::detail {
 
-// May GPU memory of runtime `rt` be handed to the MPI library? The
-// interposer's rule: STRATA_MPI_GPU_AWARE (yes/no) when the registry has it,
-// else the library's own answer (MPIX_Query_cuda_support,
-// MPIX_Query_rocm_support, MPIX_GPU_query_support), asked once.
+// May memory of runtime `rt` be handed to the MPI library? Host memory
+// always; CUDA and HIP memory as the one detection says (mpi/gpu_awareness:
+// STRATA_MPI_GPU_AWARE=yes|no, else the library's own answer, asked once);
+// another space's memory never.
 bool library_takes_device_memory(Runtime rt) noexcept;
 
 // Whether a transfer may give MPI memory of this kind in place.

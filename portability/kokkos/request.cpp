@@ -6,6 +6,7 @@
 #include "portability/kokkos/request_state.hpp"
 
 #include "base/log.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <exception>
 #include <mutex>
@@ -22,7 +23,7 @@ Status complete_state(RequestState* state, const MPI_Status* statuses) noexcept 
     for (size_t i = 0; i < state->requests.size(); ++i) {
       int count = 0;
       MPI_Status st = statuses[i];
-      if (PMPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count != state->expected[i]) {
+      if (mpi::real().MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count != state->expected[i]) {
         STRATA_LOG(error, kP2p, "kokkos: receive from %d tag %d: piece %zu brought %d bytes, the View needs %lld",
                    state->peer, state->tag, i, count, static_cast<long long>(state->expected[i]));
         result = Status::invalid_argument;
@@ -64,7 +65,8 @@ Status complete_one(RequestState* state, bool blocking, bool* done) noexcept {
   const int n = static_cast<int>(state->requests.size());
   if (n > 0) {
     if (blocking) {
-      const Status s = mpi_check(PMPI_Waitall(n, state->requests.data(), statuses.data()), "MPI_Waitall");
+      const Status s =
+          mpi_check(mpi::real().MPI_Waitall(n, state->requests.data(), statuses.data()), "kokkos: MPI_Waitall");
       if (s != Status::ok) {
         state->complete = true;
         state->keep.clear();
@@ -72,7 +74,8 @@ Status complete_one(RequestState* state, bool blocking, bool* done) noexcept {
       }
     } else {
       int flag = 0;
-      const Status s = mpi_check(PMPI_Testall(n, state->requests.data(), &flag, statuses.data()), "MPI_Testall");
+      const Status s =
+          mpi_check(mpi::real().MPI_Testall(n, state->requests.data(), &flag, statuses.data()), "kokkos: MPI_Testall");
       if (s != Status::ok) {
         state->complete = true;
         state->keep.clear();

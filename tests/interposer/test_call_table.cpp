@@ -1,4 +1,4 @@
-// The interception table (interposer/calls/mpi_calls.hpp): its rendering in
+// The interception table (mpi/calls/mpi_calls.hpp): its rendering in
 // docs/interposer.md is the generated one, and this build's calls are
 // exactly the documented calls its MPI has.
 #include "interposer/calls/call_ids.hpp"

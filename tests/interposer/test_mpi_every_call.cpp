@@ -1,4 +1,4 @@
-// Every call of the interception table (interposer/calls/mpi_calls.hpp) on
+// Every call of the interception table (mpi/calls/mpi_calls.hpp) on
 // device buffers (issue: "generate from the interception table a test that
 // calls every entry on 'device' buffers with 2, 3 and 4 ranks, through
 // every completion call for the non-blocking ones, and checks results
@@ -33,7 +33,7 @@
 #include "call_cases.hpp"
 #include "call_cases_detail.hpp"
 #include "every_call.hpp"
-#include "interposer/calls/mpi_calls.hpp"
+#include "mpi/calls/mpi_calls.hpp"
 #include "support/mpi_test.hpp"
 #include "support/test_device_memory.hpp"
 
@@ -626,7 +626,7 @@ constexpr bool has_buffer(const char* params) {
 }
 #define STRATA_CALL(fn, kind, lc, params, args, roles) {#fn, #kind, has_buffer(#params)},
 const TableCall kTable[] = {
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 };
 #undef STRATA_CALL
 

@@ -1,8 +1,9 @@
 #include "tools/measure/device_measure.hpp"
 
-#include "interposer/mpi/gpu_awareness.hpp"
 #include "interposer/handlers/direct.hpp"
+#include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/types/type_cache.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
 
@@ -12,6 +13,9 @@
 #include <vector>
 
 namespace strata::measure {
+
+using mpi::real;
+
 namespace {
 
 double now_us() {
@@ -71,15 +75,15 @@ double ping_pong_ns(MPI_Comm comm, int rank, int partner, MPI_Datatype type, voi
   double t0 = now_us();
   round_trips(1);
   double one = std::max(now_us() - t0, 0.1);
-  PMPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
+  real().MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
   const int batch = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 5000.0));
   std::vector<double> samples;
   for (int s = 0; s < grid.samples; ++s) {
-    PMPI_Barrier(comm);
+    real().MPI_Barrier(comm);
     const double t1 = now_us();
     round_trips(batch);
     double ns = (now_us() - t1) * 1000.0 / (2.0 * batch);
-    PMPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
+    real().MPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
     samples.push_back(ns);
   }
   interposer::override_method(-1);
@@ -91,10 +95,10 @@ double ping_pong_ns(MPI_Comm comm, int rank, int partner, MPI_Datatype type, voi
 DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
   DeviceFigures out;
   int rank = 0, size = 0, devices = 0;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+  real().MPI_Comm_rank(comm, &rank);
+  real().MPI_Comm_size(comm, &size);
   int have = gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
-  PMPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, comm);
+  real().MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, comm);
   if (!have) return out;
   gpu::set_device(rank % devices);
   const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
@@ -128,7 +132,7 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
   }
   std::vector<interposer::Method> methods{interposer::Method::oneshot, interposer::Method::staged,
                                           interposer::Method::span};
-  if (mpi::library_is_gpu_aware()) methods.push_back(interposer::Method::device);
+  if (interposer::mpi_is_gpu_aware()) methods.push_back(interposer::Method::device);
   for (int64_t bytes : grid.sizes) {
     std::vector<int64_t> blocks = grid.blocks;
     blocks.push_back(bytes);  // contiguous data
@@ -138,8 +142,8 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
       DeviceBuffer a(static_cast<size_t>(n * stride)), b(static_cast<size_t>(n * stride));
       if (a.ptr == nullptr || b.ptr == nullptr) continue;
       MPI_Datatype type = MPI_DATATYPE_NULL;
-      PMPI_Type_create_hvector(static_cast<int>(n), static_cast<int>(block), stride, MPI_BYTE, &type);
-      PMPI_Type_commit(&type);
+      real().MPI_Type_create_hvector(static_cast<int>(n), static_cast<int>(block), stride, MPI_BYTE, &type);
+      real().MPI_Type_commit(&type);
       interposer::type_cache().on_commit(type);
       for (interposer::Method m : methods) {
         const double ns = std::min(ping_pong_ns(comm, rank, partner, type, a.ptr, b.ptr, m, grid),
@@ -152,7 +156,7 @@ DeviceFigures measure_device(MPI_Comm comm, const DeviceGrid& grid) {
         }
       }
       interposer::type_cache().on_free(type);
-      PMPI_Type_free(&type);
+      real().MPI_Type_free(&type);
     }
   }
   return out;

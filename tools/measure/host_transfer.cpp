@@ -2,6 +2,7 @@
 
 #include "interposer/handlers/direct.hpp"
 #include "interposer/types/type_cache.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,9 @@
 #include <random>
 
 namespace strata::measure {
+
+using mpi::real;
+
 namespace {
 
 double now_us() {
@@ -29,15 +33,15 @@ void fill(std::vector<unsigned char>& buf, uint64_t seed) {
 // A committed hvector of `block`-byte blocks known to the interposer's cache.
 MPI_Datatype make_type(int64_t blocks, int64_t block, int64_t stride) {
   MPI_Datatype t = MPI_DATATYPE_NULL;
-  PMPI_Type_create_hvector(static_cast<int>(blocks), static_cast<int>(block), stride, MPI_BYTE, &t);
-  PMPI_Type_commit(&t);
+  real().MPI_Type_create_hvector(static_cast<int>(blocks), static_cast<int>(block), stride, MPI_BYTE, &t);
+  real().MPI_Type_commit(&t);
   interposer::type_cache().on_commit(t);
   return t;
 }
 
 void free_type(MPI_Datatype* t) {
   interposer::type_cache().on_free(*t);
-  PMPI_Type_free(t);
+  real().MPI_Type_free(t);
 }
 
 // Time of one exchange, in ns, with the interposer forced to `strata`
@@ -61,15 +65,15 @@ double exchange_ns(MPI_Comm comm, int partner, MPI_Datatype type, std::vector<un
   double t0 = now_us();
   exchanges(1);
   double one = std::max(now_us() - t0, 0.1);
-  PMPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
+  real().MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
   const int batch = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 10000.0));
   std::vector<double> samples;
   for (int s = 0; s < grid.samples; ++s) {
-    PMPI_Barrier(comm);
+    real().MPI_Barrier(comm);
     double t1 = now_us();
     exchanges(batch);
     double ns = (now_us() - t1) * 1000.0 / batch;
-    PMPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
+    real().MPI_Allreduce(MPI_IN_PLACE, &ns, 1, MPI_DOUBLE, MPI_MAX, comm);
     samples.push_back(ns);
   }
   interposer::override_host_pack(-1);
@@ -96,8 +100,8 @@ int64_t stride_for(int64_t block) { return std::max<int64_t>(512, 2 * block); }
 
 std::vector<interposer::HostSample> measure_transfers(MPI_Comm comm, const GridOptions& grid) {
   int rank = 0, size = 0;
-  PMPI_Comm_rank(comm, &rank);
-  PMPI_Comm_size(comm, &size);
+  real().MPI_Comm_rank(comm, &rank);
+  real().MPI_Comm_size(comm, &size);
   // Pairs (0,1), (2,3), ...; an odd last rank exchanges with itself.
   const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
   std::vector<interposer::HostSample> out;
@@ -141,7 +145,7 @@ std::vector<interposer::HostSample> measure_packs(const GridOptions& grid) {
           pack_host(info->layout.element, src.data(), dst.data());
         } else {
           int position = 0;
-          PMPI_Pack(src.data(), 1, type, dst.data(), static_cast<int>(dst.size()), &position, MPI_COMM_SELF);
+          real().MPI_Pack(src.data(), 1, type, dst.data(), static_cast<int>(dst.size()), &position, MPI_COMM_SELF);
         }
       };
       once();

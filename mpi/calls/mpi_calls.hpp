@@ -1,10 +1,15 @@
 // The interception table: every MPI function libstrata_preload.so defines,
 // once. The C wrappers (interposer/shim/wrappers.cpp), the pointers to the
-// real functions (interposer/mpi/real_mpi.hpp), the deferred-send flush,
-// the per-call counters, STRATA_DISABLE's pass-through, the table in
-// docs/interposer.md (`strata-config --calls`) and the coverage check of the
-// generated device test (tests/interposer/test_mpi_every_call.cpp) all come
-// from here. Adding a call is one line.
+// real functions (mpi/real_mpi.hpp), the deferred-send flush, the per-call
+// counters, STRATA_DISABLE's pass-through, the table in docs/interposer.md
+// (`strata-config --calls`) and the coverage check of the generated device
+// test (tests/interposer/test_mpi_every_call.cpp) all come from here. Adding
+// a call is one line. The calls Strata makes without intercepting them are
+// the second list, mpi/calls/library_calls.hpp.
+//
+// It lives in mpi/, the lowest layer that knows MPI, because real() is
+// generated from it; the `kind` and `roles` columns are the interposer's,
+// and only interposer/calls interprets them.
 //
 // X(fn, kind, lc, params, args, roles)
 //   fn      the MPI function
@@ -323,7 +328,7 @@
 // Large-count forms: with an MPI-4 library every LC line also stands for
 // fn_c, whose kind is the same but for the `routed` and `special`
 // collectives, which are staged (`coll`) in their large-count form. Consumers expand the
-// table through interposer/calls/each_call.inc, which defines CNT and DSP.
+// table through mpi/calls/each_call.inc, which defines CNT and DSP.
 #if MPI_VERSION >= 4
 #define STRATA_LARGE_COUNT_LC(X, fn, kind, params, args, roles) \
   STRATA_CALL_APPLY(X, fn##_c, STRATA_LARGE_COUNT_KIND_##kind, NO, params, args, roles)

@@ -1,4 +1,4 @@
-#include "interposer/mpi/real_mpi.hpp"
+#include "mpi/real_mpi.hpp"
 
 #include "base/log.hpp"
 
@@ -14,7 +14,7 @@ void install_next_symbols() {
   } else {                                                                        \
     STRATA_LOG(debug, kShim, #fn " not found after the interposer; using P" #fn); \
   }
-#include "interposer/calls/each_call.inc"
+#include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
 }
 
