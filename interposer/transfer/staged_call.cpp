@@ -189,7 +189,7 @@ int for_each_device_role(const CallShape& shape, calls::Bufs bufs, Visit visit) 
     if (!is_device(static_cast<const char*>(p) + s.lo)) continue;
     std::vector<Part> parts;  // only for buffers in device memory
     (void)layout_of_role(shape, b, in_place, &parts);
-    if (int rc = visit(b, s, access_of(shape, b, in_place), std::move(parts)); rc != MPI_SUCCESS) return rc;
+    if (int rc = visit(b, s, access_of(shape, b, in_place), parts); rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
 }
