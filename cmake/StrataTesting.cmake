@@ -41,27 +41,10 @@ else()
   set(_strata_env_style x)
 endif()
 
-function(_strata_env_args out)
-  set(args)
-  foreach(kv IN LISTS ARGN)
-    if(_strata_env_style STREQUAL "genv")
-      string(REPLACE "=" ";" pair "${kv}")
-      list(GET pair 0 key)
-      string(LENGTH "${key}" klen)
-      math(EXPR vstart "${klen} + 1")
-      string(SUBSTRING "${kv}" ${vstart} -1 value)
-      list(APPEND args -genv ${key} ${value})
-    else()
-      list(APPEND args -x ${kv})
-    endif()
-  endforeach()
-  set(${out} ${args} PARENT_SCOPE)
-endfunction()
-
-# The same for one program of a multi-program (MPMD, `a : b`) launch: MPICH's
-# -genv is global, its -env belongs to the program it precedes; Open MPI's -x
-# already does.
-function(strata_app_env_args out)
+# KEY=VALUE pairs as launcher flags: MPICH's `flag KEY VALUE` (flag -genv
+# for the whole launch, -env for the program it precedes), Open MPI's
+# `-x KEY=VALUE` (for the program it precedes either way).
+function(_strata_env_flags out mpich_flag)
   set(args)
   foreach(kv IN LISTS ARGN)
     if(_strata_env_style STREQUAL "genv")
@@ -69,11 +52,22 @@ function(strata_app_env_args out)
       string(SUBSTRING "${kv}" 0 ${eq} key)
       math(EXPR vstart "${eq} + 1")
       string(SUBSTRING "${kv}" ${vstart} -1 value)
-      list(APPEND args -env ${key} ${value})
+      list(APPEND args ${mpich_flag} ${key} ${value})
     else()
       list(APPEND args -x ${kv})
     endif()
   endforeach()
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
+function(_strata_env_args out)
+  _strata_env_flags(args -genv ${ARGN})
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
+# The same for one program of a multi-program (MPMD, `a : b`) launch.
+function(strata_app_env_args out)
+  _strata_env_flags(args -env ${ARGN})
   set(${out} ${args} PARENT_SCOPE)
 endfunction()
 
