@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #if defined(STRATA_TEST_DEVICE_MEMORY)
+#include "support/device_per_rank.hpp"
 #include "support/test_device_memory.hpp"
 #endif
 
@@ -27,19 +28,7 @@ constexpr unsigned char kGuardByte = 0xC3;
 constexpr unsigned char kPoison = 0xA5;
 
 #if defined(STRATA_TEST_DEVICE_MEMORY)
-inline int gpu_count() {
-  int n = strata_test::test_device_count();
-  if (const char* limit = std::getenv("STRATA_TEST_GPUS")) n = std::min(n, std::atoi(limit));
-  return n;
-}
-class DeviceEnvironment : public testing::Environment {
- public:
-  void SetUp() override {
-    if (gpu_count() > 0) strata_test::test_device_select(strata_test::world_rank() % gpu_count());
-  }
-};
-inline testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new DeviceEnvironment);
-inline bool memory_available() { return strata_test::all_ranks_agree(gpu_count() > 0); }
+inline bool memory_available() { return strata_test::all_ranks_agree(strata_test::test_gpu_count() > 0); }
 inline void* raw_alloc(size_t n) { return strata_test::test_device_alloc(n); }
 inline void raw_free(void* p) { strata_test::test_device_free(p); }
 inline void to_memory(void* dst, const void* src, size_t n) { strata_test::test_device_to(dst, src, n); }

@@ -12,6 +12,7 @@
 // ranks per GPU); by default rank i uses device i % count.
 #include "mpi_type_cases.hpp"
 #include "random_datatype.hpp"
+#include "support/device_per_rank.hpp"
 #include "support/mpi_test.hpp"
 #include "support/test_device_memory.hpp"
 
@@ -29,25 +30,9 @@ using strata_test::TypeCase;
 
 namespace {
 
-int gpu_count() {
-  int n = strata_test::test_device_count();
-  if (const char* limit = std::getenv("STRATA_TEST_GPUS")) n = std::min(n, std::atoi(limit));
-  return n;
-}
-
-// Every rank picks its device once, before any device allocation.
-class DeviceEnvironment : public testing::Environment {
- public:
-  void SetUp() override {
-    const int n = gpu_count();
-    if (n > 0) strata_test::test_device_select(strata_test::world_rank() % n);
-  }
-};
-testing::Environment* const g_env = testing::AddGlobalTestEnvironment(new DeviceEnvironment);
-
-#define REQUIRE_GPU()                                                                           \
-  do {                                                                                          \
-    if (!strata_test::all_ranks_agree(gpu_count() > 0)) GTEST_SKIP() << "no GPU on every rank"; \
+#define REQUIRE_GPU()                                                                                             \
+  do {                                                                                                            \
+    if (!strata_test::all_ranks_agree(strata_test::test_gpu_count() > 0)) GTEST_SKIP() << "no GPU on every rank"; \
   } while (0)
 
 // A device buffer with a host mirror.
