@@ -91,6 +91,13 @@ run_selected() {
 }
 
 cpu_only=(-DSTRATA_ENABLE_CUDA=OFF -DSTRATA_ENABLE_HIP=OFF -DSTRATA_BUILD_BENCH=OFF)
+# The checking builds (sanitizers, MPICH) are built unoptimised, with line
+# tables only and assertions on: GCC compiles a file under ASan + UBSan 5-6x
+# faster at -O0 -g1 than at -O2 -g (43 s against 7 s for
+# fault/detect/diagnosis.cpp), the build was most of the asan stage, and the
+# tests they run spend their time in MPI start-up and the library, not in
+# Strata's code. Line tables are all a sanitizer report needs.
+checking_build=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-Og -g1" "-DCMAKE_CXX_FLAGS_DEBUG=-Og -g1")
 
 quality_asan() {
   # Every test of Strata's code but (docs/testing.md, "What each stage runs"):
@@ -105,13 +112,14 @@ quality_asan() {
   #   test's 4 to 8 ranks (3 here), the every-call test's 3 and 4 (2 here);
   # - the Kokkos layer (built without Kokkos: Kokkos' templates under ASan
   #   cost minutes of compile per test; the main stage runs its tests);
-  # - the install checks (plain consumers of instrumented libraries).
-  # The randomized tests run fewer cases (memory errors show early; the main
+  # - the install checks (plain consumers of instrumented libraries) and
+  #   test_architecture (reads the sources, runs no Strata code).
+  # The randomized tests run 400 cases each (memory errors show early; the main
   # stage runs the full counts). Only the selected tests' programs are built.
-  ctest_selection=(-E "^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$")
-  export STRATA_TEST_ITERATIONS=1000 STRATA_TEST_QUICK=1
+  ctest_selection=(-E "^test_architecture\$|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$")
+  export STRATA_TEST_ITERATIONS=400 STRATA_TEST_QUICK=1
   local rc=0
-  build_tests_of "$build_dir-asan" -DSTRATA_SANITIZE=address "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF &&
+  build_tests_of "$build_dir-asan" "${checking_build[@]}" -DSTRATA_SANITIZE=address "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF &&
     run_selected "$build_dir-asan" || rc=1
   unset STRATA_TEST_ITERATIONS STRATA_TEST_QUICK
   return $rc
@@ -119,7 +127,7 @@ quality_asan() {
 
 quality_tsan() {
   ctest_selection=(-L threads)
-  build_tests_of "$build_dir-tsan" -DSTRATA_SANITIZE=thread "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF || return
+  build_tests_of "$build_dir-tsan" "${checking_build[@]}" -DSTRATA_SANITIZE=thread "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF || return
   run_selected "$build_dir-tsan"
 }
 
@@ -137,14 +145,15 @@ quality_mpich() {
   # The install check needs the whole tree installed (checked by hand).
   ctest_selection=(-L interposer
                    -E '^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|two_level|preload_disabled)$|^test_mpi_every_call_np4_preload$|^test_mpi_divergence_np[5-8]_preload$|^package_find_package$')
-  build_tests_of "$build_dir-mpich" -DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich \
+  build_tests_of "$build_dir-mpich" "${checking_build[@]}" -DMPI_C_COMPILER=/usr/bin/mpicc.mpich -DMPI_CXX_COMPILER=/usr/bin/mpicxx.mpich \
     -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF || return
   run_selected "$build_dir-mpich"
 }
 
 quality_fuzz() {
   local dir=$build_dir-fuzz
-  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=address \
+  CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1" -DSTRATA_SANITIZE=address \
     -DSTRATA_BUILD_FUZZERS=ON "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF -DSTRATA_ENABLE_NCCL=OFF \
     -DSTRATA_BUILD_APPS=OFF >/dev/null || return
   cmake --build "$dir" -j "$(nproc)" --target fuzz_datatype || return
