@@ -37,3 +37,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/StrataConfigVersion
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/StrataConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/StrataConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Strata)
+# strata.pc for pkg-config users (Makefiles). The prefix is the one given at
+# configure time (CMAKE_INSTALL_PREFIX); `cmake --install --prefix` elsewhere
+# needs PKG_CONFIG's --define-variable=prefix=... (tests/package does that).
+configure_file(${PROJECT_SOURCE_DIR}/cmake/strata.pc.in ${CMAKE_CURRENT_BINARY_DIR}/strata.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/strata.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

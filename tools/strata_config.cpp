@@ -5,6 +5,7 @@
 //   strata-config --markdown   the same as a markdown table (docs/configuration.md)
 //   strata-config --names      one name per line (for scripts and tests)
 //   strata-config --calls      the interposer's interception table as markdown (docs/interposer.md)
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <strata/config.hpp>
@@ -18,13 +19,14 @@
 
 static int run_tool(int argc, char** argv) {
   CLI::App app{"Print Strata's STRATA_* configuration variables"};
+  strata::tools::standard_options(app, "strata-config");
   bool markdown = false;
   bool names = false;
   bool calls = false;
   app.add_flag("--markdown", markdown, "Print a markdown table");
   app.add_flag("--names", names, "Print only the variable names");
   app.add_flag("--calls", calls, "Print the MPI calls the interposer intercepts, as a markdown table");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   if (calls) {
     std::printf("%s", strata::calls::calls_markdown().c_str());

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli/command_line.hpp"
+
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -67,6 +69,7 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
         "MPI subarray datatype per direction. A plain MPI program: run it as is, or\n"
         "with LD_PRELOAD=libstrata_preload.so to measure the Strata interposer.",
         "strata-halo3d"};
+    strata::tools::standard_options(app, "strata-halo3d");
     std::vector<int> procs;
     std::vector<int> grid;
     app.add_option("--procs", procs, "process grid PX PY PZ (0: let MPI_Dims_create choose)")
@@ -96,14 +99,8 @@ ParseOutcome parse_options(int argc, char** argv, bool print, Options& options) 
     // Hidden (empty group): proves that verification can fail.
     app.add_flag("--inject-error", options.inject_error, "corrupt one ghost cell before verifying")->group("");
 
-    try {
-      app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-      if (print) {
-        app.exit(e);
-      }
-      return e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success) ? ParseOutcome::Exit
-                                                                            : ParseOutcome::UsageError;
+    if (const int rc = strata::tools::parse_command_line(app, argc, argv, print); rc >= 0) {
+      return rc == 0 ? ParseOutcome::Exit : ParseOutcome::UsageError;
     }
     type.store(options.type);
     layout.store(options.layout);

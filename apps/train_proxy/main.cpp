@@ -8,6 +8,7 @@
 
 #include "portability/numeric/float16.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -70,6 +71,7 @@ struct Summary {
 
 int run(int argc, char** argv) {
   CLI::App app{"strata-train-proxy: a TP x DP training step, sequential vs fused AllReduce-RMSNorm vs token split"};
+  strata::tools::standard_options(app, "strata-train-proxy");
   Shape shape;
   Settings settings;
   size_t ffn = 0;
@@ -99,7 +101,7 @@ int run(int argc, char** argv) {
   app.add_option("--seed", settings.seed, "Weights and inputs");
   app.add_flag("--inject-error", settings.inject_error, "Corrupt one element in the fused modes (the check must fail)");
   app.add_option("--tolerance", tolerance, "Largest relative difference from the sequential run (default by type)");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   if (app.count("--split-offset")) settings.split.offset = split_offset;
 
   MPI_Init(&argc, &argv);

@@ -7,6 +7,7 @@
 #include "collectives/context.hpp"
 #include "collectives/model/cost_model.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -111,6 +112,7 @@ void print_row(const Row& r, int ranks) {
 
 int run(int argc, char** argv) {
   CLI::App app{"Strata's collectives against the peer (flat NCCL on device buffers, the MPI library on host buffers)"};
+  strata::tools::standard_options(app, "strata-bench-coll");
   Options options;
   std::string collectives = "allreduce,reduce_scatter,allgather,broadcast,reduce";
   std::string type_name = "float32", op_name = "sum", algorithms;
@@ -122,22 +124,21 @@ int run(int argc, char** argv) {
   app.add_option("--algorithms", algorithms,
                  "Strata algorithms to time (default: host library,ring,recursive,hierarchical,two_level; device "
                  "library,hierarchical,two_level)");
-  app.add_option("--min-bytes", min_bytes, "Smallest size (nccl-tests' size column)");
-  app.add_option("--max-bytes", max_bytes, "Largest size");
-  app.add_option("--factor", factor, "Size step factor");
-  app.add_option("--samples", options.samples, "Samples per point (median reported)");
-  app.add_option("--warmup", options.warmup, "Warm-up calls per point");
+  app.add_option("-b,--min-bytes", min_bytes, "Smallest size in bytes (K/M/G suffixes; nccl-tests' -b)")
+      ->transform(strata::tools::byte_sizes());
+  app.add_option("-e,--max-bytes", max_bytes, "Largest size in bytes (nccl-tests' -e)")
+      ->transform(strata::tools::byte_sizes());
+  app.add_option("-f,--factor", factor, "Size step factor (nccl-tests' -f)");
+  app.add_option("-n,--samples", options.samples, "Samples per point, the median reported (nccl-tests' -n)");
+  app.add_option("-w,--warmup", options.warmup, "Warm-up calls per point (nccl-tests' -w)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last this long");
   int rank = 0, ranks = 1;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = rank == 0 ? app.exit(e) : 0;
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv, rank == 0); rc >= 0) {
     MPI_Finalize();
-    return rc == 0 ? 0 : 2;
+    return rc;
   }
   DataType type{};
   ReduceOp op{};

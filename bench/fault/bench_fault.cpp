@@ -25,6 +25,7 @@
 #include "fault/ring.hpp"
 #include "fault/state.hpp"
 #include "interposer/handlers/direct.hpp"
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include "mpi/helpers.hpp"
@@ -180,17 +181,20 @@ Parts parts(int64_t n) {
 
 static int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fault: the cost of fault recording and detection, on against off in one run"};
+  strata::tools::standard_options(app, "strata-bench-fault");
   int ops = 2000, blocks = 24, bytes = 8;
   bool markdown = false, device = false, multiple = false;
   std::vector<size_t> device_bytes{size_t{64} << 10, size_t{1} << 20, size_t{16} << 20};
   app.add_option("--ops", ops, "Calls per block");
   app.add_option("--blocks", blocks, "Blocks per case (a multiple of 4: ABBA groups)");
-  app.add_option("--bytes", bytes, "Payload per call (a multiple of 8)");
+  app.add_option("--bytes", bytes, "Payload per call (a multiple of 8)")->transform(strata::tools::byte_sizes());
   app.add_flag("--markdown", markdown, "Print a markdown table");
   app.add_flag("--thread-multiple", multiple, "Ask for MPI_THREAD_MULTIPLE (the ring's shared-writer mode)");
   app.add_flag("--device", device, "Also Strata's allreduce of device buffers (a GPU per rank, NCCL)");
-  app.add_option("--device-bytes", device_bytes, "Sizes of the device allreduce")->delimiter(',');
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--device-bytes", device_bytes, "Sizes of the device allreduce")
+      ->delimiter(',')
+      ->transform(strata::tools::byte_sizes());
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   int rank = 0, size = 0;

@@ -6,6 +6,7 @@
 // peers. Usage: docs/fused.md.
 #include "bench/fused/bench_fused.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -94,6 +95,7 @@ double peer_bytes(Algorithm a, size_t bytes, int n) {
 
 int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fused: fused AllReduce + residual + RMSNorm against NCCL + RMSNorm"};
+  strata::tools::standard_options(app, "strata-bench-fused");
   Options options;
   std::string tokens_list = "1,8,64,128,512,1024,2048,8192", hidden_list = "4096,8192", type_name = "bfloat16";
   std::string torch_json;
@@ -107,7 +109,7 @@ int run(int argc, char** argv) {
   app.add_option("--samples", options.samples, "Timed samples per point (the median is reported)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last about this long");
   app.add_option("--torch", torch_json, "torch_peer.py's JSON from the same job: PyTorch's columns");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   options.device = !host;
 
   MPI_Init(&argc, &argv);

@@ -2,6 +2,7 @@
 // buffers, one rank. Usage and columns: docs/bench-pack.md.
 #include "bench/pack/bench_pack.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -85,6 +86,7 @@ struct Options {
 int run(int argc, char** argv) {
   Options o;
   CLI::App app{"strata-bench-pack: host MPI_Pack of the MPI library vs strata::pack_host"};
+  strata::tools::standard_options(app, "strata-bench-pack");
   app.add_option("--types", o.types, "layouts: vector, hvector, subarray")->delimiter(',');
   app.add_option("--blocks", o.blocks, "block lengths in bytes")->delimiter(',');
   app.add_option("--sizes", o.sizes, "packed sizes (K, M, G = KiB, MiB, GiB)")->delimiter(',');
@@ -131,7 +133,7 @@ int run(int argc, char** argv) {
                "kernels on the default execution space (docs/kokkos.md); takes --blocks, --sizes, --quick, "
                "--markdown, --no-timing, --min-time-ms");
 #endif
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 #ifdef STRATA_BENCH_KOKKOS
   if (kokkos) {
     std::string command;

@@ -8,6 +8,7 @@
 // One JSON line per point on rank 0: one-way time (median of samples).
 // bench/pingpong/pingpong-compare.sh runs both ways and the interposer's
 // methods and prints the table.
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -43,6 +44,7 @@ struct Point {
 
 static int run_tool(int argc, char** argv) {
   CLI::App app{"Ping-pong of a derived datatype in GPU memory between ranks 0 and 1"};
+  strata::tools::standard_options(app, "strata-bench-pingpong");
   std::string staging = "none";
   std::vector<long> blocks{8, 64, 512};
   std::vector<long> sizes{1024, 65536, 1 << 20, 16 << 20};
@@ -50,11 +52,11 @@ static int run_tool(int argc, char** argv) {
   int samples = 7;
   app.add_option("--staging", staging, "none: device pointers to MPI; app: staged by hand")
       ->check(CLI::IsMember({"none", "app"}));
-  app.add_option("--blocks", blocks, "Block lengths in bytes");
-  app.add_option("--sizes", sizes, "Packed bytes per message");
+  app.add_option("--blocks", blocks, "Block lengths in bytes")->transform(strata::tools::byte_sizes());
+  app.add_option("--sizes", sizes, "Packed bytes per message")->transform(strata::tools::byte_sizes());
   app.add_option("--stride-factor", stride_factor, "Stride = factor * block (at least 64 B)");
   app.add_option("--samples", samples, "Timed samples per point");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;

@@ -13,6 +13,7 @@
 // docs/scaling.md is this tool's output for Frontier.
 #include "tools/coll_model/tables.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -72,6 +73,7 @@ void print_levels(const strata::coll::model::Machine& m) {
 
 static int run_tool(int argc, char** argv) {
   CLI::App app{"Predict collective times with Strata's alpha-beta cost model"};
+  strata::tools::standard_options(app, "strata-coll-model");
   std::string machine_name = "frontier";
   std::string levels;
   bool host = false;
@@ -92,7 +94,7 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--layers", zero.layers, "ZeRO: layers (one gather and one reduce-scatter call each)");
   app.add_option("--param-bytes", zero.param_bytes, "ZeRO: bytes per gathered parameter (2: bf16)");
   app.add_option("--grad-bytes", zero.grad_bytes, "ZeRO: bytes per reduced gradient (2: bf16)");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   strata::Result<strata::tools::MachineSpec> spec =
       levels.empty() ? strata::tools::preset(machine_name) : strata::tools::parse_levels(levels);

@@ -11,6 +11,7 @@
 #include "analysis.hpp"
 #include "dumps.hpp"
 #include "report.hpp"
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@ namespace {
 
 int run(int argc, char** argv) {
   CLI::App app{"strata-fault: diagnosis and timeline from the flight records of a job (docs/fault.md)"};
+  strata::tools::standard_options(app, "strata-fault");
   std::string dir = "strata-fault";
   std::string job;
   bool json = false, list = false;
@@ -38,7 +40,7 @@ int run(int argc, char** argv) {
                  "duration) at the dump are stuck (STRATA_FAULT_HANG_FLOOR_MS)");
   app.add_option("--slow-min-us", slow_min_us,
                  "Post-mortem fail-slow: largest tolerated shift (STRATA_FAULT_SLOW_MIN_US)");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   const std::vector<std::string> jobs = strata::fault::tool::jobs_in(dir);
   if (list) {

@@ -16,6 +16,7 @@
 #include "tools/measure/device_measure.hpp"
 #include "tools/measure/host_transfer.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,7 @@
 
 static int run_tool(int argc, char** argv) {
   CLI::App app{"Measure this machine and write Strata's performance model"};
+  strata::tools::standard_options(app, "strata-measure");
   std::string out = strata::model_file_path();
   bool quick = false;
   bool skip_transfer = false;
@@ -37,7 +39,7 @@ static int run_tool(int argc, char** argv) {
   app.add_flag("--quick", quick, "A small grid (for tests): a few seconds");
   app.add_flag("--no-transfer", skip_transfer, "Only the single-rank parts (pack, memcpy)");
   app.add_flag("--no-device", skip_device, "Skip the GPU part even where a GPU is present");
-  CLI11_PARSE(app, argc, argv);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;

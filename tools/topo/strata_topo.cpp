@@ -9,6 +9,7 @@
 // --keep-device leaves the device the launcher gave it.
 #include "portability/gpu/gpu_api.hpp"
 
+#include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <strata/topology.hpp>
@@ -68,19 +69,18 @@ static int run_tool(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   CLI::App app{"Print where the ranks run and the topology levels Strata uses (run under mpirun)"};
+  strata::tools::standard_options(app, "strata-topo");
   bool json = false;
   std::string output;
   bool keep_device = false;
   app.add_flag("--json", json, "Print one JSON object instead of the text tree");
   app.add_option("-o,--output", output, "Write to this file instead of stdout");
   app.add_flag("--keep-device", keep_device, "Keep each rank's current GPU (default: node-local rank % GPUs)");
-  int rc = 0;
-  try {
-    app.parse(argc, argv);
+  // Only rank 0 prints help or the error; every rank exits with its code.
+  int rc = strata::tools::parse_command_line(app, argc, argv, rank == 0);
+  if (rc < 0) {
     if (!keep_device) pick_device_by_local_rank();
     rc = run(rank, json, output);
-  } catch (const CLI::ParseError& e) {
-    rc = rank == 0 ? app.exit(e) : e.get_exit_code();  // only rank 0 prints help or the error
   }
   MPI_Finalize();
   return rc;
