@@ -1,5 +1,6 @@
 #include "base/config.hpp"
 
+#include "base/closest_name.hpp"
 #include "base/log.hpp"
 
 #include <algorithm>
@@ -30,21 +31,6 @@ std::vector<std::string>& warnings() {
 }
 std::atomic<bool> g_loaded{false};
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 void load_locked() {
   auto& w = warnings();
   w.clear();
@@ -69,15 +55,9 @@ void load_locked() {
     std::string name(entry, eq ? static_cast<size_t>(eq - entry) : std::strlen(entry));
     bool known = std::any_of(registry().begin(), registry().end(), [&](Parameter* p) { return name == p->name(); });
     if (known) continue;
-    std::string best;
-    size_t best_distance = 4;  // only suggest close matches
-    for (Parameter* p : registry()) {
-      size_t d = edit_distance(name, p->name());
-      if (d < best_distance) {
-        best_distance = d;
-        best = p->name();
-      }
-    }
+    std::vector<std::string> names;
+    for (Parameter* p : registry()) names.emplace_back(p->name());
+    const std::string best = closest_name(name, names);
     w.push_back("unknown variable " + name + (best.empty() ? std::string() : "; did you mean " + best + "?"));
   }
 }
