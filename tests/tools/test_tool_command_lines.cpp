@@ -3,10 +3,13 @@
 // byte-size options take K/M/G suffixes. The programs are run as they are
 // built (MPI ones as singletons), their output read back.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,6 +110,50 @@ TEST(ToolCommandLines, ASizeTakesSuffixesAndABadOneIsAUsageError) {
   o = run(coll->path + " -e 64Q");
   EXPECT_EQ(o.exit_code, 2) << o.output;
   EXPECT_NE(o.output.find("max-bytes"), std::string::npos) << o.output;
+}
+
+// strata-bench-coll's results as nccl-tests users read them (sizes in bytes,
+// the closing bus-bandwidth and #wrong lines) and as files for plots: JSON
+// with the run's metadata, and CSV. One rank (a singleton), tiny sizes.
+TEST(ToolCommandLines, BenchCollWritesJsonAndCsv) {
+  const auto tools = built_tools();
+  const Tool* coll = find(tools, "strata-bench-coll");
+  if (coll == nullptr) GTEST_SKIP() << "strata-bench-coll not built (STRATA_BUILD_BENCH=OFF)";
+  char dir[] = "/tmp/strata-bench-coll.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string json_path = std::string(dir) + "/out.json", csv_path = std::string(dir) + "/out.csv";
+  const Outcome o = run(coll->path + " -b 64 -e 1K -f 4 -n 3 -w 1 --sample-us 10 --collectives allreduce" +
+                        " --algorithms ring --json " + json_path + " --csv " + csv_path);
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("| allreduce | 1024 |"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("# Avg bus bandwidth"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("# #wrong (results that failed verification) : 0"), std::string::npos) << o.output;
+
+  std::ifstream json_in(json_path);
+  const nlohmann::json doc = nlohmann::json::parse(json_in, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << "not JSON: " << json_path;
+  EXPECT_EQ(doc.value("tool", ""), "strata-bench-coll");
+  EXPECT_EQ(doc.value("version", ""), STRATA_VERSION_TEXT);
+  EXPECT_FALSE(doc.value("git_commit", "").empty());
+  EXPECT_NE(doc.value("command", "").find("--json"), std::string::npos);
+  ASSERT_TRUE(doc.contains("rows"));
+  std::vector<size_t> sizes;
+  int ran = 0;
+  for (const auto& row : doc["rows"]) {
+    sizes.push_back(row.at("bytes").get<size_t>());
+    if (!row.at("ran").get<bool>()) continue;
+    ++ran;
+    EXPECT_TRUE(row.at("verified").get<bool>()) << row.dump();
+    EXPECT_GT(row.at("time_us").get<double>(), 0.0) << row.dump();
+  }
+  // 64, 256 and 1024 bytes, the peer and the ring at each.
+  EXPECT_EQ(sizes, (std::vector<size_t>{64, 64, 256, 256, 1024, 1024}));
+  std::ifstream csv_in(csv_path);
+  std::string line;
+  int lines = 0;
+  while (std::getline(csv_in, line)) ++lines;
+  EXPECT_EQ(lines, ran + 1) << "a header and one line per row that ran";
+  std::system((std::string("rm -rf ") + dir).c_str());
 }
 
 }  // namespace
