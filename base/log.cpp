@@ -140,7 +140,7 @@ void set_rank(int rank) {
   g_rank = rank;
   set_prefix(rank);
   if (!g_configured) return;
-  const std::string pattern = g_file_param.get();
+  const std::string& pattern = g_file_param.get();
   if (pattern.find("%r") != std::string::npos) open_destination(pattern, rank);
 }
 
