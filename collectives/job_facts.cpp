@@ -24,7 +24,8 @@ struct RankFacts {
   uint64_t host = 0;
   uint8_t gpu = 0;
   uint8_t nccl = 0;
-  uint8_t pad[2] = {};
+  uint8_t caller_flags = 0;  // learn_job's flags (e.g. the interposer's STRATA_SUMMARY)
+  uint8_t pad = 0;
   uint32_t settings = 0;  // routing_settings_digest()
 };
 static_assert(sizeof(RankFacts) == 16, "sent as bytes");
@@ -33,6 +34,7 @@ std::mutex g_mutex;
 std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
 int g_ranks_on_my_host = 0;
 std::atomic<bool> g_settings_differ{false};
+std::atomic<uint8_t> g_flags_everywhere{0};  // the caller flags every rank set
 int g_keyval = MPI_KEYVAL_INVALID;
 
 // Communicators on which no Strata collective can run, without a lock
@@ -84,8 +86,9 @@ CommFacts compute(MPI_Comm comm) {
 
 }  // namespace
 
-Status learn_job(MPI_Comm world) noexcept {
+Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   RankFacts mine;
+  mine.caller_flags = caller_flags;
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   if (real().MPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
@@ -111,6 +114,9 @@ Status learn_job(MPI_Comm world) noexcept {
                     "(mpirun -x, srun --export)");
   }
   g_settings_differ.store(!agree, std::memory_order_release);
+  uint8_t everywhere = 0xff;
+  for (const RankFacts& r : *all) everywhere &= r.caller_flags;
+  g_flags_everywhere.store(everywhere, std::memory_order_release);
   int here = 0;
   for (const RankFacts& r : *all) here += r.host == mine.host ? 1 : 0;
   g_ranks_on_my_host = here;
@@ -128,7 +134,12 @@ int ranks_on_my_host() noexcept { return g_ranks_on_my_host; }
 
 bool settings_agree() noexcept { return !g_settings_differ.load(std::memory_order_acquire); }
 
+bool caller_flag_everywhere(uint8_t flag) noexcept {
+  return (g_flags_everywhere.load(std::memory_order_acquire) & flag) == flag;
+}
+
 void forget_job() noexcept {
+  g_flags_everywhere.store(0, std::memory_order_release);
   std::lock_guard<std::mutex> lock(g_mutex);
   delete g_world;
   g_world = nullptr;

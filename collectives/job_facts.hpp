@@ -15,7 +15,9 @@
 namespace strata::coll {
 
 // Collective over `world` (the interposer calls it in MPI_Init).
-Status learn_job(MPI_Comm world) noexcept;
+// `caller_flags`: bits of the caller's own that must be set on every rank
+// before it acts on them collectively (caller_flag_everywhere).
+Status learn_job(MPI_Comm world, uint8_t caller_flags = 0) noexcept;
 // Forgets them (MPI_Finalize).
 void forget_job() noexcept;
 
@@ -35,6 +37,9 @@ int ranks_on_my_host() noexcept;
 // to the library, whatever the settings say, so no two ranks can route one
 // call differently.
 bool settings_agree() noexcept;
+// Did every rank pass `flag` to learn_job? False before it and after
+// forget_job. The same answer on every rank.
+bool caller_flag_everywhere(uint8_t flag) noexcept;
 
 // Cached on the communicator (an attribute, freed with it), and in a
 // lock-free table the per-call question below reads.

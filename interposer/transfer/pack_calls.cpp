@@ -14,6 +14,7 @@
 #include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/summary.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/trace.hpp"
@@ -205,13 +206,14 @@ void on_init() {
   STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
              devices, mpi_is_gpu_aware() ? "accepts" : "does not accept");
   (void)host_model();  // load (and report) the model once, outside any timed region
-  if (coll::learn_job(MPI_COMM_WORLD) != Status::ok) {
+  if (coll::learn_job(MPI_COMM_WORLD, summary_flag()) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
   (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
 
 int finalize() {
+  summarise_job();      // STRATA_SUMMARY: collective, before the job facts go
   (void)fault::stop();  // last samples to the coordinator, flight record dumped
   coll::forget_job();
   pending().drain_orphans();

@@ -183,3 +183,30 @@ else()
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
                           ENV STRATA_FAKE_DEVICE=4 STRATA_COLL_EXCHANGE=library)
 endif()
+
+# STRATA_SUMMARY: a preloaded job of 3 ranks prints and writes the job's
+# counters at MPI_Finalize (summary_job checks them); set on rank 0 only, no
+# rank may wait in the summary's reduction (MPMD launch, as above).
+add_executable(summary_job summary_job.cpp)
+target_link_libraries(summary_job PRIVATE MPI::MPI_C)
+set(_summary_dir ${CMAKE_CURRENT_BINARY_DIR}/summary_job_files)
+add_test(NAME summary_job_clean COMMAND sh -c "rm -rf '${_summary_dir}' && mkdir -p '${_summary_dir}'")
+set_tests_properties(summary_job_clean PROPERTIES FIXTURES_SETUP summary_job_dir LABELS interposer)
+foreach(_case summary none)
+  strata_app_env_args(_files STRATA_HOST_PACK=always STRATA_SUMMARY_JSON=${_summary_dir}/${_case}.json
+                      STRATA_LOG_FILE=${_summary_dir}/${_case}.log)
+  strata_app_env_args(_on STRATA_SUMMARY=1)
+  if(_case STREQUAL "summary")
+    set(_command ${MPIEXEC_NUMPROC_FLAG} 3 ${MPIEXEC_PREFLAGS} ${_rank_env} ${_files} ${_on} $<TARGET_FILE:summary_job>
+                 ${_case})
+  else()
+    set(_command ${MPIEXEC_NUMPROC_FLAG} 1 ${MPIEXEC_PREFLAGS} ${_rank_env} ${_files} ${_on} $<TARGET_FILE:summary_job>
+                 ${_case} : ${MPIEXEC_NUMPROC_FLAG} 2 ${_rank_env} ${_files} $<TARGET_FILE:summary_job> ${_case})
+  endif()
+  add_test(NAME summary_job_${_case} COMMAND ${MPIEXEC_EXECUTABLE} ${_command})
+  set_tests_properties(summary_job_${_case} PROPERTIES
+                       ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV}" LABELS interposer TIMEOUT 120
+                       FIXTURES_REQUIRED summary_job_dir PASS_REGULAR_EXPRESSION "(^|\n)ok "
+                       FAIL_REGULAR_EXPRESSION "FAILED"
+                       REQUIRED_FILES "$<TARGET_FILE:summary_job>;$<TARGET_FILE:strata_preload>")
+endforeach()

@@ -1,0 +1,124 @@
+#include "interposer/transfer/summary.hpp"
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "base/log_file.hpp"
+#include "collectives/job_facts.hpp"
+#include "interposer/transfer/counters.hpp"
+#include "mpi/real_mpi.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace strata::interposer {
+namespace {
+
+using mpi::real;
+
+config::BoolParam g_summary{"STRATA_SUMMARY", false,
+                            "At MPI_Finalize rank 0 prints what Strata did in the job: each counter summed over "
+                            "the ranks, with the smallest and largest rank's (set it on every rank)"};
+config::StringParam g_summary_json{"STRATA_SUMMARY_JSON", "",
+                                   "With STRATA_SUMMARY=1: rank 0 also writes the summary as JSON to this file"};
+
+struct Count {
+  const char* key;    // JSON key
+  const char* label;  // table row
+  uint64_t value;
+};
+
+std::vector<Count> my_counts() {
+  const Counters& c = counters();
+  return {
+      {"calls_intercepted", "MPI calls intercepted", calls_intercepted()},
+      {"calls_passed_through", "passed through untouched (STRATA_DISABLE)", calls_passed_through()},
+      {"packs_by_strata", "MPI_Pack/MPI_Unpack by Strata's engine", c.packs_by_strata.load()},
+      {"sends_packed", "send sides packed by Strata", c.sends_packed.load()},
+      {"recvs_unpacked", "receive sides unpacked by Strata", c.recvs_unpacked.load()},
+      {"spans_copied", "device data moved as a host copy of its span", c.spans_copied.load()},
+      {"requests_started", "Strata requests started", c.requests_started.load()},
+      {"requests_completed", "Strata requests completed", c.requests_completed.load()},
+      {"types_reducible", "committed types with a strided form", c.types_reducible.load()},
+      {"types_irreducible", "committed types without one", c.types_irreducible.load()},
+      {"collectives_by_strata", "collectives run by Strata's algorithms", c.collectives_by_strata.load()},
+      {"collectives_staged", "collectives on GPU buffers staged through the host", c.collectives_staged.load()},
+      {"sends_deferred", "device sends packed at the next MPI call", c.sends_deferred.load()},
+      {"deferred_flushes", "flushes of deferred sends", c.deferred_flushes.load()},
+      {"parts_by_copy_engine", "device parts moved by the copy engine", c.parts_by_copy_engine.load()},
+  };
+}
+
+void write_out(const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(log::destination(), text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string table(const std::vector<Count>& counts, const std::vector<uint64_t>& sum, const std::vector<uint64_t>& min,
+                  const std::vector<uint64_t>& max, int ranks) {
+  std::string out = "strata summary at MPI_Finalize, " + std::to_string(ranks) + " ranks\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-52s %14s %12s %12s\n", "", "job total", "least rank", "most rank");
+  out += line;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    std::snprintf(line, sizeof line, "  %-52s %14llu %12llu %12llu\n", counts[i].label,
+                  static_cast<unsigned long long>(sum[i]), static_cast<unsigned long long>(min[i]),
+                  static_cast<unsigned long long>(max[i]));
+    out += line;
+  }
+  return out;
+}
+
+void write_json(const std::string& path, const std::vector<Count>& counts, const std::vector<uint64_t>& sum,
+                const std::vector<uint64_t>& min, const std::vector<uint64_t>& max, int ranks) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    STRATA_LOG(warn, kShim, "STRATA_SUMMARY_JSON: cannot write %s", path.c_str());
+    return;
+  }
+  std::fprintf(f, "{\n  \"tool\": \"strata summary\",\n  \"ranks\": %d,\n  \"counters\": {", ranks);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    std::fprintf(f, "%s\n    \"%s\": {\"total\": %llu, \"min\": %llu, \"max\": %llu}", i ? "," : "", counts[i].key,
+                 static_cast<unsigned long long>(sum[i]), static_cast<unsigned long long>(min[i]),
+                 static_cast<unsigned long long>(max[i]));
+  }
+  std::fprintf(f, "\n  }\n}\n");
+  if (std::fclose(f) != 0) STRATA_LOG(warn, kShim, "STRATA_SUMMARY_JSON: cannot write %s", path.c_str());
+}
+
+}  // namespace
+
+uint8_t summary_flag() { return g_summary.get() ? kSummaryFlag : 0; }
+
+void summarise_job() {
+  if (!coll::caller_flag_everywhere(kSummaryFlag)) {
+    if (g_summary.get()) {
+      STRATA_LOG(warn, kShim, "STRATA_SUMMARY=1 is not set on every rank: no summary (mpirun -x STRATA_SUMMARY)");
+    }
+    return;
+  }
+  const std::vector<Count> counts = my_counts();
+  const int n = static_cast<int>(counts.size());
+  std::vector<uint64_t> mine, sum(counts.size()), min(counts.size()), max(counts.size());
+  for (const Count& c : counts) mine.push_back(c.value);
+  int rank = 0, ranks = 0;
+  real().MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  real().MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (real().MPI_Reduce(mine.data(), sum.data(), n, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+      real().MPI_Reduce(mine.data(), min.data(), n, MPI_UINT64_T, MPI_MIN, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+      real().MPI_Reduce(mine.data(), max.data(), n, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    STRATA_LOG(warn, kShim, "STRATA_SUMMARY: the reduction of the counters failed; no summary");
+    return;
+  }
+  if (rank != 0) return;
+  write_out(table(counts, sum, min, max, ranks));
+  if (!g_summary_json.get().empty()) write_json(g_summary_json.get(), counts, sum, min, max, ranks);
+}
+
+}  // namespace strata::interposer
