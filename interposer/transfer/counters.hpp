@@ -6,20 +6,31 @@
 
 namespace strata::interposer {
 
+// The interposer's event counters, one line each: the member name (also the
+// field of strata_preload_counters_t and the key of STRATA_SUMMARY_JSON) and
+// what it counts (the row of the STRATA_SUMMARY table). The struct below,
+// the C export (shim/counters_export.cpp) and the summary are made from it.
+#define STRATA_INTERPOSER_COUNTERS(X)                                         \
+  X(packs_by_strata, "MPI_Pack/MPI_Unpack by Strata's engine")                \
+  X(sends_packed, "send sides packed by Strata")                              \
+  X(recvs_unpacked, "receive sides unpacked by Strata")                       \
+  X(spans_copied, "device data moved as a host copy of its span")             \
+  X(requests_started, "Strata requests started")                              \
+  X(requests_completed, "Strata requests completed")                          \
+  X(types_reducible, "committed types with a strided form")                   \
+  X(types_irreducible, "committed types without one")                         \
+  X(collectives_by_strata, "collectives run by Strata's algorithms")          \
+  X(collectives_staged, "collectives on GPU buffers staged through the host") \
+  X(sends_deferred, "device sends packed at the next MPI call")               \
+  X(deferred_flushes, "flushes of deferred sends")                            \
+  X(parts_by_copy_engine, "device parts moved by the copy engine")
+
 struct Counters {
-  std::atomic<uint64_t> packs_by_strata{0};
-  std::atomic<uint64_t> sends_packed{0};
-  std::atomic<uint64_t> recvs_unpacked{0};
-  std::atomic<uint64_t> spans_copied{0};  // device data moved through a host copy of its span
-  std::atomic<uint64_t> requests_started{0};
-  std::atomic<uint64_t> requests_completed{0};
-  std::atomic<uint64_t> types_reducible{0};
-  std::atomic<uint64_t> types_irreducible{0};
-  std::atomic<uint64_t> collectives_by_strata{0};
-  std::atomic<uint64_t> collectives_staged{0};
-  std::atomic<uint64_t> sends_deferred{0};        // MPI_Isend packed and posted at the next MPI call
-  std::atomic<uint64_t> deferred_flushes{0};      // flushes that packed deferred device sends
-  std::atomic<uint64_t> parts_by_copy_engine{0};  // strided device parts moved by copy-engine boxes, not kernels
+  // `name` declares a member: it cannot be parenthesised.
+  // NOLINTNEXTLINE(bugprone-macro-parentheses)
+#define STRATA_COUNTER_MEMBER(name, what) std::atomic<uint64_t> name{0};
+  STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_MEMBER)
+#undef STRATA_COUNTER_MEMBER
 };
 
 Counters& counters();

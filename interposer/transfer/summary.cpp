@@ -32,22 +32,11 @@ struct Count {
 
 std::vector<Count> my_counts() {
   const Counters& c = counters();
-  return {
-      {"calls_intercepted", "MPI calls intercepted", calls_intercepted()},
-      {"calls_passed_through", "passed through untouched (STRATA_DISABLE)", calls_passed_through()},
-      {"packs_by_strata", "MPI_Pack/MPI_Unpack by Strata's engine", c.packs_by_strata.load()},
-      {"sends_packed", "send sides packed by Strata", c.sends_packed.load()},
-      {"recvs_unpacked", "receive sides unpacked by Strata", c.recvs_unpacked.load()},
-      {"spans_copied", "device data moved as a host copy of its span", c.spans_copied.load()},
-      {"requests_started", "Strata requests started", c.requests_started.load()},
-      {"requests_completed", "Strata requests completed", c.requests_completed.load()},
-      {"types_reducible", "committed types with a strided form", c.types_reducible.load()},
-      {"types_irreducible", "committed types without one", c.types_irreducible.load()},
-      {"collectives_by_strata", "collectives run by Strata's algorithms", c.collectives_by_strata.load()},
-      {"collectives_staged", "collectives on GPU buffers staged through the host", c.collectives_staged.load()},
-      {"sends_deferred", "device sends packed at the next MPI call", c.sends_deferred.load()},
-      {"deferred_flushes", "flushes of deferred sends", c.deferred_flushes.load()},
-      {"parts_by_copy_engine", "device parts moved by the copy engine", c.parts_by_copy_engine.load()},
+  return {{"calls_intercepted", "MPI calls intercepted", calls_intercepted()},
+          {"calls_passed_through", "passed through untouched (STRATA_DISABLE)", calls_passed_through()},
+#define STRATA_COUNTER_ROW(name, what) {#name, what, c.name.load()},
+          STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_ROW)
+#undef STRATA_COUNTER_ROW
   };
 }
 
