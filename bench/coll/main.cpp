@@ -77,9 +77,9 @@ struct Row {
   double peer_us = 0;
 };
 
-double bus_bandwidth(const Row& r, int ranks) {
-  return static_cast<double>(r.c.bytes) / (r.timing.us * 1e3) * bus_factor(r.c.collective, ranks);
-}
+// nccl-tests' algbw and busbw, GB/s, of a row that ran.
+double algo_bandwidth(const Row& r) { return static_cast<double>(r.c.bytes) / (r.timing.us * 1e3); }
+double bus_bandwidth(const Row& r, int ranks) { return algo_bandwidth(r) * bus_factor(r.c.collective, ranks); }
 
 void print_row(const Row& r, int ranks) {
   if (!r.timing.ran) {
@@ -88,8 +88,8 @@ void print_row(const Row& r, int ranks) {
                 strata::coll::to_string(r.c.op), r.algorithm.c_str(), r.timing.note.c_str());
     return;
   }
-  const double algbw = static_cast<double>(r.c.bytes) / (r.timing.us * 1e3);
-  const double busbw = algbw * bus_factor(r.c.collective, ranks);
+  const double algbw = algo_bandwidth(r);
+  const double busbw = bus_bandwidth(r, ranks);
   char pred[32] = "-", ratio[32] = "-", vs[32] = "-";
   if (r.predicted_us > 0) {
     std::snprintf(pred, sizeof pred, "%.1f", r.predicted_us);
@@ -140,7 +140,7 @@ nlohmann::json to_json(const std::vector<Row>& rows, int ranks, int argc, char**
                           {"verified", r.timing.verified}};
     if (r.timing.ran) {
       row["time_us"] = r.timing.us;
-      row["algbw_gbps"] = static_cast<double>(r.c.bytes) / (r.timing.us * 1e3);
+      row["algbw_gbps"] = algo_bandwidth(r);
       row["busbw_gbps"] = bus_bandwidth(r, ranks);
     } else {
       row["note"] = r.timing.note;
@@ -164,8 +164,8 @@ bool write_csv(const std::string& path, const std::vector<Row>& rows, int ranks)
     if (!r.timing.ran) continue;
     std::fprintf(f, "%s,%zu,%zu,%s,%s,\"%s\",%.3f,%.4f,%.4f,%.3f,%.3f,%d\n", strata::coll::to_string(r.c.collective),
                  r.c.bytes, r.c.count, strata::coll::to_string(r.c.type), strata::coll::to_string(r.c.op),
-                 r.algorithm.c_str(), r.timing.us, static_cast<double>(r.c.bytes) / (r.timing.us * 1e3),
-                 bus_bandwidth(r, ranks), r.predicted_us, r.peer_us, r.timing.verified ? 1 : 0);
+                 r.algorithm.c_str(), r.timing.us, algo_bandwidth(r), bus_bandwidth(r, ranks), r.predicted_us,
+                 r.peer_us, r.timing.verified ? 1 : 0);
   }
   return std::fclose(f) == 0;
 }
