@@ -74,6 +74,8 @@ uint32_t parse_mask(const std::string& text, std::vector<std::string>* unknown) 
 // Warns once per configure() about each word of STRATA_LOG_SUBSYS that names
 // no subsystem (a typo would otherwise silence the log without a word).
 void warn_unknown_subsystems(const std::vector<std::string>& unknown) {
+  // Past the mask: the typo may have emptied it.
+  if (unknown.empty() || static_cast<int>(Level::warn) > g_level.load(std::memory_order_relaxed)) return;
   std::vector<std::string> names;
   std::string list;
   for (const auto& n : kNames) {
@@ -82,8 +84,6 @@ void warn_unknown_subsystems(const std::vector<std::string>& unknown) {
   }
   for (const std::string& word : unknown) {
     const std::string best = closest_name(word, names, 3);
-    // Past the mask: the typo may have emptied it.
-    if (static_cast<int>(Level::warn) > g_level.load(std::memory_order_relaxed)) return;
     const std::string hint = best.empty() ? std::string() : "; did you mean '" + best + "'?";
     emit(Level::warn, kBase, "STRATA_LOG_SUBSYS: unknown subsystem '%s'%s (known: %s, all)", word.c_str(), hint.c_str(),
          list.c_str());
@@ -147,13 +147,11 @@ void set_rank(int rank) {
 namespace {
 
 void set_prefix(int rank) {
-  char host[64] = "?";
-  gethostname(host, sizeof host - 1);
-  host[sizeof host - 1] = '\0';
+  const std::string host = host_name();
   if (rank >= 0) {
-    std::snprintf(g_prefix, sizeof g_prefix, "strata %s:%d:%d", host, static_cast<int>(getpid()), rank);
+    std::snprintf(g_prefix, sizeof g_prefix, "strata %s:%d:%d", host.c_str(), static_cast<int>(getpid()), rank);
   } else {
-    std::snprintf(g_prefix, sizeof g_prefix, "strata %s:%d:?", host, static_cast<int>(getpid()));
+    std::snprintf(g_prefix, sizeof g_prefix, "strata %s:%d:?", host.c_str(), static_cast<int>(getpid()));
   }
 }
 

@@ -1,8 +1,9 @@
 #include "base/log_file.hpp"
 
+#include "base/log.hpp"
+
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
@@ -13,14 +14,14 @@ namespace {
 std::atomic<int> g_fd{STDERR_FILENO};
 std::string g_open_name;  // the file g_fd is, "" for stderr
 
+}  // namespace
+
 std::string host_name() {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   host[sizeof host - 1] = '\0';
   return host;
 }
-
-}  // namespace
 
 std::string expand_file_name(const std::string& pattern, const std::string& host, int pid, int rank) {
   std::string out;
@@ -47,15 +48,8 @@ void open_destination(const std::string& pattern, int rank) {
   if (!name.empty()) {
     fd = open(name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
-      const int error = errno;
-      char line[512];
-      const int n = std::snprintf(line, sizeof line,
-                                  "[strata WARN base] STRATA_LOG_FILE: cannot open %s (%s); logging to stderr\n",
-                                  name.c_str(), std::strerror(error));
-      if (n > 0) {
-        const ssize_t ignored = write(STDERR_FILENO, line, static_cast<size_t>(n) < sizeof line ? n : sizeof line - 1);
-        (void)ignored;
-      }
+      emit(Level::warn, kBase, "STRATA_LOG_FILE: cannot open %s (%s); the log stays where it was", name.c_str(),
+           std::strerror(errno));
       return;
     }
   }

@@ -13,9 +13,13 @@ std::string expand_file_name(const std::string& pattern, const std::string& host
 
 // Opens the file for `pattern` (empty: stderr) with this process's host, pid
 // and rank, and makes it the log's destination. A file that cannot be opened
-// leaves the log on stderr and says so there. Called by configure() and,
-// for a pattern with %r, by set_rank(); not while other threads log.
+// leaves the log where it was (stderr at start-up) and says so there, at any
+// level. Called by configure() and, for a pattern with %r, by set_rank(); not
+// while other threads log.
 void open_destination(const std::string& pattern, int rank);
+
+// This machine's name (gethostname), for file names and the line prefix.
+std::string host_name();
 
 // The descriptor log lines are written to.
 int destination();
