@@ -6,10 +6,12 @@
 #include "base/handle_table.hpp"
 #include "base/log.hpp"
 #include "collectives/device_backend.hpp"
+#include "collectives/routing.hpp"
 #include "mpi/helpers.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -25,6 +27,7 @@ namespace {
 // Contexts hang on their communicators as attributes; MPI_COMM_SELF's
 // attribute (deleted first thing in MPI_Finalize) releases those still
 // alive, while MPI can still free their communicators.
+std::atomic<uint64_t> g_decisions{0};  // decisions_taken() (routing.hpp)
 std::mutex g_registry_mutex;
 int g_keyval = MPI_KEYVAL_INVALID;
 std::vector<std::pair<MPI_Comm, Context*>>* g_registry = new std::vector<std::pair<MPI_Comm, Context*>>();
@@ -103,7 +106,10 @@ Result<Context*> Context::of(MPI_Comm comm) noexcept {
   return context;
 }
 
+uint64_t decisions_taken() noexcept { return g_decisions.load(std::memory_order_relaxed); }
+
 Result<std::unique_ptr<Context>> Context::create(MPI_Comm comm) noexcept {
+  g_decisions.fetch_add(1, std::memory_order_relaxed);
   Result<std::shared_ptr<const topo::Topology>> topology = topo::Topology::create(comm);
   if (!topology) return topology.status();
   std::unique_ptr<Context> c(new (std::nothrow) Context());
@@ -228,6 +234,7 @@ bool Context::agree_on_device(Exchange exchange, bool mine) noexcept {
 }
 
 bool Context::agree(Agreement& a, bool mine) noexcept {
+  g_decisions.fetch_add(1, std::memory_order_relaxed);
   if (++a.calls < a.next) return a.device;
   int vote = mine ? 1 : 0;
   int all = 0;

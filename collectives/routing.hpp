@@ -24,6 +24,7 @@
 
 #include "collectives/context.hpp"
 
+#include <cstdint>
 #include <initializer_list>
 
 namespace strata::coll {
@@ -53,6 +54,14 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
 // it makes the context or agrees.
 Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept;
 const char* to_string(Exchange exchange) noexcept;
+
+// How many steps that must line up across the ranks of a communicator this
+// process took: contexts made (collective) and agreement calls (each counts
+// towards the next vote, an MPI_Allreduce; Context::agree). Tests compare
+// the counts across ranks after each collective: a rank that passed a call
+// to the library on its own while another decided would, on a GPU machine,
+// hang or vote at another call.
+uint64_t decisions_taken() noexcept;
 
 // Are all the call's buffers (null and MPI_IN_PLACE aside, and at least
 // one) in the memory of the current device? A rank's vote in the agreement.

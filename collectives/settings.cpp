@@ -34,7 +34,18 @@ config::ChoiceParam<ExchangeRoute> g_exchange{
     "memory: nccl (grouped ncclSend/ncclRecv, where every rank has NCCL and a GPU of its own), library (the library's "
     "call, device buffers staged through host memory)"};
 
+// Measured on 2 x H100 (bench/results/exchange-device-h100x2.md): below 512 B
+// a block, the library's gather of staged device buffers (19 us) beats NCCL's
+// grouped sends (20.5 us); from 512 B NCCL wins, 10x at 1 MiB.
+config::IntParam g_gather_nccl_min{"STRATA_COLL_GATHER_NCCL_MIN", 512,
+                                   "MPI_Gather on device buffers: blocks (one rank's part) of fewer bytes go to the "
+                                   "library's call, device buffers staged; blocks of this many bytes or more to NCCL "
+                                   "(STRATA_COLL_EXCHANGE=nccl). The same on every rank",
+                                   0, int64_t{1} << 40, true};
+
 }  // namespace
+
+int64_t gather_nccl_min_bytes() noexcept { return g_gather_nccl_min.get(); }
 
 int agreement_period_limit() noexcept { return static_cast<int>(g_agree_every.get()); }
 
@@ -48,7 +59,8 @@ uint64_t routing_settings_digest() noexcept {
   uint64_t d = static_cast<uint64_t>(forced_algorithm());
   d = d * 2 + (topology_emulated() ? 1 : 0);
   d = d * 2 + (nccl_exchanges() ? 1 : 0);
-  return d * 1000003 + static_cast<uint64_t>(agreement_period_limit());
+  d = d * 1000003 + static_cast<uint64_t>(agreement_period_limit());
+  return d * 1000003 + static_cast<uint64_t>(gather_nccl_min_bytes());
 }
 
 }  // namespace strata::coll

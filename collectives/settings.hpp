@@ -20,6 +20,9 @@ int agreement_period_limit() noexcept;
 // STRATA_COLL_EXCHANGE: may all-to-all, gather, scatter and allgatherv on
 // device buffers run as grouped NCCL sends and receives (exchange.hpp)?
 bool nccl_exchanges() noexcept;
+// STRATA_COLL_GATHER_NCCL_MIN: the smallest MPI_Gather block (bytes) that
+// goes to NCCL; smaller ones go to the library.
+int64_t gather_nccl_min_bytes() noexcept;
 // A digest of the settings above, compared across ranks at MPI_Init.
 uint64_t routing_settings_digest() noexcept;
 

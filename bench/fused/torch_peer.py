@@ -96,7 +96,11 @@ def main():
         call()
         stop.record()
         stop.synchronize()
-        one = max(start.elapsed_time(stop) * 1e-3, 1e-9)
+        # Every rank must make the same number of calls of a collective: the
+        # calls per sample come from the slowest rank's single call (a count
+        # of each rank's own left one rank waiting in the collective while
+        # the other went on to the barrier: the hang of issue 21).
+        one = max(slowest(start.elapsed_time(stop) * 1e-3), 1e-9)
         iters = max(1, min(10000, int(args.sample_us * 1e-6 / one + 0.999)))
         per_call = []
         for _ in range(args.samples):

@@ -15,6 +15,7 @@
 
 #include "collectives/exchange.hpp"
 #include "collectives/job_facts.hpp"
+#include "collectives/settings.hpp"
 #include "fault/hooks.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/counters.hpp"
@@ -79,6 +80,16 @@ int exchange(Exchange kind, MPI_Comm comm, bool mine, const char* name, const Li
   return MPI_SUCCESS;
 }
 
+// One rank's block of an MPI_Gather in bytes: the same on every rank (the
+// signatures match), so a route chosen by it agrees.
+int64_t gather_block_bytes(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                           MPI_Datatype recvtype) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;  // the root's own block is its receive type's
+  int size = 0;
+  if (mpi::real().MPI_Type_size(in_place ? recvtype : sendtype, &size) != MPI_SUCCESS) return -1;
+  return int64_t{size} * (in_place ? recvcount : sendcount);
+}
+
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
   return coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs);
 }
@@ -119,6 +130,9 @@ int alltoallv_exchange(const LibraryRoute& library, const void* sendbuf, const i
 int MPI_Gather(const LibraryRoute& library, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (quick_library(library, comm)) return library.library();
+  if (gather_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype) < coll::gather_nccl_min_bytes()) {
+    return library();  // small blocks: the library's call measured faster (collectives/settings.cpp)
+  }
   const int n = mpi::size(comm), me = mpi::rank(comm);
   const bool is_root = me == root, in_place = sendbuf == MPI_IN_PLACE;
   const bool mine = direct({{in_place ? nullptr : sendbuf, in_place ? 0 : int64_t{sendcount}, sendtype},

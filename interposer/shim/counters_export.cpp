@@ -4,6 +4,7 @@
 
 #include <strata/export.h>
 
+#include "collectives/routing.hpp"
 #include "interposer/transfer/counters.hpp"
 
 using strata::interposer::counters;
@@ -13,12 +14,13 @@ extern "C" {
 STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
-  snapshot.version = 5;
+  snapshot.version = 6;
   snapshot.calls_intercepted = strata::interposer::calls_intercepted();
   snapshot.calls_passed_through = strata::interposer::calls_passed_through();
 #define STRATA_COUNTER_COPY(name, what) snapshot.name = c.name.load();
   STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_COPY)
 #undef STRATA_COUNTER_COPY
+  snapshot.collective_decisions = strata::coll::decisions_taken();
   return &snapshot;
 }
 

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 5 */
+  uint64_t version; /* 6 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -29,6 +29,7 @@ typedef struct strata_preload_counters_t {
   uint64_t sends_deferred;        /* (version 4) MPI_Isend packed and posted at the caller's next MPI call */
   uint64_t deferred_flushes;      /* (version 4) flushes that packed deferred device sends together */
   uint64_t parts_by_copy_engine;  /* (version 5) strided device parts packed or unpacked by the copy engine */
+  uint64_t collective_decisions;  /* (version 6) routing decisions taken; equal on every rank of a communicator */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

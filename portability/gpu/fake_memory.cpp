@@ -90,6 +90,13 @@ class Table {
     return device::Pointer{device::MemoryKind::device, found.device};
   }
 
+  bool maybe_device(uintptr_t a) const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    uintptr_t base = 0;
+    Allocation found;
+    return host_granules_.count(a >> kGranuleShift) == 0 || find_locked(a, &base, &found);
+  }
+
   void forget() {
     std::unique_lock<std::shared_mutex> lock(mu_);
     for (auto& entry : map_) entry.second.known = false;
@@ -289,6 +296,15 @@ device::Pointer classify(const void* ptr) noexcept {
   }
   if (queried) g_queries.fetch_add(1, std::memory_order_relaxed);
   return p;
+}
+
+bool maybe_device(const void* ptr) noexcept {
+  if (ptr == nullptr) return false;
+  try {
+    return table().maybe_device(reinterpret_cast<uintptr_t>(ptr));
+  } catch (...) {  // the lock failed: ask classify()
+    return true;
+  }
 }
 
 void forget_classifications() noexcept { table().forget(); }

@@ -60,7 +60,7 @@ Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool
 }
 
 device::Pointer classify(const void* p) noexcept { STRATA_FAKE_OR(classify(p), device::Pointer{}); }
-bool maybe_device(const void* p) noexcept { return p != nullptr && fake::enabled(); }
+bool maybe_device(const void* p) noexcept { return fake::enabled() && fake::maybe_device(p); }
 void forget_classifications() noexcept {
   if (fake::enabled()) fake::forget_classifications();
 }

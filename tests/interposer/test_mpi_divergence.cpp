@@ -102,6 +102,24 @@ std::string follow_up(MPI_Comm comm, const Pattern& p) {
   return "no MPI_Allreduce case";
 }
 
+// Every rank took as many routing decisions (collectives/routing.hpp,
+// decisions_taken): each may be collective over the communicator, so a
+// rank that passed a call to the library on its own while another decided
+// diverges. On a GPU machine that hangs (deciding makes the context with
+// collectives of its own); without a GPU it may pass unnoticed, so the
+// counts are compared after every case.
+std::string decisions_alike() {
+  const strata_test::StrataCounters* c = strata_test::preload_counters();
+  if (c == nullptr || c->version < 6) return "";
+  const auto mine = static_cast<long long>(c->collective_decisions);
+  long long least = 0, most = 0;
+  MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  if (least == most) return "";
+  return "ranks took different numbers of routing decisions (" + std::to_string(least) + " to " +
+         std::to_string(most) + " so far): a rank decided where another passed the call to the library";
+}
+
 struct Run {
   const cases::Named* call;
   Form form;
@@ -129,6 +147,7 @@ bool run(const Run& r) {
   std::string why = r.call->run(comm, s);
   if (why.empty()) why = follow_up(comm, *r.pattern);
   MPI_Comm_free(&comm);
+  if (why.empty()) why = decisions_alike();
   alarm(0);
   if (!why.empty()) ADD_FAILURE() << "[rank " << rank << "] " << g_case << ": " << why;
   return strata_test::all_ranks_agree(why.empty());

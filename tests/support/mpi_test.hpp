@@ -32,6 +32,7 @@ struct StrataCounters {
   uint64_t sends_deferred;         // version 4
   uint64_t deferred_flushes;       // version 4
   uint64_t parts_by_copy_engine;   // version 5
+  uint64_t collective_decisions;   // version 6: equal on every rank after each collective
 };
 const StrataCounters* preload_counters();
 
