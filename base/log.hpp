@@ -33,7 +33,7 @@ enum Subsys : uint32_t {
 extern STRATA_API std::atomic<int> g_level;
 extern STRATA_API std::atomic<uint32_t> g_mask;
 
-inline bool enabled(Level level, uint32_t subsys) {
+__attribute__((always_inline)) inline bool enabled(Level level, uint32_t subsys) {
   return static_cast<int>(level) <= g_level.load(std::memory_order_relaxed) &&
          (subsys & g_mask.load(std::memory_order_relaxed)) != 0;
 }

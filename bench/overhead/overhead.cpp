@@ -6,6 +6,10 @@
 //   pingpong   one-way time of a 1-byte and an 8-byte MPI_Send/MPI_Recv ping-pong
 //   vector     one-way time of a ping-pong of MPI_Type_vector(n, 8 B, 64 B stride), extent 64 B..4 MiB
 //   allreduce  MPI_Allreduce of floats, 4 B..64 MiB, every rank
+//   null       calls the library completes at once (peer MPI_PROC_NULL):
+//              MPI_Send, MPI_Recv, MPI_Isend + MPI_Wait, MPI_Irecv + MPI_Wait;
+//              the time per call is the library's few nanoseconds plus
+//              what the preload adds, without the noise of a transfer
 //
 // Output: one JSON line per point on rank 0: {"case":..,"bytes":..,"us":..}
 // with the median of --samples samples, each the mean of a batch sized to
@@ -101,6 +105,25 @@ void run_vector(long max_extent) {
   }
 }
 
+// The pass-through's cost alone: every rank times its own calls to
+// MPI_PROC_NULL (no message moves; the library returns at once).
+void run_null() {
+  char byte = 1;
+  MPI_Request r = MPI_REQUEST_NULL;
+  report("null-send", 1, timed([&] { MPI_Send(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD); }));
+  report("null-recv", 1, timed([&] {
+           MPI_Recv(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+         }));
+  report("null-isend-wait", 1, timed([&] {
+           MPI_Isend(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &r);
+           MPI_Wait(&r, MPI_STATUS_IGNORE);
+         }));
+  report("null-irecv-wait", 1, timed([&] {
+           MPI_Irecv(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &r);
+           MPI_Wait(&r, MPI_STATUS_IGNORE);
+         }));
+}
+
 void run_allreduce(long max_bytes) {
   for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
     const int n = static_cast<int>(bytes / 4);
@@ -145,6 +168,8 @@ int main(int argc, char** argv) {
       run_vector(max_extent);
     } else if (c == "allreduce") {
       run_allreduce(max_allreduce);
+    } else if (c == "null") {
+      run_null();
     } else if (rank_ == 0) {
       std::fprintf(stderr, "strata-bench-overhead-rank: unknown case %s\n", c.c_str());
     }

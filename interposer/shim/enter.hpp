@@ -18,55 +18,59 @@
 
 namespace strata::interposer::shim {
 
-// The pass-through of a point-to-point call, in the wrapper before any
-// role is built: host data of a datatype whose elements are single runs of
-// bytes (types/fast_types.hpp) goes to the library at once. Plain loads and
-// one plain store (the call count), no lock, no allocation; anything else
-// (the recorder on, debug logging, deferred sends to post first, the
-// interposer off) takes the general path.
+// The pass-throughs below decide in the exported function, before any role
+// is built, with plain loads and stores only: no call, no lock, no
+// allocation, no locked instruction (so that the compiler saves no
+// registers on that path). Whatever they cannot answer that way (the
+// switch or the backend not read yet, a datatype not seen yet, a thread's
+// first call) they leave to the general path, which answers and remembers.
+
+// STRATA_DISABLE=1, known and counted: the library at once.
+__attribute__((always_inline)) inline bool switched_off() noexcept {
+  return __atomic_load_n(&g_disabled, __ATOMIC_RELAXED) > 0 && count_own_call(true);
+}
+// The interposer on and nothing to do first: the recorder off, no debug
+// logging of `subsys`, no deferred send to post where the call flushes.
 template <bool Flushes>
-inline bool pass_through(const void* buf, MPI_Datatype type) noexcept {
-  if (disabled() || fault::hooks::on() || (Flushes && have_deferred_sends())) return false;
-  if (log::enabled(log::Level::debug, log::kP2p)) return false;
-  if (shape_of(type) != TypeShape::contiguous || gpu::maybe_device(buf)) return false;
-  count_call(false);
-  return true;
+__attribute__((always_inline)) inline bool quiet(uint32_t subsys) noexcept {
+  return __atomic_load_n(&g_disabled, __ATOMIC_RELAXED) == 0 && !fault::hooks::on() &&
+         !(Flushes && have_deferred_sends()) && !log::enabled(log::Level::debug, subsys);
 }
 
-// A collective's pass-through, in the wrapper before any role is built:
-// the interposer on, the recorder off, nothing deferred to post first
-// (collectives flush), and then every buffer host memory of a datatype
-// known to be one run of bytes per element (host_contiguous, below, once
-// per buffer argument).
-inline bool collective_may_pass() noexcept {
-  return !disabled() && !fault::hooks::on() && !have_deferred_sends() && !log::enabled(log::Level::debug, log::kColl);
+// The pass-through of a point-to-point call: host data of a datatype whose
+// elements are single runs of bytes (types/fast_types.hpp) goes to the
+// library at once.
+template <bool Flushes>
+__attribute__((always_inline)) inline bool pass_through(const void* buf, MPI_Datatype type) noexcept {
+  return quiet<Flushes>(log::kP2p) && fast_shape(type) == TypeShape::contiguous && gpu::surely_host(buf) &&
+         count_own_call(false);
 }
+
+// A collective's pass-through: quiet (collectives flush), and then every
+// buffer host memory of a datatype known to be one run of bytes per
+// element (host_contiguous, below, once per buffer argument).
+__attribute__((always_inline)) inline bool collective_may_pass() noexcept { return quiet<true>(log::kColl); }
 // Never asks the library about the handle: the argument may not matter on
 // this rank (a non-root's receive type), so it may be anything.
-inline bool host_contiguous(const void* buf, MPI_Datatype type) noexcept {
+__attribute__((always_inline)) inline bool host_contiguous(const void* buf, MPI_Datatype type) noexcept {
   return buf == nullptr || buf == MPI_IN_PLACE ||
-         (buf != MPI_BOTTOM && fast_shape(type) == TypeShape::contiguous && !gpu::maybe_device(buf));
+         (buf != MPI_BOTTOM && fast_shape(type) == TypeShape::contiguous && gpu::surely_host(buf));
 }
-inline bool host_bytes(const void* buf) noexcept {
-  return buf == nullptr || buf == MPI_IN_PLACE || (buf != MPI_BOTTOM && !gpu::maybe_device(buf));
+__attribute__((always_inline)) inline bool host_bytes(const void* buf) noexcept {
+  return buf == nullptr || buf == MPI_IN_PLACE || (buf != MPI_BOTTOM && gpu::surely_host(buf));
 }
-inline bool passed() noexcept {
-  count_call(false);
-  return true;
-}
+__attribute__((always_inline)) inline bool passed() noexcept { return count_own_call(false); }
 
 // A completion call among whose requests none can be Strata's: no Strata
 // request pending, no deferred send, no orphan to progress, the recorder
 // off. The library's call at once.
-inline bool nothing_to_complete() noexcept {
-  if (disabled() || fault::hooks::on() || have_deferred_sends() || !pending_empty()) return false;
-  count_call(false);
-  return true;
+__attribute__((always_inline)) inline bool nothing_to_complete() noexcept {
+  return quiet<true>(0) && pending_empty() && count_own_call(false);
 }
 
 template <calls::Kind K, class LibraryCall, class Handler>
 int enter(calls::Id id, LibraryCall& library, Handler handler) noexcept {
-  const bool off = disabled();
+  const bool off = disabled();  // read here first where switched_off() could not tell
   count_call(off);
   if (off) return library();
   if constexpr (calls::flushes(K)) flush_deferred_sends();

@@ -156,7 +156,10 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
         ::strata::calls::Id::fn, library, [&]() -> int { STRATA_HANDLE_##kind(fn, args, roles) }); \
   }                                                                                                \
   }                                                                                                \
-  extern "C" STRATA_API int fn params { STRATA_FAST_##kind(fn, args, roles) return strata_handle_##fn args; }
+  extern "C" STRATA_API int fn params {                                                            \
+    if (::strata::interposer::shim::switched_off()) return ::strata::mpi::real().fn args;         \
+    STRATA_FAST_##kind(fn, args, roles) return strata_handle_##fn args;                            \
+  }
 #include "mpi/calls/each_call.inc"
 #undef STRATA_CALL
 // NOLINTEND(bugprone-macro-parentheses)

@@ -46,9 +46,25 @@ struct alignas(64) CallSlot {
 };
 extern CallSlot g_call_slots[kCallSlots + 1];
 CallSlot* claim_call_slot() noexcept;
-__attribute__((always_inline)) inline void count_call(bool passed_through) noexcept {
-  // initial-exec: one instruction, not a __tls_get_addr call (as fault/hooks.hpp)
+// This thread's slot (null until its first counted call). initial-exec:
+// one instruction, not a __tls_get_addr call (as fault/hooks.hpp).
+inline CallSlot*& my_call_slot() noexcept {
   static thread_local CallSlot* slot __attribute__((tls_model("initial-exec"))) = nullptr;
+  return slot;
+}
+// The pass-throughs' count: plain stores into a slot of this thread's own;
+// false (nothing counted) where that needs a call or a locked instruction
+// (the thread's first call, or a thread past kCallSlots): the caller then
+// takes its general path, which counts with count_call.
+__attribute__((always_inline)) inline bool count_own_call(bool passed_through) noexcept {
+  CallSlot* slot = my_call_slot();
+  if (slot == nullptr || slot == &g_call_slots[kCallSlots]) return false;
+  slot->calls.store(slot->calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (passed_through) slot->passed.store(slot->passed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return true;
+}
+__attribute__((always_inline)) inline void count_call(bool passed_through) noexcept {
+  CallSlot*& slot = my_call_slot();
   if (__builtin_expect(slot == nullptr, 0)) slot = claim_call_slot();
   if (slot != &g_call_slots[kCallSlots]) {
     slot->calls.store(slot->calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

@@ -3,6 +3,8 @@
 #include "base/handle_table.hpp"
 #include "interposer/types/type_cache.hpp"
 
+#include <type_traits>
+
 namespace strata::interposer {
 namespace {
 
@@ -10,17 +12,15 @@ namespace {
 constexpr int kBlockBits = 25;
 constexpr int kSizeBits = 36;
 
-HandleTable<8192>& table() {
-  static auto* t = new HandleTable<8192>();  // never destroyed: asked until the process ends
-  return *t;
-}
-
 uint64_t fits(int64_t v, int bits) { return v > 0 && v < (int64_t{1} << bits) ? static_cast<uint64_t>(v) : 0; }
 
 }  // namespace
 
+HandleTable<8192> g_fast_types;
+static_assert(std::is_trivially_destructible_v<HandleTable<8192>>, "asked until the process ends: never destroyed");
+
 FastType fast_type(MPI_Datatype type) noexcept {
-  const uint64_t w = table().find(type);
+  const uint64_t w = g_fast_types.find(type);
   FastType t;
   t.shape = static_cast<TypeShape>(w & 3);
   t.reducible = ((w >> 2) & 1) != 0;
@@ -29,9 +29,8 @@ FastType fast_type(MPI_Datatype type) noexcept {
   return t;
 }
 
-TypeShape shape_of(MPI_Datatype type) noexcept {
-  const TypeShape s = fast_shape(type);
-  if (s != TypeShape::unknown || type == MPI_DATATYPE_NULL) return s;
+TypeShape learn_shape(MPI_Datatype type) noexcept {
+  if (type == MPI_DATATYPE_NULL) return TypeShape::unknown;
   (void)type_cache().find_usable(type);  // describes and remembers it (type_cache.cpp)
   return fast_shape(type);
 }
@@ -39,9 +38,9 @@ TypeShape shape_of(MPI_Datatype type) noexcept {
 void remember_type(MPI_Datatype type, const FastType& what) noexcept {
   const uint64_t w = static_cast<uint64_t>(what.shape) | (what.reducible ? 4u : 0u) |
                      (fits(what.block, kBlockBits) << 3) | (fits(what.size, kSizeBits) << (3 + kBlockBits));
-  table().set(type, w);
+  g_fast_types.set(type, w);
 }
 
-void forget_shape(MPI_Datatype type) noexcept { table().forget(type); }
+void forget_shape(MPI_Datatype type) noexcept { g_fast_types.forget(type); }
 
 }  // namespace strata::interposer

@@ -7,6 +7,8 @@
 // types on first use), cleared when it is freed (base/handle_table.hpp).
 #pragma once
 
+#include "base/handle_table.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>
@@ -22,12 +24,23 @@ struct FastType {
   int64_t size = 0;        // bytes of one element's data (0: too large to keep)
 };
 
+// The table: one word per type, its low two bits the shape. A namespace-
+// scope object, constant-initialised (no guard on the hot path) and
+// trivially destructible (asked until the process ends).
+extern HandleTable<8192> g_fast_types;
+
 // unknown: not in the table (not seen yet, evicted, or freed).
 FastType fast_type(MPI_Datatype type) noexcept;
-inline TypeShape fast_shape(MPI_Datatype type) noexcept { return fast_type(type).shape; }
+__attribute__((always_inline)) inline TypeShape fast_shape(MPI_Datatype type) noexcept {
+  return static_cast<TypeShape>(g_fast_types.find(type) & 3);
+}
 // fast_shape, learning a type not seen yet (a predefined one, or one
 // committed before Strata was there) from the type cache: a lock, once.
-TypeShape shape_of(MPI_Datatype type) noexcept;
+TypeShape learn_shape(MPI_Datatype type) noexcept;
+__attribute__((always_inline)) inline TypeShape shape_of(MPI_Datatype type) noexcept {
+  const TypeShape s = fast_shape(type);
+  return __builtin_expect(s != TypeShape::unknown, 1) ? s : learn_shape(type);
+}
 void remember_type(MPI_Datatype type, const FastType& what) noexcept;
 inline void remember_shape(MPI_Datatype type, TypeShape shape) noexcept {
   FastType t;

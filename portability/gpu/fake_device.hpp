@@ -76,10 +76,6 @@ void* host_view(const void* ptr) noexcept;
 // (allocations made here are known; forget() makes them cost one query
 // again; host memory one query per 2 MiB).
 device::Pointer classify(const void* ptr) noexcept;
-// As gpu_runtime.cu's: false only for an address in a host granule that
-// classify() has already answered (so that a host buffer takes the same
-// pass-through paths, in the same calls, as with a GPU).
-bool maybe_device(const void* ptr) noexcept;
 void forget_classifications() noexcept;
 uint64_t classify_runtime_queries() noexcept;
 

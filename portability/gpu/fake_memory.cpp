@@ -11,6 +11,7 @@
 #include "portability/gpu/fake_device.hpp"
 
 #include "base/log.hpp"
+#include "portability/gpu/host_hints.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -48,6 +49,9 @@ class Table {
   void insert(uintptr_t base, const Allocation& a) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     map_[base] = a;
+    // As gpu_runtime.cu: a granule taken for host before is not host now
+    // (pinned and pageable memory may share one).
+    if (a.kind == Kind::device) hints::forget_host(base, base + a.mapped);
   }
 
   // Removes the allocation starting exactly at `base` if it is of `kind`.
@@ -83,6 +87,7 @@ class Table {
         if (it != map_.end()) it->second.known = true;
       } else {
         host_granules_.insert(a >> kGranuleShift);
+        if (!device_in_granule(a >> kGranuleShift)) hints::remember_host(a);
       }
     }
     if (!is_allocation) return device::Pointer{};
@@ -90,20 +95,27 @@ class Table {
     return device::Pointer{device::MemoryKind::device, found.device};
   }
 
-  bool maybe_device(uintptr_t a) const {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    uintptr_t base = 0;
-    Allocation found;
-    return host_granules_.count(a >> kGranuleShift) == 0 || find_locked(a, &base, &found);
-  }
-
   void forget() {
     std::unique_lock<std::shared_mutex> lock(mu_);
     for (auto& entry : map_) entry.second.known = false;
     host_granules_.clear();
+    hints::forget_all();
   }
 
  private:
+  // Does a device allocation lie (partly) in granule `g`? Then the granule
+  // is never hinted as host. Allocations do not overlap: walk down from the
+  // last one that starts before the granule ends.
+  bool device_in_granule(uintptr_t g) const {
+    const uintptr_t start = g << kGranuleShift, end = (g + 1) << kGranuleShift;
+    for (auto it = map_.lower_bound(end); it != map_.begin();) {
+      --it;
+      if (it->first + it->second.mapped <= start) return false;
+      if (it->second.kind == Kind::device) return true;
+    }
+    return false;
+  }
+
   bool find_locked(uintptr_t a, uintptr_t* base, Allocation* out) const {
     auto it = map_.upper_bound(a);
     if (it == map_.begin()) return false;
@@ -296,15 +308,6 @@ device::Pointer classify(const void* ptr) noexcept {
   }
   if (queried) g_queries.fetch_add(1, std::memory_order_relaxed);
   return p;
-}
-
-bool maybe_device(const void* ptr) noexcept {
-  if (ptr == nullptr) return false;
-  try {
-    return table().maybe_device(reinterpret_cast<uintptr_t>(ptr));
-  } catch (...) {  // the lock failed: ask classify()
-    return true;
-  }
 }
 
 void forget_classifications() noexcept { table().forget(); }

@@ -10,8 +10,10 @@
 #include <strata/device.hpp>
 #include <strata/status.hpp>
 
+#include "portability/gpu/host_hints.hpp"
 #include "portability/layout/box_copies.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -81,10 +83,25 @@ Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool
 
 // --- pointer classification (cached; see strata/device.hpp) -----------------
 device::Pointer classify(const void* ptr) noexcept;
-// The hot path's question, lock-free: false when `ptr` is certainly not
-// device or managed memory (no device backend, or a host granule the cache
-// knows); true when classify() must be asked.
-bool maybe_device(const void* ptr) noexcept;
+// The hot path's question, lock-free and inline (host_hints.hpp): false
+// when `ptr` is certainly not device or managed memory (no device backend,
+// or a host granule classify() has answered); true when classify() must be
+// asked.
+bool backend_present() noexcept;  // available(), remembered in hints::g_backend
+// The pass-throughs' form, without a call: true only where maybe_device
+// would answer false without asking the backend (false before the first
+// maybe_device has learnt whether there is one).
+__attribute__((always_inline)) inline bool surely_host(const void* ptr) noexcept {
+  if (ptr == nullptr) return true;
+  const int backend = hints::g_backend.load(std::memory_order_relaxed);
+  return backend == 0 || (backend > 0 && hints::known_host(reinterpret_cast<uintptr_t>(ptr)));
+}
+__attribute__((always_inline)) inline bool maybe_device(const void* ptr) noexcept {
+  if (ptr == nullptr) return false;
+  const int backend = hints::g_backend.load(std::memory_order_relaxed);
+  if (backend == 0 || (backend < 0 && !backend_present())) return false;
+  return !hints::known_host(reinterpret_cast<uintptr_t>(ptr));
+}
 // Forgets cached classifications (tests; after the runtime is reset).
 void forget_classifications() noexcept;
 // For tests: how many times classify() has asked the runtime (cache misses).

@@ -429,10 +429,7 @@ class PointerCache {
  public:
   // Lock-free: is `a` in a granule known to hold pageable host memory? (A
   // direct-mapped copy of host_granules_: a miss says nothing.)
-  bool known_host(uintptr_t a) const noexcept {
-    const uintptr_t g = a >> kGranuleShift;
-    return host_hint_[g % kHints].load(std::memory_order_acquire) == g + 1;
-  }
+  bool known_host(uintptr_t a) const noexcept { return hints::known_host(a); }
 
   bool lookup(uintptr_t a, device::Pointer* out) const {
     std::shared_lock<std::shared_mutex> lock(mu_);
@@ -473,12 +470,9 @@ class PointerCache {
       return;  // pinned and pageable memory may share a granule
     }
     // A granule wrongly entered as host before this range was known.
+    hints::forget_host(base, end);
     const uintptr_t g0 = base >> kGranuleShift;
     const uintptr_t g1 = (end - 1) >> kGranuleShift;
-    for (uintptr_t g = g0; g <= g1 && g - g0 < kHints; ++g) {
-      uintptr_t expected = g + 1;
-      host_hint_[g % kHints].compare_exchange_strong(expected, 0, std::memory_order_acq_rel);
-    }
     if (g1 - g0 < host_granules_.size()) {
       for (uintptr_t g = g0; g <= g1; ++g) {
         host_granules_.erase(g);
@@ -498,7 +492,7 @@ class PointerCache {
     }
     const uintptr_t g = a >> kGranuleShift;
     host_granules_.insert(g);
-    host_hint_[g % kHints].store(g + 1, std::memory_order_release);
+    hints::remember_host(a);
   }
 
   void forget_containing(uintptr_t a) {
@@ -516,7 +510,7 @@ class PointerCache {
     std::unique_lock<std::shared_mutex> lock(mu_);
     ranges_.clear();
     host_granules_.clear();
-    for (auto& h : host_hint_) h.store(0, std::memory_order_release);
+    hints::forget_all();
   }
 
  private:
@@ -524,11 +518,9 @@ class PointerCache {
     uintptr_t end;
     device::Pointer what;
   };
-  static constexpr size_t kHints = 4096;
   mutable std::shared_mutex mu_;
   std::map<uintptr_t, Entry> ranges_;
   std::unordered_set<uintptr_t> host_granules_;
-  std::atomic<uintptr_t> host_hint_[kHints] = {};  // granule + 1, or 0
 };
 
 // Never destroyed: classify may run from atexit handlers (MPI_Finalize).
@@ -745,9 +737,10 @@ device::Pointer classify(const void* ptr) noexcept {
   return classify_uncached(ptr);
 }
 
-bool maybe_device(const void* ptr) noexcept {
-  if (ptr == nullptr || !available()) return false;
-  return !cache().known_host(reinterpret_cast<uintptr_t>(ptr));
+bool backend_present() noexcept {
+  const bool present = available();
+  hints::g_backend.store(present ? 1 : 0, std::memory_order_relaxed);
+  return present;
 }
 
 void forget_classifications() noexcept { cache().clear(); }

@@ -60,7 +60,11 @@ Status copy_box_async(const detail::BoxCopy& box, char* user, char* packed, bool
 }
 
 device::Pointer classify(const void* p) noexcept { STRATA_FAKE_OR(classify(p), device::Pointer{}); }
-bool maybe_device(const void* p) noexcept { return fake::enabled() && fake::maybe_device(p); }
+bool backend_present() noexcept {
+  const bool present = fake::enabled();
+  hints::g_backend.store(present ? 1 : 0, std::memory_order_relaxed);
+  return present;
+}
 void forget_classifications() noexcept {
   if (fake::enabled()) fake::forget_classifications();
 }

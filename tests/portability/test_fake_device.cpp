@@ -49,7 +49,9 @@ struct DeviceBuffer {
   size_t bytes = 0;
   explicit DeviceBuffer(size_t n) : bytes(n) { EXPECT_OK(gpu::malloc_device(&ptr, n)); }
   ~DeviceBuffer() {
-    if (ptr != nullptr) EXPECT_OK(gpu::free_device(ptr));
+    if (ptr != nullptr) {
+      EXPECT_OK(gpu::free_device(ptr));
+    }
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
