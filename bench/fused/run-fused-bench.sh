@@ -32,19 +32,19 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 torch_args=()
 if [ "$torch" = 1 ]; then
-  # Each step is bounded (STRATA_BENCH_STEP_SECONDS, default 600): a stalled
+  # Each step is bounded (STRATA_TEST_BENCH_STEP_SECONDS, default 600): a stalled
   # step is named and the table is still printed without its columns.
-  if timeout "${STRATA_BENCH_STEP_SECONDS:-600}" mpirun -np "$np" -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
+  if timeout "${STRATA_TEST_BENCH_STEP_SECONDS:-600}" mpirun -np "$np" -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
       -x PYTHONPATH -x PYTHONFAULTHANDLER=1 \
       python3 "$here/torch_peer.py" --tokens "$tokens" --hidden "$hidden" --out "$tmp/torch.json" >"$tmp/torch.log" 2>&1; then
     torch_args=(--torch "$tmp/torch.json")
   else
     rc=$?
-    [ "$rc" = 124 ] && echo "torch_peer.py stalled: no result within ${STRATA_BENCH_STEP_SECONDS:-600} s" >&2
+    [ "$rc" = 124 ] && echo "torch_peer.py stalled: no result within ${STRATA_TEST_BENCH_STEP_SECONDS:-600} s" >&2
     echo "torch_peer.py failed (rc $rc; PyTorch columns left empty); its last lines:" >&2
     tail -n 5 "$tmp/torch.log" >&2
   fi
 fi
-timeout "${STRATA_BENCH_STEP_SECONDS:-600}" mpirun -np "$np" -x NCCL_NVLS_ENABLE "$build/bench/fused/strata-bench-fused" \
+timeout "${STRATA_TEST_BENCH_STEP_SECONDS:-600}" mpirun -np "$np" -x NCCL_NVLS_ENABLE "$build/bench/fused/strata-bench-fused" \
   --tokens "$tokens" --hidden "$hidden" "${torch_args[@]}" "${extra[@]}" ||
-  { rc=$?; [ "$rc" = 124 ] && echo "strata-bench-fused stalled: no result within ${STRATA_BENCH_STEP_SECONDS:-600} s" >&2; exit "$rc"; }
+  { rc=$?; [ "$rc" = 124 ] && echo "strata-bench-fused stalled: no result within ${STRATA_TEST_BENCH_STEP_SECONDS:-600} s" >&2; exit "$rc"; }
