@@ -8,7 +8,8 @@ namespace strata::interposer::packed {
 int MPI_Alltoallv(const LibraryRoute& library, const void* sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  if (coll::surely_library_only(comm)) {  // host buffers or not, no NCCL route here
+  // Host buffers or not, no NCCL route here (MPI_COMM_NULL: the library's error).
+  if (comm == MPI_COMM_NULL || coll::surely_library_only(comm)) {
     const int rc = alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     return rc == kStageWholeCall ? library() : rc;
   }

@@ -87,9 +87,12 @@ int64_t signature_bytes(MPI_Datatype t, int64_t count) {
 
 // Host buffers on a communicator where no Strata collective can run: the
 // library's call with nothing asked (the same answer decide() gives, from
-// the same facts, without a lock).
+// the same facts, without a lock). MPI_COMM_NULL too, whatever the
+// buffers: the library reports its own error (it checks the communicator
+// before it reads a buffer).
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
-  return coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs);
+  return comm == MPI_COMM_NULL ||
+         (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
 }
 
 // The decision, or the library route when it could not be made.

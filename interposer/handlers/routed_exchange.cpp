@@ -90,8 +90,10 @@ int64_t gather_block_bytes(const void* sendbuf, int sendcount, MPI_Datatype send
   return int64_t{size} * (in_place ? recvcount : sendcount);
 }
 
+// As routed.cpp's: MPI_COMM_NULL is the library's error, whatever the buffers.
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
-  return coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs);
+  return comm == MPI_COMM_NULL ||
+         (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
 }
 
 }  // namespace

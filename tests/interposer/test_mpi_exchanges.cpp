@@ -357,6 +357,41 @@ TEST(Exchanges, Allgatherv) {
   }
 }
 
+// A routed collective on MPI_COMM_NULL is the library's error, whatever
+// memory its buffers are in: the same class as the library alone gives for
+// host buffers (before, device buffers got Strata's MPI_ERR_ARG from the
+// routing decision).
+TEST(Exchanges, NullCommunicatorIsTheLibrarysError) {
+  REQUIRE_MEMORY();
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int np = size_of(MPI_COMM_WORLD);
+  Layout l(Types().all()[0], 4 * np);
+  Placed a(l), b(l);
+  std::vector<int> ha(static_cast<size_t>(4 * np)), hb(ha.size()), counts(static_cast<size_t>(np), 1),
+      displs(static_cast<size_t>(np));
+  for (int p = 0; p < np; ++p) displs[p] = p;
+  auto cls = [](int rc) {
+    int c = rc;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &c);
+    return c;
+  };
+  const MPI_Comm null = MPI_COMM_NULL;
+  EXPECT_EQ(cls(MPI_Allreduce(a.data(), b.data(), 1, MPI_INT, MPI_SUM, null)),
+            cls(PMPI_Allreduce(ha.data(), hb.data(), 1, MPI_INT, MPI_SUM, null)));
+  EXPECT_EQ(cls(MPI_Bcast(a.data(), 1, MPI_INT, 0, null)), cls(PMPI_Bcast(ha.data(), 1, MPI_INT, 0, null)));
+  EXPECT_EQ(cls(MPI_Alltoall(a.data(), 1, MPI_INT, b.data(), 1, MPI_INT, null)),
+            cls(PMPI_Alltoall(ha.data(), 1, MPI_INT, hb.data(), 1, MPI_INT, null)));
+  EXPECT_EQ(cls(MPI_Alltoallv(a.data(), counts.data(), displs.data(), MPI_INT, b.data(), counts.data(), displs.data(),
+                              MPI_INT, null)),
+            cls(PMPI_Alltoallv(ha.data(), counts.data(), displs.data(), MPI_INT, hb.data(), counts.data(),
+                               displs.data(), MPI_INT, null)));
+  EXPECT_EQ(cls(MPI_Gather(a.data(), 1, MPI_INT, b.data(), 1, MPI_INT, 0, null)),
+            cls(PMPI_Gather(ha.data(), 1, MPI_INT, hb.data(), 1, MPI_INT, 0, null)));
+  EXPECT_EQ(cls(MPI_Allgatherv(a.data(), 1, MPI_INT, b.data(), counts.data(), displs.data(), MPI_INT, null)),
+            cls(PMPI_Allgatherv(ha.data(), 1, MPI_INT, hb.data(), counts.data(), displs.data(), MPI_INT, null)));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 #if defined(STRATA_TEST_DEVICE_MEMORY)
 // The ranks agree on the NCCL route at the first all-to-all of a fresh
 // communicator, and next at its third: at the second, rank 1 passes host
