@@ -9,6 +9,7 @@
 #include "fault/dump.hpp"
 #include "fault/oob/wire.hpp"
 #include "fault/state.hpp"
+#include "fault/terminate_hooks.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -64,6 +65,7 @@ void Agent::enforce(const Diagnosis& d) {
   // Its record was written above: a second one now could be cut short by
   // the launcher, which is ending the ranks that have exited.
   STRATA_LOG(warn, kFault, "the fault policy ends the job: exit code %d", settings_.exit_code);
+  run_terminate_hooks();  // e.g. NCCL communicators aborted: nothing left spinning on a GPU
   ::_exit(settings_.exit_code);  // the user asked for it (STRATA_FAULT_ACTION)
 }
 
@@ -120,6 +122,7 @@ void Agent::terminate_told(oob::Connection& coordinator, int code) {
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
   }
   // The one place Strata ends a process: the user asked for it (STRATA_FAULT_ACTION).
+  run_terminate_hooks();
   ::_exit(code);
 }
 

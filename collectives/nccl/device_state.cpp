@@ -1,17 +1,55 @@
 #include "collectives/nccl/device_state.hpp"
 
 #include "base/log.hpp"
+#include "fault/terminate_hooks.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <vector>
 
 namespace strata::coll::device {
 
 using mpi::real;
 
 namespace {
+
+// Every live NCCL communicator of the process, for the fault policy's end
+// (fault/terminate_hooks.hpp): a rank ended while its kernel waits for a
+// peer aborts them first, so nothing is left spinning on the GPU.
+std::mutex g_live_mutex;
+std::vector<ncclComm_t>* g_live = new std::vector<ncclComm_t>();  // never destroyed: read at the end
+
+// On the fault agent's thread, other threads anywhere (perhaps in
+// ncclCommInitRank, holding no lock of ours but possibly about to take
+// this one): try_lock only. ncclCommAbort is NCCL's way to end a
+// communicator another thread may be blocked on.
+void abort_live_comms() noexcept {
+  std::unique_lock<std::mutex> lock(g_live_mutex, std::try_to_lock);
+  const nccl::Library* lib = nccl::library();
+  if (!lock.owns_lock() || lib == nullptr || lib->CommAbort == nullptr) return;
+  for (ncclComm_t c : *g_live) lib->CommAbort(c);
+  STRATA_LOG(warn, kColl, "fault policy: %zu NCCL communicator(s) aborted", g_live->size());
+  g_live->clear();
+}
+
+void remember_live(ncclComm_t comm) noexcept {
+  static const bool hooked = fault::add_terminate_hook(abort_live_comms);
+  (void)hooked;
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  try {
+    g_live->push_back(comm);
+  } catch (...) {  // out of memory: this one is not aborted at a fault policy's end, only freed with the process
+  }
+}
+
+void forget_live(ncclComm_t comm) noexcept {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  g_live->erase(std::remove(g_live->begin(), g_live->end(), comm), g_live->end());
+}
 
 State& state_of(Context& context) {
   if (context.device_state == nullptr) context.device_state = new State();
@@ -54,6 +92,7 @@ Result<ncclComm_t> comm_for(Context& context, MPI_Comm mpi_comm) noexcept {
   Result<ncclComm_t> made = create_comm(mpi_comm);
   if (!made) return made.status();
   s.comms.emplace(key, made.value());
+  remember_live(made.value());
   return made.value();
 }
 
@@ -119,6 +158,7 @@ void destroy(State* state) noexcept {
   if (state == nullptr) return;
   const nccl::Library* lib = nccl::library();
   for (auto& [key, comm] : state->comms) {
+    forget_live(comm);
     if (lib != nullptr) lib->CommDestroy(comm);
   }
   if (state->scratch != nullptr) gpu::free_device(state->scratch);
