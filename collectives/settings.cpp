@@ -37,11 +37,14 @@ config::ChoiceParam<ExchangeRoute> g_exchange{
 // Measured on 2 x H100 (bench/results/exchange-device-h100x2.md): below 512 B
 // a block, the library's gather of staged device buffers (19 us) beats NCCL's
 // grouped sends (20.5 us); from 512 B NCCL wins, 10x at 1 MiB.
-config::IntParam g_gather_nccl_min{"STRATA_COLL_GATHER_NCCL_MIN", 512,
+config::IntParam g_gather_nccl_min{"STRATA_COLL_GATHER_NCCL_MIN",
+                                   512,
                                    "MPI_Gather on device buffers: blocks (one rank's part) of fewer bytes go to the "
                                    "library's call, device buffers staged; blocks of this many bytes or more to NCCL "
                                    "(STRATA_COLL_EXCHANGE=nccl). The same on every rank",
-                                   0, int64_t{1} << 40, true};
+                                   0,
+                                   int64_t{1} << 40,
+                                   true};
 
 }  // namespace
 

@@ -65,7 +65,7 @@ void Agent::enforce(const Diagnosis& d) {
   // Its record was written above: a second one now could be cut short by
   // the launcher, which is ending the ranks that have exited.
   STRATA_LOG(warn, kFault, "the fault policy ends the job: exit code %d", settings_.exit_code);
-  run_terminate_hooks();  // e.g. NCCL communicators aborted: nothing left spinning on a GPU
+  run_terminate_hooks();         // e.g. NCCL communicators aborted: nothing left spinning on a GPU
   ::_exit(settings_.exit_code);  // the user asked for it (STRATA_FAULT_ACTION)
 }
 

@@ -111,9 +111,8 @@ void run_null() {
   char byte = 1;
   MPI_Request r = MPI_REQUEST_NULL;
   report("null-send", 1, timed([&] { MPI_Send(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD); }));
-  report("null-recv", 1, timed([&] {
-           MPI_Recv(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-         }));
+  report("null-recv", 1,
+         timed([&] { MPI_Recv(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }));
   report("null-isend-wait", 1, timed([&] {
            MPI_Isend(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &r);
            MPI_Wait(&r, MPI_STATUS_IGNORE);

@@ -91,8 +91,7 @@ int64_t signature_bytes(MPI_Datatype t, int64_t count) {
 // buffers: the library reports its own error (it checks the communicator
 // before it reads a buffer).
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
-  return comm == MPI_COMM_NULL ||
-         (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
+  return comm == MPI_COMM_NULL || (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
 }
 
 // The decision, or the library route when it could not be made.

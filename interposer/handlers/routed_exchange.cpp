@@ -92,8 +92,7 @@ int64_t gather_block_bytes(const void* sendbuf, int sendcount, MPI_Datatype send
 
 // As routed.cpp's: MPI_COMM_NULL is the library's error, whatever the buffers.
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
-  return comm == MPI_COMM_NULL ||
-         (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
+  return comm == MPI_COMM_NULL || (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
 }
 
 }  // namespace

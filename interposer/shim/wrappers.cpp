@@ -124,8 +124,8 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 // same answer on every rank. Host buffers alone would not do: a rank whose
 // buffers passed while another's (a derived type, a new host granule) went
 // on to decide would hang (test_mpi_divergence).
-#define STRATA_FAST_packed(fn, args, arguments)       \
-  STRATA_FAST_COLL(fn, args, STRATA_ROLE_3 arguments, \
+#define STRATA_FAST_packed(fn, args, arguments)                                        \
+  STRATA_FAST_COLL(fn, args, STRATA_ROLE_3 arguments,                                  \
                    &&(::strata::calls::Id::fn != ::strata::calls::Id::MPI_Alltoallv || \
                       ::strata::coll::surely_library_only(STRATA_ROLE_1 arguments)))
 #define STRATA_FAST_flush(fn, args, arguments)
@@ -157,7 +157,7 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
   }                                                                                                \
   }                                                                                                \
   extern "C" STRATA_API int fn params {                                                            \
-    if (::strata::interposer::shim::switched_off()) return ::strata::mpi::real().fn args;         \
+    if (::strata::interposer::shim::switched_off()) return ::strata::mpi::real().fn args;          \
     STRATA_FAST_##kind(fn, args, roles) return strata_handle_##fn args;                            \
   }
 #include "mpi/calls/each_call.inc"

@@ -116,8 +116,8 @@ std::string decisions_alike() {
   MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
   if (least == most) return "";
-  return "ranks took different numbers of routing decisions (" + std::to_string(least) + " to " +
-         std::to_string(most) + " so far): a rank decided where another passed the call to the library";
+  return "ranks took different numbers of routing decisions (" + std::to_string(least) + " to " + std::to_string(most) +
+         " so far): a rank decided where another passed the call to the library";
 }
 
 struct Run {
