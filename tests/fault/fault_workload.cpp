@@ -6,9 +6,17 @@
 // hides a wrong answer.
 //
 //   fault_workload [--iters N] [--seconds S] [--compute-us U] [--p2p ring|none] [--nonblocking]
+//                  [--memory host|device]
+//
+// --memory device: the allreduce's buffers in device memory (a GPU per rank,
+// rank r on device r % n; or, in a CPU build, the interposer's device
+// stand-in, STRATA_FAKE_DEVICE=N), so that the interposer routes it to NCCL
+// (or the stand-in's NCCL): the fault drills of GPU collectives.
 //
 // --seconds: stop after S seconds (rank 0's clock, agreed through the
 // allreduce) or N iterations, whichever comes first.
+#include "support/test_device_memory.hpp"
+
 #include <mpi.h>
 
 #include <cstdio>
@@ -42,7 +50,7 @@ int check(int rc, const char* what) {
 int main(int argc, char** argv) {
   long iters = 200, compute_us = 0;
   double seconds = 0;
-  bool ring = true, nonblocking = false;
+  bool ring = true, nonblocking = false, device = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) {
       iters = std::atol(argv[++i]);
@@ -55,10 +63,12 @@ int main(int argc, char** argv) {
       ring = std::strcmp(argv[++i], "none") != 0;
     } else if (!std::strcmp(argv[i], "--nonblocking")) {
       nonblocking = true;
+    } else if (!std::strcmp(argv[i], "--memory") && i + 1 < argc) {
+      device = std::strcmp(argv[++i], "device") == 0;
     } else {
       std::fprintf(stderr,
                    "usage: fault_workload [--iters N] [--seconds S] [--compute-us U] [--p2p ring|none] "
-                   "[--nonblocking]\n");
+                   "[--nonblocking] [--memory host|device]\n");
       return 2;
     }
   }
@@ -67,6 +77,18 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  void* dev_in = nullptr;
+  void* dev_out = nullptr;
+  if (device) {
+    const int gpus = strata_test::test_device_count();
+    if (gpus <= 0) {
+      std::fprintf(stderr, "fault_workload: --memory device but no device on rank %d\n", rank);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    strata_test::test_device_select(rank % gpus);
+    dev_in = strata_test::test_device_alloc(2 * sizeof(long));
+    dev_out = strata_test::test_device_alloc(2 * sizeof(long));
+  }
   const double t0 = MPI_Wtime();
   long bad = 0, done = 0;
   for (long it = 1; it <= iters; ++it) {
@@ -92,7 +114,13 @@ int main(int argc, char** argv) {
     }
     // The sum checks the collective; the second value is rank 0's "time is up".
     long mine[2] = {rank + it, rank == 0 && seconds > 0 && MPI_Wtime() - t0 >= seconds ? 1 : 0}, sum[2] = {0, 0};
-    check(MPI_Allreduce(mine, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+    if (device) {
+      strata_test::test_device_to(dev_in, mine, sizeof mine);
+      check(MPI_Allreduce(dev_in, dev_out, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+      strata_test::test_device_from(sum, dev_out, sizeof sum);
+    } else {
+      check(MPI_Allreduce(mine, sum, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+    }
     if (sum[0] != static_cast<long>(size) * (size - 1) / 2 + static_cast<long>(size) * it) ++bad;
     done = it;
     if (sum[1] != 0) break;
@@ -103,6 +131,10 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     std::printf("fault_workload: %ld iterations on %d ranks in %.3f s (%.1f us each), %ld wrong results\n", done, size,
                 elapsed, 1e6 * elapsed / static_cast<double>(done > 0 ? done : 1), all_bad);
+  }
+  if (device) {
+    strata_test::test_device_free(dev_in);
+    strata_test::test_device_free(dev_out);
   }
   MPI_Finalize();
   return all_bad == 0 ? 0 : 1;

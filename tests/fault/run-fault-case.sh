@@ -16,10 +16,17 @@
 # (e.g. --oversubscribe), FAULT_ENV_STYLE (x: Open MPI's -x, genv: MPICH).
 #
 # Cases: noncomm_hang comm_hang comm_hang_nonblocking noncomm_slow comm_slow
-# comm_slow_probe death death_coordinator signal_dump exclude clean
+# comm_slow_probe death death_coordinator signal_dump exclude clean; each
+# with the prefix device_ runs the allreduce on device memory (routed to
+# NCCL: the GPU drills), with FAULT_FAKE_DEVICE=N on the CPU build's device
+# stand-in; FAULT_EXPECT_NCCL_ABORT=1 (a GPU) also checks that a hang ended
+# by the policy aborted the NCCL communicators.
 set -u
 case_name=$1
 seed=$2
+memory=host
+case $case_name in device_*) memory=device ;; esac
+scenario=${case_name#device_}
 np=${FAULT_NP:-8}
 mpirun=${FAULT_MPIRUN:-mpirun}
 flags=${FAULT_MPIRUN_FLAGS:---oversubscribe}
@@ -39,7 +46,7 @@ after=$((40 + RANDOM % 40))
 expect_rc=0 expect_class="" expect_ranks="" expect_link="" inject="" max_lag=10 max_ms=""
 args=(--iters $((after + 40)) --compute-us 100)
 env=(STRATA_FAULT=1 STRATA_FAULT_DIR="$dir" STRATA_LOG=warn)
-case $case_name in
+case $scenario in
   noncomm_hang)  # a rank stops before an allreduce: computing forever
     inject="stall:rank=$rank,op=allreduce,after=$after"
     env+=(STRATA_FAULT_ACTION=abort); args=(--iters 100000)
@@ -85,6 +92,10 @@ case $case_name in
   *) echo "run-fault-case: unknown case $case_name" >&2; exit 2 ;;
 esac
 [ -n "$inject" ] && env+=("STRATA_FAULT_INJECT=$inject")
+if [ "$memory" = device ]; then
+  args+=(--memory device)
+  [ -n "${FAULT_FAKE_DEVICE:-}" ] && env+=("STRATA_FAKE_DEVICE=$FAULT_FAKE_DEVICE")
+fi
 [ -n "${FAULT_PRELOAD:-}" ] && env+=("LD_PRELOAD=$FAULT_PRELOAD")
 
 env_args=()
@@ -135,10 +146,13 @@ else
     [ "$lag" -le "$max_lag" ] || fail "detected $lag iterations after the onset, more than $max_lag"
   fi
 fi
-if [ "$case_name" = signal_dump ]; then
+if [ "${FAULT_EXPECT_NCCL_ABORT:-0}" = 1 ] && [ "$expect_rc" = 75 ]; then
+  printf '%s\n' "$output" | grep -q "NCCL communicator(s) aborted" || fail "no rank aborted its NCCL communicators"
+fi
+if [ "$scenario" = signal_dump ]; then
   grep -q '"reason":"signal:11"' "$dir"/*.rank$rank.jsonl || fail "rank $rank wrote no flight record at SIGSEGV"
 fi
-if [ "$case_name" = exclude ]; then
+if [ "$scenario" = exclude ]; then
   grep -q "^host " "$dir"/*.exclude || fail "no exclude file with a host line"
 fi
 
@@ -150,7 +164,7 @@ printf '%s' "$report" | grep -q "\"size\": $np" || fail "strata-fault: no job of
 if [ -n "$expect_class" ]; then
   printf '%s' "$report" | grep -q "\"class\": \"$expect_class\"" || fail "strata-fault does not report '$expect_class'"
 fi
-case $case_name in
+case $scenario in
   noncomm_hang|exclude|comm_hang|comm_hang_nonblocking)  # post mortem from the records alone, too
     printf '%s' "$report" | sed -n '/"post_mortem"/,$p' | grep -q "\"class\": \"$expect_class\"" ||
       fail "strata-fault's post-mortem analysis does not find the '$expect_class'" ;;
