@@ -162,7 +162,7 @@ int run(int argc, char** argv) {
       if (pick == Algorithm::fallback) fallback = runner->ours(c, Algorithm::fallback);
       const Timing& strata = pick == Algorithm::fallback ? fallback : mine;
       if (one.ran && two.ran && two.us < one.us && crossover.count(h) == 0) crossover[h] = t;
-      for (const Timing* x : {&one, &two, &strata}) wrong = wrong || x->note == "wrong result";
+      for (const Timing* x : {&one, &two, &strata}) wrong = wrong || x->wrong;
       const TorchRow tr = torch.count({t, h}) ? torch.at({t, h}) : TorchRow{};
       const double moved = peer_bytes(pick, c.bytes(), size);
       const double gbs = strata.ran ? moved / (strata.us * 1e-6) / 1e9 : NAN;

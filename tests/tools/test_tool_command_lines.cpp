@@ -2,63 +2,23 @@
 // 0 and a wrong option with exit code 2 (tools/cli/command_line.hpp); the
 // byte-size options take K/M/G suffixes. The programs are run as they are
 // built (MPI ones as singletons), their output read back.
+#include "tool_runs.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdio>
+#include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace {
 
-struct Tool {
-  std::string name;  // the file name, e.g. strata-topo
-  std::string path;
-};
-
-std::vector<Tool> built_tools() {
-  std::vector<Tool> tools;
-  const std::string list = STRATA_TOOLS;
-  size_t at = 0;
-  while (at < list.size()) {
-    size_t end = list.find(',', at);
-    if (end == std::string::npos) end = list.size();
-    const std::string entry = list.substr(at, end - at);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) tools.push_back({entry.substr(0, eq), entry.substr(eq + 1)});
-    at = end + 1;
-  }
-  return tools;
-}
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome run(const std::string& command) {
-  Outcome o;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return o;
-  char buffer[4096];
-  size_t n = 0;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) o.output.append(buffer, n);
-  const int status = pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return o;
-}
-
-const Tool* find(const std::vector<Tool>& tools, const std::string& name) {
-  for (const Tool& t : tools) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
+using strata_test::built_tools;
+using strata_test::find;
+using strata_test::Outcome;
+using strata_test::run;
+using strata_test::Tool;
 
 TEST(ToolCommandLines, TheMainToolsAreBuilt) {
   const auto tools = built_tools();
@@ -154,6 +114,23 @@ TEST(ToolCommandLines, BenchCollWritesJsonAndCsv) {
   while (std::getline(csv_in, line)) ++lines;
   EXPECT_EQ(lines, ran + 1) << "a header and one line per row that ran";
   std::system((std::string("rm -rf ") + dir).c_str());
+}
+
+// nccl-tests' #wrong counts the results that failed verification: here the
+// MPI library's allreduce (the peer row) under a preloaded MPI_Allreduce
+// that flips a byte of every result. Strata's ring (not the library's
+// allreduce) still verifies.
+TEST(ToolCommandLines, BenchCollCountsWrongResults) {
+  const auto tools = built_tools();
+  const Tool* coll = find(tools, "strata-bench-coll");
+  if (coll == nullptr) GTEST_SKIP() << "strata-bench-coll not built (STRATA_BUILD_BENCH=OFF)";
+  const Outcome o = run(std::string("LD_PRELOAD=") + STRATA_WRONG_ALLREDUCE + " " + coll->path +
+                        " -b 64 -e 256 -f 4 -n 2 -w 1 --sample-us 10 --collectives allreduce --algorithms ring");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("| allreduce | 64 | 16 | float32 | sum | MPI library (peer) | - |"), std::string::npos)
+      << o.output;
+  EXPECT_NE(o.output.find("wrong result |"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("# #wrong (results that failed verification) : 2"), std::string::npos) << o.output;
 }
 
 }  // namespace
