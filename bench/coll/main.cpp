@@ -92,6 +92,9 @@ int run(int argc, char** argv) {
   app.add_option("-n,--samples", options.samples, "Samples per point, the median reported (nccl-tests' -n)");
   app.add_option("-w,--warmup", options.warmup, "Warm-up calls per point (nccl-tests' -w)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last this long");
+  app.add_flag("--in-place", options.in_place,
+               "Also time allreduce, allgather and reduce_scatter in place (MPI_IN_PLACE; host buffers): "
+               "nccl-tests' in-place columns, after all the others");
   std::string json_path, csv_path;
   app.add_option("--json", json_path,
                  "Also write the rows as JSON (with the run's tool, version, commit, command, "
@@ -137,7 +140,7 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     std::printf("strata-bench-coll: %d ranks, %s\n\n", ranks, runner->describe().c_str());
     if (context) std::printf("```\n%s```\n\n", context.value()->topology().to_text().c_str());
-    print_header();
+    print_header(options.in_place);
   }
   const size_t element = strata::coll::size_of(type);
   std::vector<Row> rows;
@@ -157,21 +160,29 @@ int run(int argc, char** argv) {
         strata::Result<double> p = strata::coll::model::predict_us(col, a, static_cast<double>(c.bytes), *machine);
         return p ? p.value() : -1.0;
       };
-      Row peer{c, runner->peer_name() + " (peer)", runner->peer(c), predict(Algorithm::library), 0};
-      if (rank == 0) print_row(peer, ranks);
+      Case in_place = c;
+      in_place.in_place = true;
+      const bool time_in_place = options.in_place && has_in_place(col);
+      Row peer{c, runner->peer_name() + " (peer)", runner->peer(c), predict(Algorithm::library), 0, {}};
+      if (time_in_place) peer.in_place = runner->peer(in_place);
+      if (rank == 0) print_row(peer, ranks, options.in_place);
       rows.push_back(peer);
       for (Algorithm a : algos) {
-        Row r{c, strata::coll::to_string(a), runner->ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0};
-        if (rank == 0) print_row(r, ranks);
+        Row r{c, strata::coll::to_string(a), runner->ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0, {}};
+        if (time_in_place) r.in_place = runner->ours(in_place, a);
+        if (rank == 0) print_row(r, ranks, options.in_place);
         rows.push_back(r);
       }
       if (rank == 0) std::fflush(stdout);
     }
   }
   if (rank == 0) {
-    print_closing_lines(rows, ranks);
-    if (!json_path.empty() && !strata::tools::write_json_file(json_path, to_json(rows, ranks, argc, argv))) rc = 1;
-    if (!csv_path.empty() && !write_csv(csv_path, rows, ranks)) rc = 1;
+    print_closing_lines(rows, ranks, options.in_place);
+    if (!json_path.empty() &&
+        !strata::tools::write_json_file(json_path, to_json(rows, ranks, options.in_place, argc, argv))) {
+      rc = 1;
+    }
+    if (!csv_path.empty() && !write_csv(csv_path, rows, ranks, options.in_place)) rc = 1;
   }
   runner.reset();
   MPI_Finalize();
