@@ -7,6 +7,7 @@
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -27,8 +28,10 @@ struct RankFacts {
   uint8_t caller_flags = 0;  // learn_job's flags (e.g. the interposer's STRATA_SUMMARY)
   uint8_t pad = 0;
   uint32_t settings = 0;  // routing_settings_digest()
+  uint16_t devices = 0;   // GPUs this rank sees (job_census)
+  uint8_t pad2[6] = {};
 };
-static_assert(sizeof(RankFacts) == 16, "sent as bytes");
+static_assert(sizeof(RankFacts) == 24, "sent as bytes");
 
 std::mutex g_mutex;
 std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
@@ -95,6 +98,7 @@ Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   mine.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
   int devices = 0;
   mine.gpu = gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
+  mine.devices = mine.gpu != 0 ? static_cast<uint16_t>(std::min(devices, 0xffff)) : 0;
   mine.nccl = mine.gpu != 0 && device::nccl_available() ? 1 : 0;
   mine.settings = static_cast<uint32_t>(routing_settings_digest());
   int size = 0;
@@ -136,6 +140,31 @@ bool settings_agree() noexcept { return !g_settings_differ.load(std::memory_orde
 
 bool caller_flag_everywhere(uint8_t flag) noexcept {
   return (g_flags_everywhere.load(std::memory_order_acquire) & flag) == flag;
+}
+
+JobCensus job_census() noexcept {
+  JobCensus c;
+  std::vector<uint64_t> hosts;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_world == nullptr) return c;
+  try {
+    hosts.reserve(g_world->size());
+  } catch (...) {
+    return c;  // out of memory: nothing to count
+  }
+  for (const RankFacts& r : *g_world) {
+    ++c.ranks;
+    hosts.push_back(r.host);
+    for (int bit = 0; bit < 8; ++bit) c.ranks_with_flag[bit] += (r.caller_flags >> bit) & 1;
+    if (r.gpu == 0) continue;
+    c.fewest_devices = c.ranks_with_gpu == 0 ? r.devices : std::min<int>(c.fewest_devices, r.devices);
+    c.most_devices = std::max<int>(c.most_devices, r.devices);
+    ++c.ranks_with_gpu;
+    c.ranks_with_nccl += r.nccl != 0 ? 1 : 0;
+  }
+  std::sort(hosts.begin(), hosts.end());
+  c.hosts = static_cast<int>(std::unique(hosts.begin(), hosts.end()) - hosts.begin());
+  return c;
 }
 
 void forget_job() noexcept {

@@ -14,9 +14,11 @@
 
 namespace strata::coll {
 
-// Collective over `world` (the interposer calls it in MPI_Init).
-// `caller_flags`: bits of the caller's own that must be set on every rank
-// before it acts on them collectively (caller_flag_everywhere).
+// Collective over `world` (the interposer calls it in MPI_Init): one
+// MPI_Allgather of a few bytes per rank.
+// `caller_flags`: bits of the caller's own, gathered with the rest: whether
+// every rank set one (caller_flag_everywhere: before the caller acts on it
+// collectively) and how many did (job_census).
 Status learn_job(MPI_Comm world, uint8_t caller_flags = 0) noexcept;
 // Forgets them (MPI_Finalize).
 void forget_job() noexcept;
@@ -40,6 +42,22 @@ bool settings_agree() noexcept;
 // Did every rank pass `flag` to learn_job? False before it and after
 // forget_job. The same answer on every rank.
 bool caller_flag_everywhere(uint8_t flag) noexcept;
+
+// The job as its ranks described themselves to learn_job, counted over all
+// of them (for the one line rank 0 logs at MPI_Init). All zeros before
+// learn_job and after forget_job.
+struct JobCensus {
+  int ranks = 0;
+  int hosts = 0;            // distinct processor names
+  int ranks_with_gpu = 0;   // ranks that see at least one device
+  int ranks_with_nccl = 0;  // ... and load NCCL (RCCL)
+  int fewest_devices = 0;   // devices seen, over the ranks with a GPU
+  int most_devices = 0;
+  int ranks_with_flag[8] = {};  // learn_job's caller flags, bit by bit
+};
+// Counts over the gathered facts (a sort of the host names): for MPI_Init,
+// not for a call's path.
+JobCensus job_census() noexcept;
 
 // Cached on the communicator (an attribute, freed with it), and in a
 // lock-free table the per-call question below reads.

@@ -38,7 +38,7 @@ bool ask_library(GpuRuntime runtime) {
 
 bool answer_for(GpuRuntime runtime) {
   const bool answer = ask_library(runtime);
-  STRATA_LOG(info, kDevice, "the MPI library %s %s buffers", answer ? "accepts" : "does not accept",
+  STRATA_LOG(debug, kDevice, "the MPI library %s %s buffers", answer ? "accepts" : "does not accept",
              runtime == GpuRuntime::hip ? "HIP" : "CUDA");
   return answer;
 }

@@ -22,12 +22,22 @@ struct Case {
   strata::coll::ReduceOp op;
   size_t
       bytes;  // nccl-tests' size: allreduce/broadcast/reduce the buffer, reduce_scatter the input, allgather the output
-  size_t count;  // elements per rank's call (allgather/reduce_scatter: the per-rank block)
+  size_t count;           // elements per rank's call (allgather/reduce_scatter: the per-rank block)
+  bool in_place = false;  // MPI_IN_PLACE as the send buffer (has_in_place collectives)
 };
 
 struct Options : SampleOptions {
   bool device = false;
+  bool in_place = false;  // also time the calls in place
 };
+
+// The collectives timed in place too with --in-place, as nccl-tests'
+// in-place columns: allreduce, allgather, reduce_scatter.
+bool has_in_place(strata::coll::Collective c);
+// Where a rank's input starts in the receive buffer of an in-place call (MPI
+// semantics): its own block for allgather, the start otherwise (the whole
+// input for reduce_scatter, whose result then starts there too).
+size_t in_place_offset(const Case& c, int rank);
 
 // Sizes of the per-rank buffers.
 size_t send_bytes(const Case& c, int ranks);

@@ -28,6 +28,15 @@ size_t recv_bytes(const Case& c, int ranks) {
   }
 }
 
+bool has_in_place(Collective c) {
+  return c == Collective::allreduce || c == Collective::allgather || c == Collective::reduce_scatter;
+}
+
+size_t in_place_offset(const Case& c, int rank) {
+  return c.collective == Collective::allgather ? c.count * strata::coll::size_of(c.type) * static_cast<size_t>(rank)
+                                               : 0;
+}
+
 // nccl-tests: busbw = algbw * factor, so that it compares with the link rate.
 double bus_factor(Collective c, int ranks) {
   const double n = ranks;

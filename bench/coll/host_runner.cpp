@@ -2,6 +2,7 @@
 #include "bench/coll/bench_coll.hpp"
 #include "bench/common/sampling.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -97,17 +98,25 @@ class HostRunner : public Runner {
   using Call = std::function<int(const void*, void*)>;
 
   Timing run(const Case& c, const Call& call) {
-    std::vector<char> send(send_bytes(c, size_)), recv(recv_bytes(c, size_));
+    // In place: no send buffer; the input goes where MPI_IN_PLACE wants it
+    // in the receive buffer (reduce_scatter's whole input).
+    const size_t in = c.collective == Collective::reduce_scatter ? c.count * static_cast<size_t>(size_) : c.count;
+    std::vector<char> send(c.in_place ? 0 : send_bytes(c, size_));
+    std::vector<char> recv(c.in_place ? std::max(send_bytes(c, size_), recv_bytes(c, size_)) : recv_bytes(c, size_));
+    const void* source = c.in_place ? MPI_IN_PLACE : send.data();
     auto fresh = [&](unsigned salt) {
-      const size_t in = c.collective == Collective::reduce_scatter ? c.count * static_cast<size_t>(size_) : c.count;
-      fill_input(send.data(), in, c.type, rank_, salt);
       std::memset(recv.data(), 0xA5, recv.size());
+      if (c.in_place) {
+        fill_input(recv.data() + in_place_offset(c, rank_), in, c.type, rank_, salt);
+        return;
+      }
+      fill_input(send.data(), in, c.type, rank_, salt);
       if (c.collective == Collective::broadcast && rank_ == 0) fill_input(recv.data(), c.count, c.type, 0, salt);
     };
     auto verify = [&] {
       const unsigned salt = 0x5eed;
       fresh(salt);
-      int ok = call(send.data(), recv.data()) == MPI_SUCCESS;
+      int ok = call(source, recv.data()) == MPI_SUCCESS;
       if (ok && (c.collective != Collective::reduce || rank_ == 0)) {
         const std::vector<char> want = expected_output(c, rank_, size_, salt);
         ok = std::memcmp(want.data(), recv.data(), want.size()) == 0;
@@ -120,7 +129,7 @@ class HostRunner : public Runner {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       int ok = 1;
-      for (int i = 0; i < iters && ok; ++i) ok = call(send.data(), recv.data()) == MPI_SUCCESS;
+      for (int i = 0; i < iters && ok; ++i) ok = call(source, recv.data()) == MPI_SUCCESS;
       double t = (MPI_Wtime() - t0) / iters;
       MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
       MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

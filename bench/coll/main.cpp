@@ -3,6 +3,7 @@
 // library on host buffers — with nccl-tests' columns and the cost model's
 // prediction. Usage: docs/collectives.md.
 #include "bench/coll/bench_coll.hpp"
+#include "bench/coll/rows.hpp"
 
 #include "collectives/context.hpp"
 #include "collectives/model/cost_model.hpp"
@@ -69,107 +70,6 @@ bool parse_op(const std::string& s, ReduceOp* op) {
   return false;
 }
 
-struct Row {
-  Case c;
-  std::string algorithm;
-  Timing timing;
-  double predicted_us = -1;
-  double peer_us = 0;
-};
-
-// nccl-tests' algbw and busbw, GB/s, of a row that ran.
-double algo_bandwidth(const Row& r) { return static_cast<double>(r.c.bytes) / (r.timing.us * 1e3); }
-double bus_bandwidth(const Row& r, int ranks) { return algo_bandwidth(r) * bus_factor(r.c.collective, ranks); }
-
-void print_row(const Row& r, int ranks) {
-  if (!r.timing.ran) {
-    std::printf("| %s | %zu | %zu | %s | %s | %s | - | - | - | - | - | - | %s |\n",
-                strata::coll::to_string(r.c.collective), r.c.bytes, r.c.count, strata::coll::to_string(r.c.type),
-                strata::coll::to_string(r.c.op), r.algorithm.c_str(), r.timing.note.c_str());
-    return;
-  }
-  const double algbw = algo_bandwidth(r);
-  const double busbw = bus_bandwidth(r, ranks);
-  char pred[32] = "-", ratio[32] = "-", vs[32] = "-";
-  if (r.predicted_us > 0) {
-    std::snprintf(pred, sizeof pred, "%.1f", r.predicted_us);
-    std::snprintf(ratio, sizeof ratio, "%.2f", r.predicted_us / r.timing.us);
-  }
-  if (r.peer_us > 0) std::snprintf(vs, sizeof vs, "%.2f", r.peer_us / r.timing.us);
-  std::printf("| %s | %zu | %zu | %s | %s | %s | %.1f | %.2f | %.2f | %s | %s | %s | %s |\n",
-              strata::coll::to_string(r.c.collective), r.c.bytes, r.c.count, strata::coll::to_string(r.c.type),
-              strata::coll::to_string(r.c.op), r.algorithm.c_str(), r.timing.us, algbw, busbw, pred, ratio, vs,
-              r.timing.verified ? "yes" : "NO");
-}
-
-// nccl-tests' closing lines: the average bus bandwidth (here per algorithm,
-// over the sizes that ran) and the count of results that failed to verify.
-void print_closing_lines(const std::vector<Row>& rows, int ranks) {
-  std::vector<std::string> names;
-  for (const Row& r : rows) {
-    if (std::find(names.begin(), names.end(), r.algorithm) == names.end()) names.push_back(r.algorithm);
-  }
-  int wrong = 0;
-  for (const Row& r : rows) wrong += r.timing.ran && !r.timing.verified ? 1 : 0;
-  std::printf("\n");
-  for (const std::string& name : names) {
-    double sum = 0;
-    int n = 0;
-    for (const Row& r : rows) {
-      if (r.algorithm != name || !r.timing.ran) continue;
-      sum += bus_bandwidth(r, ranks);
-      ++n;
-    }
-    if (n > 0) std::printf("# Avg bus bandwidth    : %.3f GB/s  %s (%d sizes)\n", sum / n, name.c_str(), n);
-  }
-  std::printf("# #wrong (results that failed verification) : %d\n", wrong);
-}
-
-nlohmann::json to_json(const std::vector<Row>& rows, int ranks, int argc, char** argv) {
-  nlohmann::json doc = strata::tools::run_metadata("strata-bench-coll", argc, argv);
-  doc["ranks"] = ranks;
-  nlohmann::json& out = doc["rows"] = nlohmann::json::array();
-  for (const Row& r : rows) {
-    nlohmann::json row = {{"collective", strata::coll::to_string(r.c.collective)},
-                          {"bytes", r.c.bytes},
-                          {"count", r.c.count},
-                          {"type", strata::coll::to_string(r.c.type)},
-                          {"redop", strata::coll::to_string(r.c.op)},
-                          {"algorithm", r.algorithm},
-                          {"ran", r.timing.ran},
-                          {"verified", r.timing.verified}};
-    if (r.timing.ran) {
-      row["time_us"] = r.timing.us;
-      row["algbw_gbps"] = algo_bandwidth(r);
-      row["busbw_gbps"] = bus_bandwidth(r, ranks);
-    } else {
-      row["note"] = r.timing.note;
-    }
-    if (r.predicted_us > 0) row["model_us"] = r.predicted_us;
-    if (r.peer_us > 0) row["peer_us"] = r.peer_us;
-    out.push_back(row);
-  }
-  return doc;
-}
-
-bool write_csv(const std::string& path, const std::vector<Row>& rows, int ranks) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    std::fprintf(stderr, "strata-bench-coll: cannot write %s\n", path.c_str());
-    return false;
-  }
-  std::fprintf(f,
-               "collective,bytes,count,type,redop,algorithm,time_us,algbw_gbps,busbw_gbps,model_us,peer_us,verified\n");
-  for (const Row& r : rows) {
-    if (!r.timing.ran) continue;
-    std::fprintf(f, "%s,%zu,%zu,%s,%s,\"%s\",%.3f,%.4f,%.4f,%.3f,%.3f,%d\n", strata::coll::to_string(r.c.collective),
-                 r.c.bytes, r.c.count, strata::coll::to_string(r.c.type), strata::coll::to_string(r.c.op),
-                 r.algorithm.c_str(), r.timing.us, algo_bandwidth(r), bus_bandwidth(r, ranks), r.predicted_us,
-                 r.peer_us, r.timing.verified ? 1 : 0);
-  }
-  return std::fclose(f) == 0;
-}
-
 int run(int argc, char** argv) {
   CLI::App app{"Strata's collectives against the peer (flat NCCL on device buffers, the MPI library on host buffers)"};
   strata::tools::standard_options(app, "strata-bench-coll");
@@ -192,6 +92,9 @@ int run(int argc, char** argv) {
   app.add_option("-n,--samples", options.samples, "Samples per point, the median reported (nccl-tests' -n)");
   app.add_option("-w,--warmup", options.warmup, "Warm-up calls per point (nccl-tests' -w)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last this long");
+  app.add_flag("--in-place", options.in_place,
+               "Also time allreduce, allgather and reduce_scatter in place (MPI_IN_PLACE; host buffers): "
+               "nccl-tests' in-place columns, after all the others");
   std::string json_path, csv_path;
   app.add_option("--json", json_path,
                  "Also write the rows as JSON (with the run's tool, version, commit, command, "
@@ -237,10 +140,7 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     std::printf("strata-bench-coll: %d ranks, %s\n\n", ranks, runner->describe().c_str());
     if (context) std::printf("```\n%s```\n\n", context.value()->topology().to_text().c_str());
-    std::printf(
-        "| collective | size (B) | count | type | redop | algorithm | time µs | algbw GB/s | busbw GB/s | "
-        "model µs | model / measured | peer / this | verified |\n");
-    std::printf("| --- | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+    print_header(options.in_place);
   }
   const size_t element = strata::coll::size_of(type);
   std::vector<Row> rows;
@@ -260,21 +160,29 @@ int run(int argc, char** argv) {
         strata::Result<double> p = strata::coll::model::predict_us(col, a, static_cast<double>(c.bytes), *machine);
         return p ? p.value() : -1.0;
       };
-      Row peer{c, runner->peer_name() + " (peer)", runner->peer(c), predict(Algorithm::library), 0};
-      if (rank == 0) print_row(peer, ranks);
+      Case in_place = c;
+      in_place.in_place = true;
+      const bool time_in_place = options.in_place && has_in_place(col);
+      Row peer{c, runner->peer_name() + " (peer)", runner->peer(c), predict(Algorithm::library), 0, {}};
+      if (time_in_place) peer.in_place = runner->peer(in_place);
+      if (rank == 0) print_row(peer, ranks, options.in_place);
       rows.push_back(peer);
       for (Algorithm a : algos) {
-        Row r{c, strata::coll::to_string(a), runner->ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0};
-        if (rank == 0) print_row(r, ranks);
+        Row r{c, strata::coll::to_string(a), runner->ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0, {}};
+        if (time_in_place) r.in_place = runner->ours(in_place, a);
+        if (rank == 0) print_row(r, ranks, options.in_place);
         rows.push_back(r);
       }
       if (rank == 0) std::fflush(stdout);
     }
   }
   if (rank == 0) {
-    print_closing_lines(rows, ranks);
-    if (!json_path.empty() && !strata::tools::write_json_file(json_path, to_json(rows, ranks, argc, argv))) rc = 1;
-    if (!csv_path.empty() && !write_csv(csv_path, rows, ranks)) rc = 1;
+    print_closing_lines(rows, ranks, options.in_place);
+    if (!json_path.empty() &&
+        !strata::tools::write_json_file(json_path, to_json(rows, ranks, options.in_place, argc, argv))) {
+      rc = 1;
+    }
+    if (!csv_path.empty() && !write_csv(csv_path, rows, ranks, options.in_place)) rc = 1;
   }
   runner.reset();
   MPI_Finalize();

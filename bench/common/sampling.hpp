@@ -20,7 +20,8 @@ struct Timing {
   double us = 0;  // median time per call
   bool verified = false;
   bool ran = false;
-  std::string note;  // why it did not run
+  bool wrong = false;  // the first result failed verification (then not timed: note "wrong result")
+  std::string note;    // why it did not run
 };
 
 // `sample(iters)` returns the seconds per call of `iters` back-to-back calls
@@ -31,6 +32,7 @@ Timing measure(const SampleOptions& options, Sample sample, Verify verify) {
   Timing t;
   t.verified = verify();
   if (!t.verified) {
+    t.wrong = true;
     t.note = "wrong result";
     return t;
   }

@@ -20,12 +20,14 @@
 // stream synchronisation), recorded with device times (the collectives
 // install the event timer; STRATA_FAULT_DEVICE_EVERY and _PERIOD_US pick the
 // calls timed), and how many records in the ring carry a device time.
+// --json FILE: the same numbers, after the run's metadata (one row per call).
 #include "fault/clock.hpp"
 #include "fault/hooks.hpp"
 #include "fault/ring.hpp"
 #include "fault/state.hpp"
 #include "interposer/handlers/direct.hpp"
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/run_metadata.hpp"
 #include "tools/guarded_main.hpp"
 
 #include "mpi/helpers.hpp"
@@ -177,6 +179,44 @@ Parts parts(int64_t n) {
   return p;
 }
 
+// What a run found, for --json.
+struct Findings {
+  const std::vector<Result>& results;
+  double coll_ns, p2p_ns;  // one recorded call without MPI
+  Parts cost;
+  bool device;
+  DeviceTimed timed;
+  bool diagnosed;
+};
+
+// --json: the table's rows and the one-rank costs, after the run's metadata.
+nlohmann::json to_json(const Findings& f, int ranks, int ops, int blocks, int argc, char** argv) {
+  nlohmann::json doc = strata::tools::run_metadata("strata-bench-fault", argc, argv);
+  doc["ranks"] = ranks;
+  doc["ops_per_block"] = ops;
+  doc["blocks"] = blocks;
+  nlohmann::json& rows = doc["rows"] = nlohmann::json::array();
+  for (const Result& r : f.results) {
+    rows.push_back({{"call", r.name},
+                    {"off_us", r.off_us},
+                    {"on_us", r.on_us},
+                    {"overhead", r.overhead},
+                    {"overhead_q25", r.q25},
+                    {"overhead_q75", r.q75}});
+  }
+  doc["scope_ns"] = {{"collective", f.coll_ns}, {"point_to_point", f.p2p_ns}};
+  doc["parts_ns"] = {{"tick", f.cost.tick_ns},
+                     {"clock_monotonic", f.cost.clock_ns},
+                     {"ring_single_writer", f.cost.ring_single_ns},
+                     {"ring_shared", f.cost.ring_shared_ns}};
+  doc["tick_source"] = sf::tick_source();
+  if (f.device) {
+    doc["device_times"] = {{"records", f.timed.records}, {"timed", f.timed.timed}, {"median_us", f.timed.median_us}};
+  }
+  doc["diagnosed"] = f.diagnosed;
+  return doc;
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
@@ -194,6 +234,10 @@ static int run(int argc, char** argv) {
   app.add_option("--device-bytes", device_bytes, "Sizes of the device allreduce")
       ->delimiter(',')
       ->transform(strata::tools::byte_sizes());
+  std::string json_path;
+  app.add_option("--json", json_path,
+                 "Also write the results as JSON (with the run's tool, version, commit, command, host, time) to "
+                 "this file");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
@@ -294,8 +338,13 @@ static int run(int argc, char** argv) {
     }
     std::printf("diagnoses during the benchmark: %s\n", diagnosed ? "some (see the log)" : "none");
   }
+  int rc = 0;
+  if (rank == 0 && !json_path.empty()) {
+    const Findings found{results, coll_ns, p2p_ns, cost, device, timed, diagnosed};
+    if (!strata::tools::write_json_file(json_path, to_json(found, size, ops, blocks, argc, argv))) rc = 1;
+  }
   MPI_Finalize();
-  return 0;
+  return rc;
 }
 
 int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-fault", argc, argv, run); }

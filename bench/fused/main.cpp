@@ -3,10 +3,12 @@
 // the same run on the same data, with PyTorch's columns merged from
 // bench/fused/torch_peer.py's JSON (--torch), the one-shot/two-shot
 // crossover, and the transfer rate against what a rank can read from its
-// peers. Usage: docs/fused.md.
+// peers; --json FILE writes the rows too, after the run's metadata. Usage:
+// docs/fused.md.
 #include "bench/fused/bench_fused.hpp"
 
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/run_metadata.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -93,6 +95,53 @@ double peer_bytes(Algorithm a, size_t bytes, int n) {
   return NAN;
 }
 
+// One point of the table, for --json.
+struct Row {
+  Case c;
+  Timing peer, strata, one, two;
+  TorchRow torch;
+  Algorithm pick;
+  std::string path;
+  double peer_gbps;
+};
+
+// `key`_us where the timing ran, else `key`_note where it says why not.
+void put(nlohmann::json& row, const std::string& key, const Timing& t) {
+  if (t.ran) {
+    row[key + "_us"] = t.us;
+  } else if (!t.note.empty()) {
+    row[key + "_note"] = t.note;
+  }
+}
+
+nlohmann::json to_json(const std::vector<Row>& rows, const Runner& runner, int ranks, const std::string& type,
+                       double floor_bw, const std::string& torch_machine, int argc, char** argv) {
+  nlohmann::json doc = strata::tools::run_metadata("strata-bench-fused", argc, argv);
+  doc["ranks"] = ranks;
+  doc["type"] = type;
+  doc["machine"] = runner.describe();
+  doc["peer"] = runner.peer_name();
+  if (floor_bw > 0) doc["peer_read_gbps"] = floor_bw / 1e9;
+  if (!torch_machine.empty()) doc["torch_machine"] = torch_machine;
+  nlohmann::json& out = doc["rows"] = nlohmann::json::array();
+  for (const Row& r : rows) {
+    nlohmann::json row = {{"tokens", r.c.tokens},
+                          {"hidden", r.c.hidden},
+                          {"bytes", r.c.bytes()},
+                          {"strata_picks", strata::fused::to_string(r.pick)},
+                          {"path", r.path}};
+    put(row, "peer", r.peer);
+    put(row, "strata", r.strata);
+    put(row, "one_shot", r.one);
+    put(row, "two_shot", r.two);
+    if (std::isfinite(r.torch.nccl_us)) row["torch_nccl_rmsnorm_us"] = r.torch.nccl_us;
+    if (std::isfinite(r.torch.two_shot_us)) row["torch_two_shot_rmsnorm_us"] = r.torch.two_shot_us;
+    if (std::isfinite(r.peer_gbps)) row["peer_gbps"] = r.peer_gbps;
+    out.push_back(row);
+  }
+  return doc;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fused: fused AllReduce + residual + RMSNorm against NCCL + RMSNorm"};
   strata::tools::standard_options(app, "strata-bench-fused");
@@ -109,6 +158,10 @@ int run(int argc, char** argv) {
   app.add_option("--samples", options.samples, "Timed samples per point (the median is reported)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last about this long");
   app.add_option("--torch", torch_json, "torch_peer.py's JSON from the same job: PyTorch's columns");
+  std::string json_path;
+  app.add_option("--json", json_path,
+                 "Also write the rows as JSON (with the run's tool, version, commit, command, host, time) to this "
+                 "file");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   options.device = !host;
 
@@ -147,6 +200,7 @@ int run(int argc, char** argv) {
   }
   std::map<size_t, size_t> crossover;  // hidden -> first token count where two-shot beat one-shot
   bool wrong = false;                  // a fused result that differs from the peer's
+  std::vector<Row> rows;
   for (size_t h : hiddens) {
     for (size_t t : tokens) {
       Case c;
@@ -162,15 +216,17 @@ int run(int argc, char** argv) {
       if (pick == Algorithm::fallback) fallback = runner->ours(c, Algorithm::fallback);
       const Timing& strata = pick == Algorithm::fallback ? fallback : mine;
       if (one.ran && two.ran && two.us < one.us && crossover.count(h) == 0) crossover[h] = t;
-      for (const Timing* x : {&one, &two, &strata}) wrong = wrong || x->note == "wrong result";
+      for (const Timing* x : {&one, &two, &strata}) wrong = wrong || x->wrong;
       const TorchRow tr = torch.count({t, h}) ? torch.at({t, h}) : TorchRow{};
       const double moved = peer_bytes(pick, c.bytes(), size);
       const double gbs = strata.ran ? moved / (strata.us * 1e-6) / 1e9 : NAN;
+      const std::string path = runner->path(c);
+      rows.push_back({c, peer, strata, one, two, tr, pick, path, gbs});
       if (rank == 0) {
         std::printf("| %zu | %zu | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |\n", t, h,
                     size_text(c.bytes()).c_str(), us(peer).c_str(), num(tr.nccl_us).c_str(),
-                    num(tr.two_shot_us).c_str(), us(strata).c_str(), strata::fused::to_string(pick),
-                    runner->path(c).c_str(), us(one).c_str(), us(two).c_str(),
+                    num(tr.two_shot_us).c_str(), us(strata).c_str(), strata::fused::to_string(pick), path.c_str(),
+                    us(one).c_str(), us(two).c_str(),
                     peer.ran && strata.ran ? num(peer.us / strata.us, 2, "x").c_str() : "-",
                     strata.ran ? num(tr.two_shot_us / strata.us, 2, "x").c_str() : "-", num(gbs, 0).c_str(),
                     floor_bw > 0 ? num(100.0 * gbs * 1e9 / floor_bw, 0, "%").c_str() : "-");
@@ -191,9 +247,17 @@ int run(int argc, char** argv) {
     std::printf("\n");
   }
   if (rank == 0 && wrong) std::printf("\nFAILED: a fused result differed from the peer's on the same inputs\n");
+  int rc = wrong ? 1 : 0;
+  if (rank == 0 && !json_path.empty()) {
+    nlohmann::json doc = to_json(rows, *runner, size, type_name, floor_bw, torch_machine, argc, argv);
+    for (size_t h : hiddens) {
+      doc["crossover_tokens"][std::to_string(h)] = crossover.count(h) ? nlohmann::json(crossover[h]) : nlohmann::json();
+    }
+    if (!strata::tools::write_json_file(json_path, doc)) rc = 1;
+  }
   runner.reset();
   MPI_Finalize();
-  return wrong ? 1 : 0;
+  return rc;
 }
 
 }  // namespace

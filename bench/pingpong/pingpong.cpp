@@ -5,10 +5,13 @@
 //                   copy, copy back (the copies are part of the time)
 //   --staging none  device pointers straight to MPI: only a GPU-aware MPI,
 //                   or the Strata interposer (LD_PRELOAD), takes them
-// One JSON line per point on rank 0: one-way time (median of samples).
+// One JSON line per point on rank 0: one-way time (median of samples);
+// --json FILE also writes the points as one document, after the run's
+// metadata (tools/cli/run_metadata.hpp).
 // bench/pingpong/pingpong-compare.sh runs both ways and the interposer's
 // methods and prints the table.
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/run_metadata.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -56,6 +59,10 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--sizes", sizes, "Packed bytes per message")->transform(strata::tools::byte_sizes());
   app.add_option("--stride-factor", stride_factor, "Stride = factor * block (at least 64 B)");
   app.add_option("--samples", samples, "Timed samples per point");
+  std::string json_path;
+  app.add_option("--json", json_path,
+                 "Also write the points as JSON (with the run's tool, version, commit, command, host, time) to this "
+                 "file");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   MPI_Init(&argc, &argv);
@@ -72,6 +79,7 @@ static int run_tool(int argc, char** argv) {
   const bool app_staging = staging == "app";
   const char* method = std::getenv("STRATA_METHOD");
   int failures = 0;
+  nlohmann::json rows = nlohmann::json::array();
   for (long bytes : sizes) {
     for (long block : blocks) {
       const long n = bytes / block;
@@ -153,11 +161,24 @@ static int run_tool(int argc, char** argv) {
             block, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
             wrong == 0 ? "true" : "false");
         std::fflush(stdout);
+        rows.push_back({{"block", block},
+                        {"bytes", n * block},
+                        {"stride", stride},
+                        {"us", median(us)},
+                        {"staging", staging},
+                        {"method", method ? method : "auto"},
+                        {"verified", wrong == 0}});
       }
       cudaFree(dev);
       cudaFreeHost(host);
       MPI_Type_free(&type);
     }
+  }
+  if (rank == 0 && !json_path.empty()) {
+    nlohmann::json doc = strata::tools::run_metadata("strata-bench-pingpong", argc, argv);
+    doc["ranks"] = size;
+    doc["rows"] = rows;
+    if (!strata::tools::write_json_file(json_path, doc)) failures += 1;
   }
   MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();

@@ -40,7 +40,7 @@ Library* load() {
     tried += std::string(tried.empty() ? "" : ", ") + name;
   }
   if (handle == nullptr) {
-    STRATA_LOG(info, kColl, "no NCCL library (%s): device collectives are staged through host memory", tried.c_str());
+    STRATA_LOG(debug, kColl, "no NCCL library (%s): device collectives are staged through host memory", tried.c_str());
     return nullptr;
   }
   static Library lib;
@@ -61,7 +61,7 @@ Library* load() {
   // Optional: ncclSend / ncclRecv came with NCCL 2.7 (device_p2p.cpp checks).
   lib.Send = reinterpret_cast<decltype(lib.Send)>(dlsym(handle, "ncclSend"));
   lib.Recv = reinterpret_cast<decltype(lib.Recv)>(dlsym(handle, "ncclRecv"));
-  STRATA_LOG(info, kColl, "NCCL %d loaded", lib.version);
+  STRATA_LOG(debug, kColl, "NCCL %d loaded", lib.version);
   return &lib;
 }
 

@@ -166,7 +166,7 @@ const HostModel& host_model() {
         if (loaded) {
           HostModel m = std::move(loaded).value();
           m.source = path;
-          STRATA_LOG(info, kModel, "host pack model from %s (%zu pack, %zu transfer samples)", path.c_str(),
+          STRATA_LOG(debug, kModel, "host pack model from %s (%zu pack, %zu transfer samples)", path.c_str(),
                      m.pack.size(), m.transfer.size());
           return m;
         }
@@ -174,7 +174,7 @@ const HostModel& host_model() {
         return HostModel::builtin();
       }
     }
-    STRATA_LOG(info, kModel, "no measured model at '%s' (run strata-measure); using built-in host pack figures",
+    STRATA_LOG(debug, kModel, "no measured model at '%s' (run strata-measure); using built-in host pack figures",
                path.c_str());
     return HostModel::builtin();
   }();

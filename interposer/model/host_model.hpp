@@ -61,7 +61,8 @@ class HostModel {
 const char* reference_host_model_json();
 
 // The model in effect: model.json from the cache folder, else built-in (said
-// once at info level). Never fatal.
+// once at debug level; the job's line at MPI_Init says which, init_line.hpp).
+// Never fatal.
 const HostModel& host_model();
 
 // Applies STRATA_HOST_PACK (auto|always|never) on top of the model.

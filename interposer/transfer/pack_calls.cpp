@@ -11,7 +11,7 @@
 #include "collectives/job_facts.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/device_transfer.hpp"
-#include "interposer/transfer/gpu_aware.hpp"
+#include "interposer/transfer/init_line.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/summary.hpp"
@@ -196,19 +196,12 @@ void on_init() {
   config::load();
   int rank = -1;
   if (real().MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
-  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-  int length = 0;
-  real().MPI_Get_library_version(version, &length);
-  for (char& c : version) c = c == '\n' ? ' ' : c;
-  STRATA_LOG(info, kShim, "interposer active over %s", version);
-  int devices = 0;
-  gpu::device_count(&devices);
-  STRATA_LOG(info, kDevice, "GPU backend %s, %d devices visible; the MPI library %s GPU buffers", gpu::backend_name(),
-             devices, mpi_is_gpu_aware() ? "accepts" : "does not accept");
-  (void)host_model();  // load (and report) the model once, outside any timed region
-  if (coll::learn_job(MPI_COMM_WORLD, summary_flag()) != Status::ok) {
+  log_rank_details();  // debug: this rank's library, devices, GPU support
+  // init_line_flags() loads the host model: here, outside any timed region.
+  if (coll::learn_job(MPI_COMM_WORLD, summary_flag() | init_line_flags()) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
+  log_init_line(rank);   // info, rank 0: the job's one line
   (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
 

@@ -6,12 +6,11 @@
 // MPI_Init through the job facts); a rank that asked alone is told why.
 #pragma once
 
+#include "interposer/transfer/job_flags.hpp"
+
 #include <cstdint>
 
 namespace strata::interposer {
-
-// The job-facts flag (coll::learn_job) that says this rank wants a summary.
-constexpr uint8_t kSummaryFlag = 1;
 
 // This rank's STRATA_SUMMARY, as the flag for learn_job (0 or kSummaryFlag).
 uint8_t summary_flag();

@@ -9,11 +9,15 @@
 //   --levels "gcd:2:200:2,package:4:50:3,node:N:100:5"   a machine by hand
 //       (name:fanout[:GBps:alpha_us[:call_us]], fastest first, N = the rest;
 //       the node level's GB/s is the node's injection bandwidth)
+//   --json FILE   also the predictions as rows (json_rows.hpp), after the
+//       run's metadata
 //
 // docs/scaling.md is this tool's output for Frontier.
+#include "tools/coll_model/json_rows.hpp"
 #include "tools/coll_model/tables.hpp"
 
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/run_metadata.hpp"
 #include "tools/guarded_main.hpp"
 
 #include <CLI/CLI.hpp>
@@ -94,6 +98,10 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--layers", zero.layers, "ZeRO: layers (one gather and one reduce-scatter call each)");
   app.add_option("--param-bytes", zero.param_bytes, "ZeRO: bytes per gathered parameter (2: bf16)");
   app.add_option("--grad-bytes", zero.grad_bytes, "ZeRO: bytes per reduced gradient (2: bf16)");
+  std::string json_path;
+  app.add_option("--json", json_path,
+                 "Also write the predictions as JSON rows (with the run's tool, version, commit, command, host, "
+                 "time) to this file");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   strata::Result<strata::tools::MachineSpec> spec =
@@ -131,12 +139,22 @@ static int run_tool(int argc, char** argv) {
               host ? "host" : "device", ranks.back());
   strata::Result<strata::coll::model::Machine> largest = strata::tools::build(spec.value(), ranks.back(), !host);
   if (largest) print_levels(largest.value());
+  nlohmann::json doc = strata::tools::run_metadata("strata-coll-model", argc, argv);
+  doc["machine"] = spec.value().description;
+  doc["buffers"] = host ? "host" : "device";
   if (zero_params > 0) {
     zero.params = zero_params;
     strata::tools::print_zero(zero, spec.value(), ranks, !host);
-    return 0;
+    doc["zero"] = {{"params", zero.params},
+                   {"layers", zero.layers},
+                   {"param_bytes", zero.param_bytes},
+                   {"grad_bytes", zero.grad_bytes}};
+    doc["rows"] = strata::tools::zero_rows(zero, spec.value(), ranks, !host);
+  } else {
+    for (Collective c : collectives) strata::tools::print_sweep(c, spec.value(), ranks, sizes, !host);
+    doc["rows"] = strata::tools::sweep_rows(collectives, spec.value(), ranks, sizes, !host);
   }
-  for (Collective c : collectives) strata::tools::print_sweep(c, spec.value(), ranks, sizes, !host);
+  if (!json_path.empty() && !strata::tools::write_json_file(json_path, doc)) return 1;
   return 0;
 }
 

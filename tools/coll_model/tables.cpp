@@ -13,6 +13,17 @@ using coll::Algorithm;
 using coll::Collective;
 namespace model = coll::model;
 
+std::string cell(const Result<double>& t) { return t ? format_time(t.value()) : std::string("—"); }
+
+std::string ratio(const Result<double>& num, const Result<double>& den) {
+  if (!num || !den || !(den.value() > 0)) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", num.value() / den.value());
+  return buf;
+}
+
+}  // namespace
+
 const char* name_of(Algorithm a) {
   switch (a) {
     case Algorithm::automatic: return "auto";
@@ -36,16 +47,11 @@ const char* name_of(Collective c) {
   return "?";
 }
 
-std::string cell(const Result<double>& t) { return t ? format_time(t.value()) : std::string("—"); }
-
-std::string ratio(const Result<double>& num, const Result<double>& den) {
-  if (!num || !den || !(den.value() > 0)) return "—";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", num.value() / den.value());
-  return buf;
+std::vector<Algorithm> flat_algorithms(bool device) {
+  if (device) return {Algorithm::library};
+  return {Algorithm::library, Algorithm::ring, Algorithm::recursive};
 }
 
-// The shape as levels x fanouts, e.g. "gcd 2 · package 4 · node 48".
 std::string shape_of(const model::Machine& m) {
   std::string out;
   for (const model::LevelShape& l : m.levels) {
@@ -54,8 +60,6 @@ std::string shape_of(const model::Machine& m) {
   }
   return out.empty() ? "one rank" : out;
 }
-
-}  // namespace
 
 std::string format_time(double us) {
   char buf[32];
@@ -83,8 +87,7 @@ std::string format_bytes(double bytes) {
 
 void print_sweep(Collective collective, const MachineSpec& spec, const std::vector<int>& ranks,
                  const std::vector<double>& sizes, bool device) {
-  std::vector<Algorithm> flat = {Algorithm::library};
-  if (!device) flat = {Algorithm::library, Algorithm::ring, Algorithm::recursive};
+  const std::vector<Algorithm> flat = flat_algorithms(device);
   std::printf("\n### %s (%s buffers)\n\n| ranks | shape | bytes |", name_of(collective), device ? "device" : "host");
   for (Algorithm a : flat) std::printf(" %s |", name_of(a));
   std::printf(" hierarchical | two_level | flat / hier | flat / two_level | choice |\n|");

@@ -9,6 +9,15 @@
 
 namespace strata::tools {
 
+// "allreduce", "two_level": the names the command line and the output use.
+const char* name_of(coll::Collective collective);
+const char* name_of(coll::Algorithm algorithm);
+// The algorithms a sweep predicts: the flat ones (the library's; on host
+// buffers also ring and recursive), then hierarchical and two_level.
+std::vector<coll::Algorithm> flat_algorithms(bool device);
+// The shape as levels x fanouts, e.g. "gcd 2 · package 4 · node 48".
+std::string shape_of(const coll::model::Machine& machine);
+
 // "35.2 µs", "1.23 ms", "2.45 s".
 std::string format_time(double us);
 // "1 MiB", "868 MiB", "37.3 GiB".
