@@ -88,7 +88,9 @@ TEST(ToolJson, CollModelSweep) {
   // node) and one choice, which has a prediction.
   int chosen = 0;
   for (const auto& row : doc["rows"]) {
-    if (row["algorithm"] == "library") EXPECT_GT(row.value("predicted_us", 0.0), 0.0) << row.dump();
+    if (row["algorithm"] == "library") {
+      EXPECT_GT(row.value("predicted_us", 0.0), 0.0) << row.dump();
+    }
     if (!row["chosen"].get<bool>()) continue;
     ++chosen;
     EXPECT_TRUE(row.contains("predicted_us")) << row.dump();
