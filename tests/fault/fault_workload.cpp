@@ -25,6 +25,7 @@
 #include <ctime>
 
 namespace {
+constexpr int kExitSkipped = 77;  // ctest's SKIP_RETURN_CODE of the device cases
 
 void spin_us(long us) {
   if (us <= 0) return;
@@ -81,9 +82,12 @@ int main(int argc, char** argv) {
   void* dev_out = nullptr;
   if (device) {
     const int gpus = strata_test::test_device_count();
-    if (gpus <= 0) {
-      std::fprintf(stderr, "fault_workload: --memory device but no device on rank %d\n", rank);
-      MPI_Abort(MPI_COMM_WORLD, 2);
+    int fewest = 0;
+    MPI_Allreduce(&gpus, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (fewest <= 0) {  // a GPU build on a machine without one: the case is skipped, not failed
+      if (rank == 0) std::fprintf(stderr, "fault_workload: skipped: --memory device but a rank has no device\n");
+      MPI_Finalize();
+      return kExitSkipped;
     }
     strata_test::test_device_select(rank % gpus);
     dev_in = strata_test::test_device_alloc(2 * sizeof(long));

@@ -109,6 +109,9 @@ rc=$?
 wall_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 printf '%s\n' "$output" | grep -v '^\s*$' | grep -v 'backtrace\|^\[vm:\|\*\*\*' | tail -n 25
 echo "run-fault-case: $case_name seed $seed: inject '$inject', mpirun exit $rc after $wall_ms ms"
+if printf '%s\n' "$output" | grep -q '^fault_workload: skipped:'; then
+  echo "run-fault-case: $case_name seed $seed: skipped (no device)"; exit 77
+fi
 
 if [ "$expect_rc" = nonzero ]; then
   [ "$rc" -ne 0 ] || fail "exit code 0, expected a failure"
