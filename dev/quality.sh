@@ -14,7 +14,7 @@
 #   fuzz     the datatype fuzzer (clang, libFuzzer) for $fuzz_seconds
 
 quality_stages=(format tidy asan tsan mpich fuzz)
-fuzz_seconds=${fuzz_seconds:-120}
+fuzz_seconds=${fuzz_seconds:-60}
 
 tracked_sources() {
   git ls-files '*.c' '*.h' '*.cpp' '*.hpp' '*.cu'
