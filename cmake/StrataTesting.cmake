@@ -131,6 +131,7 @@ function(strata_add_test)
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE GTest::gtest MPI::MPI_C Threads::Threads ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_precompile_headers(${T_NAME} REUSE_FROM strata_test_pch)  # tests/CMakeLists.txt
   if(NOT T_PLAIN_MPI)
     target_link_libraries(${T_NAME} PRIVATE strata_warnings)
   endif()
