@@ -9,8 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-
-extern char** environ;
+#include <unistd.h>  // environ
 
 namespace strata::config {
 namespace {

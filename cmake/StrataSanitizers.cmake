@@ -71,5 +71,11 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   if(NOT EXISTS "${STRATA_SANITIZER_PRELOAD}")
     message(FATAL_ERROR "STRATA_SANITIZE=${STRATA_SANITIZE}: ${_runtime} not found by ${CMAKE_CXX_COMPILER}")
   endif()
+  if(STRATA_SANITIZE STREQUAL "address")
+    # Every rank of an MPI test also preloads keep_loaded: the MPI library's
+    # components stay mapped until the leak check at exit (see the file).
+    add_library(strata_keep_loaded SHARED ${_supp}/keep_loaded.c)
+    string(APPEND STRATA_SANITIZER_PRELOAD ":$<TARGET_FILE:strata_keep_loaded>")
+  endif()
 endif()
 message(STATUS "Strata: sanitizer build (${STRATA_SANITIZE}), preload runtime ${STRATA_SANITIZER_PRELOAD}")
