@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,8 @@ struct RankFacts {
   uint8_t pad = 0;
   uint32_t settings = 0;  // routing_settings_digest()
   uint16_t devices = 0;   // GPUs this rank sees (job_census)
-  uint8_t pad2[6] = {};
+  uint8_t pad2[2] = {};
+  uint32_t nonce = 0;  // random: the job token is made of every rank's (job_token)
 };
 static_assert(sizeof(RankFacts) == 24, "sent as bytes");
 
@@ -38,6 +40,7 @@ std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
 int g_ranks_on_my_host = 0;
 std::atomic<bool> g_settings_differ{false};
 std::atomic<uint8_t> g_flags_everywhere{0};  // the caller flags every rank set
+std::atomic<uint64_t> g_job_token{0};
 int g_keyval = MPI_KEYVAL_INVALID;
 
 // Communicators on which no Strata collective can run, without a lock
@@ -49,18 +52,26 @@ HandleTable<1024>& library_only_table() {
 
 void set_library_only(MPI_Comm comm, bool value) { library_only_table().set(comm, value ? 1 : 0); }
 
+// What is cached on a communicator: its facts, and which members share
+// this rank's host (by communicator rank).
+struct Stored {
+  CommFacts facts;
+  std::vector<bool> on_my_host;
+};
+
 int free_facts(MPI_Comm comm, int, void* attribute, void*) {
   set_library_only(comm, false);
-  delete static_cast<CommFacts*>(attribute);
+  delete static_cast<Stored*>(attribute);
   return MPI_SUCCESS;
 }
 
-CommFacts compute(MPI_Comm comm) {
-  CommFacts f;
+Stored compute(MPI_Comm comm) {
+  Stored stored;
+  CommFacts& f = stored.facts;
   int inter = 0, size = 0;
   if (real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
       real().MPI_Comm_size(comm, &size) != MPI_SUCCESS) {
-    return f;
+    return stored;
   }
   MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
   std::vector<int> ranks(static_cast<size_t>(size)), in_world(static_cast<size_t>(size));
@@ -71,20 +82,52 @@ CommFacts compute(MPI_Comm comm) {
       real().MPI_Group_translate_ranks(group, size, ranks.data(), world, in_world.data()) == MPI_SUCCESS;
   if (group != MPI_GROUP_NULL) real().MPI_Group_free(&group);
   if (world != MPI_GROUP_NULL) real().MPI_Group_free(&world);
-  if (!translated) return f;
+  if (!translated) return stored;
+  int me = 0;
+  if (real().MPI_Comm_rank(MPI_COMM_WORLD, &me) != MPI_SUCCESS) return stored;
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_world == nullptr) return f;
+  if (g_world == nullptr || static_cast<size_t>(me) >= g_world->size()) return stored;
+  const uint64_t my_host = (*g_world)[static_cast<size_t>(me)].host;
   f.known = true;
   f.gpus_everywhere = true;
   f.nccl_everywhere = true;
-  for (int r : in_world) {
-    if (r == MPI_UNDEFINED || r < 0 || static_cast<size_t>(r) >= g_world->size()) return CommFacts{};
+  stored.on_my_host.resize(static_cast<size_t>(size));
+  for (int i = 0; i < size; ++i) {
+    const int r = in_world[static_cast<size_t>(i)];
+    if (r == MPI_UNDEFINED || r < 0 || static_cast<size_t>(r) >= g_world->size()) return Stored{};
     const RankFacts& m = (*g_world)[static_cast<size_t>(r)];
     f.gpus_everywhere = f.gpus_everywhere && m.gpu != 0;
     f.nccl_everywhere = f.nccl_everywhere && m.gpu != 0 && m.nccl != 0;
     f.multi_node = f.multi_node || m.host != (*g_world)[static_cast<size_t>(in_world[0])].host;
+    stored.on_my_host[static_cast<size_t>(i)] = m.host == my_host;
   }
-  return f;
+  return stored;
+}
+
+// The communicator's cached facts (computed and attached on first use), or
+// null where they cannot be.
+const Stored* stored_of(MPI_Comm comm) noexcept {
+  if (comm == MPI_COMM_NULL || g_keyval == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  if (real().MPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
+    return static_cast<const Stored*>(value);
+  }
+  Stored* s = nullptr;
+  try {
+    s = new Stored(compute(comm));
+  } catch (...) {
+    return nullptr;
+  }
+  if (real().MPI_Comm_set_attr(comm, g_keyval, s) != MPI_SUCCESS) {
+    delete s;
+    return nullptr;
+  }
+  const CommFacts& f = s->facts;
+  const bool library_only = f.known && !f.gpus_everywhere && !f.multi_node && !topology_emulated() &&
+                            (forced_algorithm() == Algorithm::automatic || forced_algorithm() == Algorithm::library);
+  set_library_only(comm, library_only);
+  return s;
 }
 
 }  // namespace
@@ -101,6 +144,7 @@ Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   mine.devices = mine.gpu != 0 ? static_cast<uint16_t>(std::min(devices, 0xffff)) : 0;
   mine.nccl = mine.gpu != 0 && device::nccl_available() ? 1 : 0;
   mine.settings = static_cast<uint32_t>(routing_settings_digest());
+  mine.nonce = static_cast<uint32_t>(std::random_device{}());
   int size = 0;
   if (real().MPI_Comm_size(world, &size) != MPI_SUCCESS) return Status::mpi_error;
   auto* all = new (std::nothrow) std::vector<RankFacts>(static_cast<size_t>(size));
@@ -121,6 +165,9 @@ Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   uint8_t everywhere = 0xff;
   for (const RankFacts& r : *all) everywhere &= r.caller_flags;
   g_flags_everywhere.store(everywhere, std::memory_order_release);
+  uint64_t token = 0xcbf29ce484222325ULL;  // FNV-1a over every rank's nonce: the same on every rank
+  for (const RankFacts& r : *all) token = (token ^ r.nonce) * 0x100000001b3ULL;
+  g_job_token.store(token == 0 ? 1 : token, std::memory_order_release);
   int here = 0;
   for (const RankFacts& r : *all) here += r.host == mine.host ? 1 : 0;
   g_ranks_on_my_host = here;
@@ -169,30 +216,24 @@ JobCensus job_census() noexcept {
 
 void forget_job() noexcept {
   g_flags_everywhere.store(0, std::memory_order_release);
+  g_job_token.store(0, std::memory_order_release);
   std::lock_guard<std::mutex> lock(g_mutex);
   delete g_world;
   g_world = nullptr;
 }
 
 CommFacts facts_of(MPI_Comm comm) noexcept {
-  if (comm == MPI_COMM_NULL || g_keyval == MPI_KEYVAL_INVALID) return CommFacts{};
-  void* value = nullptr;
-  int found = 0;
-  if (real().MPI_Comm_get_attr(comm, g_keyval, &value, &found) == MPI_SUCCESS && found) {
-    return *static_cast<const CommFacts*>(value);
-  }
-  auto* f = new (std::nothrow) CommFacts(compute(comm));
-  if (f == nullptr) return CommFacts{};
-  const CommFacts copy = *f;
-  if (real().MPI_Comm_set_attr(comm, g_keyval, f) != MPI_SUCCESS) {
-    delete f;
-    return copy;
-  }
-  const bool library_only = copy.known && !copy.gpus_everywhere && !copy.multi_node && !topology_emulated() &&
-                            (forced_algorithm() == Algorithm::automatic || forced_algorithm() == Algorithm::library);
-  set_library_only(comm, library_only);
-  return copy;
+  const Stored* s = stored_of(comm);
+  return s != nullptr ? s->facts : CommFacts{};
 }
+
+bool member_on_my_host(MPI_Comm comm, int rank) noexcept {
+  const Stored* s = stored_of(comm);
+  return s != nullptr && rank >= 0 && static_cast<size_t>(rank) < s->on_my_host.size() &&
+         s->on_my_host[static_cast<size_t>(rank)];
+}
+
+uint64_t job_token() noexcept { return g_job_token.load(std::memory_order_acquire); }
 
 bool surely_library_only(MPI_Comm comm) noexcept { return library_only_table().find(comm) != 0; }
 

@@ -63,6 +63,16 @@ JobCensus job_census() noexcept;
 // lock-free table the per-call question below reads.
 CommFacts facts_of(MPI_Comm comm) noexcept;
 
+// Does member `rank` of `comm` run on this rank's host? (Cached on the
+// communicator with its facts; false where they are not known.)
+bool member_on_my_host(MPI_Comm comm, int rank) noexcept;
+
+// A number every rank of the job holds alike after learn_job and that
+// another job is unlikely to (made of a random draw of every rank), for
+// messages that must be told apart from a program's own; 0 before
+// learn_job and after forget_job.
+uint64_t job_token() noexcept;
+
 // Lock-free: are the communicator's facts known, and do they say that no
 // Strata collective can run on it (no context needed: its members do not
 // all have GPUs, and share one node)? False also when not known yet.
