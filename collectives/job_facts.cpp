@@ -57,6 +57,7 @@ void set_library_only(MPI_Comm comm, bool value) { library_only_table().set(comm
 struct Stored {
   CommFacts facts;
   std::vector<bool> on_my_host;
+  std::vector<int> world_ranks;  // by communicator rank
 };
 
 int free_facts(MPI_Comm comm, int, void* attribute, void*) {
@@ -101,6 +102,7 @@ Stored compute(MPI_Comm comm) {
     f.multi_node = f.multi_node || m.host != (*g_world)[static_cast<size_t>(in_world[0])].host;
     stored.on_my_host[static_cast<size_t>(i)] = m.host == my_host;
   }
+  stored.world_ranks = std::move(in_world);
   return stored;
 }
 
@@ -231,6 +233,12 @@ bool member_on_my_host(MPI_Comm comm, int rank) noexcept {
   const Stored* s = stored_of(comm);
   return s != nullptr && rank >= 0 && static_cast<size_t>(rank) < s->on_my_host.size() &&
          s->on_my_host[static_cast<size_t>(rank)];
+}
+
+int world_rank_of(MPI_Comm comm, int rank) noexcept {
+  const Stored* s = stored_of(comm);
+  if (s == nullptr || rank < 0 || static_cast<size_t>(rank) >= s->world_ranks.size()) return -1;
+  return s->world_ranks[static_cast<size_t>(rank)];
 }
 
 uint64_t job_token() noexcept { return g_job_token.load(std::memory_order_acquire); }

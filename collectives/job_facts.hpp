@@ -66,6 +66,9 @@ CommFacts facts_of(MPI_Comm comm) noexcept;
 // Does member `rank` of `comm` run on this rank's host? (Cached on the
 // communicator with its facts; false where they are not known.)
 bool member_on_my_host(MPI_Comm comm, int rank) noexcept;
+// Member `rank` of `comm` as a rank of MPI_COMM_WORLD (cached alike); -1
+// where not known.
+int world_rank_of(MPI_Comm comm, int rank) noexcept;
 
 // A number every rank of the job holds alike after learn_job and that
 // another job is unlikely to (made of a random draw of every rank), for

@@ -71,6 +71,9 @@ TEST_F(JobFacts, MembersOnMyHostMatchTheLibrarysNodes) {
     for (int m = 0; m < size; ++m) {
       EXPECT_EQ(member_on_my_host(comm, m), expected[static_cast<size_t>(m)]) << "member " << m;
     }
+    EXPECT_EQ(strata::coll::world_rank_of(comm, 0), comm == MPI_COMM_WORLD ? 0 : size - 1);
+    EXPECT_EQ(strata::coll::world_rank_of(comm, size - 1), comm == MPI_COMM_WORLD ? size - 1 : 0);
+    EXPECT_EQ(strata::coll::world_rank_of(comm, size), -1);
     EXPECT_FALSE(member_on_my_host(comm, -1));
     EXPECT_FALSE(member_on_my_host(comm, size));
   }
