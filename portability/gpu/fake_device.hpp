@@ -11,7 +11,9 @@
 // not GPU-aware, a host algorithm) faults at once with SIGSEGV, where a real
 // GPU would give wrong data, a fault or nothing. Streams and events are
 // handles; work runs synchronously at the call. Pinned memory is page-aligned
-// host memory whose device address (mapped) is the host address.
+// host memory whose device address (mapped) is the host address. IPC works
+// across processes of one user (fake_ipc.cpp): another process maps the
+// same memfd twice in the same way.
 //
 // gpu_stub.cpp forwards to these calls when enabled(); their contracts are
 // those of gpu_api.hpp. Failures are Status::device_error with a message in
@@ -78,6 +80,39 @@ void* host_view(const void* ptr) noexcept;
 device::Pointer classify(const void* ptr) noexcept;
 void forget_classifications() noexcept;
 uint64_t classify_runtime_queries() noexcept;
+
+// The allocation holding `ptr` (device memory, an IPC mapping included),
+// from the table: the bytes asked for, and a serial given to every device
+// allocation and IPC mapping of this process.
+Status allocation_of(const void* ptr, AllocationRange* out) noexcept;
+
+// For fake_ipc.cpp. The memfd behind the device allocation holding `ptr`
+// (kept open while the allocation lives) with what a handle names.
+struct ExportedAllocation {
+  uintptr_t base = 0;
+  size_t bytes = 0;   // asked for
+  size_t mapped = 0;  // whole pages
+  uint64_t buffer_id = 0;
+  int device = -1;
+  int fd = -1;
+  int creator_pid = 0;  // the process that allocated it (its memfd's name)
+};
+Status exported_allocation(const void* ptr, ExportedAllocation* out, const char* call) noexcept;
+// Maps `fd` (a memfd of `mapped` bytes) as a local allocation does: a
+// PROT_NONE device view and guard page, a read/write shadow; entered in the
+// table as an IPC mapping of `bytes` on `device`. `fd` stays the caller's.
+Status map_ipc(int fd, size_t bytes, size_t mapped, int device, void** view) noexcept;
+// Unmaps and forgets an IPC mapping (its base, as map_ipc gave it).
+Status unmap_ipc(void* view) noexcept;
+
+// --- IPC (fake_ipc.cpp) -----------------------------------------------------------
+// A handle names the owner's process, the memfd's descriptor there and its
+// inode; ipc_open opens /proc/<pid>/fd/<fd> (same user, the owner alive)
+// and checks that it is still the same memfd (its inode and name carry the
+// allocation's serial) before mapping it.
+Status ipc_get_handle(void* device_ptr, IpcHandle* handle) noexcept;
+Status ipc_open(const IpcHandle& handle, void** device_ptr) noexcept;
+Status ipc_close(void* device_ptr) noexcept;
 
 // --- copies (fake_copies.cpp) ----------------------------------------------------
 Status memcpy_async(void* dst, const void* src, size_t bytes, Stream stream) noexcept;

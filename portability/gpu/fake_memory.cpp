@@ -1,13 +1,17 @@
 // Memory of the device stand-in (fake_device.hpp): device allocations (one
 // memfd, a PROT_NONE device view plus a guard page, a read/write shadow
-// view), pinned host memory, the translation of device addresses to their
-// shadows, and classification.
+// view), IPC mappings of another process's allocations (its memfd mapped
+// the same way, fake_ipc.cpp), pinned host memory, the translation of device
+// addresses to their shadows, and classification.
 //
-// One table, sorted by address: allocation base -> its end, shadow, device
-// and kind. Lookups take the shared lock. The table is the truth for
-// classify(); a second, per-allocation flag and a set of 2 MiB host granules
-// only count the runtime queries a real backend's cache would make
-// (gpu_runtime.cu), so that tests of the counting hold here too.
+// One table, sorted by address: allocation base -> its end, shadow, device,
+// kind and serial (the buffer id). A device allocation keeps its memfd's
+// descriptor open while it lives, for other processes to open it through
+// /proc (one descriptor per live allocation). Lookups take the shared lock.
+// The table is the truth for classify(); a second, per-allocation flag and
+// a set of 2 MiB host granules only count the runtime queries a real
+// backend's cache would make (gpu_runtime.cu), so that tests of the
+// counting hold here too.
 #include "portability/gpu/fake_device.hpp"
 
 #include "base/log.hpp"
@@ -17,7 +21,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -26,15 +32,21 @@
 namespace strata::gpu::fake {
 namespace {
 
-enum class Kind { device, pinned };
+// ipc: another process's device allocation mapped here (device memory).
+enum class Kind { device, pinned, ipc };
+
+bool is_device(Kind k) { return k != Kind::pinned; }
 
 struct Allocation {
   uintptr_t end = 0;       // base + the bytes asked for
   char* shadow = nullptr;  // device: the read/write view; pinned: the memory itself
   size_t mapped = 0;       // bytes mapped (whole pages); a device view has one guard page more
-  int device = -1;         // device memory: the device current at allocation
+  int device = -1;         // device memory: the device current at allocation (ipc: the owner's)
   Kind kind = Kind::device;
-  bool known = true;  // counted as known to the (emulated) classification cache
+  bool known = true;    // counted as known to the (emulated) classification cache
+  uint64_t serial = 0;  // device and ipc: the buffer id, never reused in this process
+  int fd = -1;          // device: its memfd, open while it lives
+  int creator_pid = 0;  // device: the process that allocated it
 };
 
 constexpr unsigned kGranuleShift = 21;  // 2 MiB, as gpu_runtime.cu's cache
@@ -51,7 +63,7 @@ class Table {
     map_[base] = a;
     // As gpu_runtime.cu: a granule taken for host before is not host now
     // (pinned and pageable memory may share one).
-    if (a.kind == Kind::device) hints::forget_host(base, base + a.mapped);
+    if (is_device(a.kind)) hints::forget_host(base, base + a.mapped);
   }
 
   // Removes the allocation starting exactly at `base` if it is of `kind`.
@@ -111,7 +123,7 @@ class Table {
     for (auto it = map_.lower_bound(end); it != map_.begin();) {
       --it;
       if (it->first + it->second.mapped <= start) return false;
-      if (it->second.kind == Kind::device) return true;
+      if (is_device(it->second.kind)) return true;
     }
     return false;
   }
@@ -138,6 +150,7 @@ Table& table() {
 }
 
 std::atomic<uint64_t> g_queries{0};
+std::atomic<uint64_t> g_serial{0};  // the last buffer id given
 
 // Whole pages for `bytes`, false on overflow.
 bool round_to_pages(size_t bytes, size_t* rounded) {
@@ -147,25 +160,18 @@ bool round_to_pages(size_t bytes, size_t* rounded) {
   return true;
 }
 
-// The two views of a fresh memfd of `bytes` (whole pages); false when the
-// system refuses.
-bool map_views(size_t bytes, void** view, void** shadow) {
-  const int fd = memfd_create("strata-fake-device", MFD_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ftruncate(fd, static_cast<off_t>(bytes)) == 0;
+// The two views of memfd `fd` of `bytes` (whole pages); false when the
+// system refuses. The descriptor stays the caller's.
+bool map_views(int fd, size_t bytes, void** view, void** shadow) {
   // The device view and a guard page after it, reserved together.
-  void* reserved = MAP_FAILED;
+  void* reserved = mmap(nullptr, bytes + page_size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  bool ok = reserved != MAP_FAILED;
   void* s = MAP_FAILED;
-  if (ok) {
-    reserved = mmap(nullptr, bytes + page_size(), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    ok = reserved != MAP_FAILED;
-  }
   if (ok) ok = mmap(reserved, bytes, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED;
   if (ok) {
     s = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ok = s != MAP_FAILED;
   }
-  close(fd);  // the mappings keep the memory
   if (!ok) {
     if (reserved != MAP_FAILED) munmap(reserved, bytes + page_size());
     return false;
@@ -173,6 +179,20 @@ bool map_views(size_t bytes, void** view, void** shadow) {
   *view = reserved;
   *shadow = s;
   return true;
+}
+
+// A fresh memfd of `bytes`, named after this process and the allocation's
+// serial (fake_ipc.cpp checks the name), -1 when the system refuses.
+int new_memfd(size_t bytes, int pid, uint64_t serial) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "strata-fake-device-%d-%" PRIu64, pid, serial);
+  const int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace
@@ -186,7 +206,11 @@ Status malloc_device(void** ptr, size_t bytes) noexcept {
   size_t rounded = 0;
   void* view = nullptr;
   void* shadow = nullptr;
-  if (!round_to_pages(bytes, &rounded) || !map_views(rounded, &view, &shadow)) {
+  const uint64_t serial = g_serial.fetch_add(1, std::memory_order_relaxed) + 1;
+  const int pid = static_cast<int>(getpid());
+  const int fd = round_to_pages(bytes, &rounded) ? new_memfd(rounded, pid, serial) : -1;
+  if (fd < 0 || !map_views(fd, rounded, &view, &shadow)) {
+    if (fd >= 0) close(fd);
     return fail("malloc_device", "out of memory");
   }
   Allocation a;
@@ -195,11 +219,15 @@ Status malloc_device(void** ptr, size_t bytes) noexcept {
   a.mapped = rounded;
   (void)get_device(&a.device);
   a.kind = Kind::device;
+  a.serial = serial;
+  a.fd = fd;
+  a.creator_pid = pid;
   try {
     table().insert(reinterpret_cast<uintptr_t>(view), a);
   } catch (...) {
     munmap(view, rounded + page_size());
     munmap(shadow, rounded);
+    close(fd);
     return Status::out_of_memory;
   }
   *ptr = view;
@@ -215,6 +243,7 @@ Status free_device(void* ptr) noexcept {
   }
   munmap(ptr, a.mapped + page_size());
   munmap(a.shadow, a.mapped);
+  close(a.fd);
   return Status::ok;
 }
 
@@ -272,7 +301,7 @@ Status host_range(const void* ptr, size_t bytes, char** host, const char* call) 
   const auto p = reinterpret_cast<uintptr_t>(ptr);
   uintptr_t base = 0;
   Allocation a;
-  if (ptr == nullptr || !table().find(p, &base, &a) || a.kind != Kind::device) {
+  if (ptr == nullptr || !table().find(p, &base, &a) || !is_device(a.kind)) {
     *host = const_cast<char*>(static_cast<const char*>(ptr));
     return Status::ok;
   }
@@ -311,6 +340,76 @@ device::Pointer classify(const void* ptr) noexcept {
 }
 
 void forget_classifications() noexcept { table().forget(); }
+
+Status allocation_of(const void* ptr, AllocationRange* out) noexcept {
+  if (ptr == nullptr || out == nullptr) return Status::invalid_argument;
+  uintptr_t base = 0;
+  Allocation a;
+  if (!table().find(reinterpret_cast<uintptr_t>(ptr), &base, &a) || !is_device(a.kind)) {
+    STRATA_LOG(debug, kDevice, "fake: allocation_of(%p): not device memory", ptr);
+    return Status::invalid_argument;
+  }
+  AllocationRange r;
+  r.base = reinterpret_cast<void*>(base);
+  r.bytes = a.end - base;
+  r.buffer_id = a.serial;
+  r.device = a.device;
+  *out = r;
+  return Status::ok;
+}
+
+Status exported_allocation(const void* ptr, ExportedAllocation* out, const char* call) noexcept {
+  uintptr_t base = 0;
+  Allocation a;
+  if (ptr == nullptr || !table().find(reinterpret_cast<uintptr_t>(ptr), &base, &a) || a.kind != Kind::device) {
+    // Host, pinned, or a mapping opened here: none can be exported.
+    STRATA_LOG(error, kDevice, "fake: %s(%p): not in a device allocation of this process", call, ptr);
+    return fail(call, "invalid argument");
+  }
+  ExportedAllocation e;
+  e.base = base;
+  e.bytes = a.end - base;
+  e.mapped = a.mapped;
+  e.buffer_id = a.serial;
+  e.device = a.device;
+  e.fd = a.fd;
+  e.creator_pid = a.creator_pid;
+  *out = e;
+  return Status::ok;
+}
+
+Status map_ipc(int fd, size_t bytes, size_t mapped, int device, void** view) noexcept {
+  void* v = nullptr;
+  void* shadow = nullptr;
+  if (!map_views(fd, mapped, &v, &shadow)) return fail("ipc_open", "out of memory");
+  Allocation a;
+  a.end = reinterpret_cast<uintptr_t>(v) + bytes;
+  a.shadow = static_cast<char*>(shadow);
+  a.mapped = mapped;
+  a.device = device;
+  a.kind = Kind::ipc;
+  a.serial = g_serial.fetch_add(1, std::memory_order_relaxed) + 1;
+  try {
+    table().insert(reinterpret_cast<uintptr_t>(v), a);
+  } catch (...) {
+    munmap(v, mapped + page_size());
+    munmap(shadow, mapped);
+    return Status::out_of_memory;
+  }
+  *view = v;
+  return Status::ok;
+}
+
+Status unmap_ipc(void* view) noexcept {
+  Allocation a;
+  if (view == nullptr || !table().erase(reinterpret_cast<uintptr_t>(view), Kind::ipc, &a)) {
+    STRATA_LOG(error, kDevice, "fake: ipc_close(%p): not an IPC mapping opened here", view);
+    return fail("ipc_close", "invalid argument");
+  }
+  munmap(view, a.mapped + page_size());
+  munmap(a.shadow, a.mapped);
+  return Status::ok;
+}
 
 uint64_t classify_runtime_queries() noexcept { return g_queries.load(std::memory_order_relaxed); }
 

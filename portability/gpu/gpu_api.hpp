@@ -112,7 +112,37 @@ uint64_t classify_runtime_queries() noexcept;
 // itself (CUDA and HIP device memory has no host address at all).
 void* host_view(const void* ptr) noexcept;
 
+// --- allocations ----------------------------------------------------------------
+// The device allocation holding a pointer: its range, and an id that the
+// runtime gives no other allocation in this process's lifetime (a range
+// freed and allocated again at the same address gets a new one), which is
+// how a cached IPC handle or mapping of a reused range is told from the
+// old one (ipc_cache.hpp).
+struct AllocationRange {
+  void* base = nullptr;
+  size_t bytes = 0;
+  uint64_t buffer_id = 0;
+  int device = -1;
+};
+// `device_ptr` anywhere in a device allocation (an IPC mapping opened here
+// included). Not device memory (host, pinned, managed, unknown):
+// invalid_argument, nothing logged above debug. CUDA: one driver query
+// (cuPointerGetAttributes: range, buffer id, ordinal), reached through
+// cudaGetDriverEntryPoint*; HIP: hipMemGetAddressRange and
+// hipPointerGetAttribute(HIP_POINTER_ATTRIBUTE_BUFFER_ID); the stand-in:
+// its allocation table. No backend, or no driver entry point:
+// not_supported. `out` is written only on success.
+Status allocation_of(const void* device_ptr, AllocationRange* out) noexcept;
+
 // --- IPC ------------------------------------------------------------------------
+// A handle names a whole device allocation: ipc_get_handle may be given any
+// address in it (ipc_cache.cpp passes the base), and ipc_open, in another
+// process of the node, maps the allocation at its base. A process cannot
+// open its own handle (CUDA refuses it, and so does the stand-in:
+// device_error). The stand-in also refuses a handle whose allocation was
+// freed or whose owner exited; CUDA and HIP promise no such check, so a
+// reused range is told from the old one by its buffer id (ipc_cache.hpp).
+// ipc_close takes what ipc_open gave.
 struct IpcHandle {
   unsigned char bytes[64];
 };

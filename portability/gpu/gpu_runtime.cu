@@ -749,6 +749,95 @@ uint64_t classify_runtime_queries() noexcept { return g_queries.load(std::memory
 
 void* host_view(const void* ptr) noexcept { return const_cast<void*>(ptr); }
 
+// --- allocations ----------------------------------------------------------------
+//
+// The range and buffer id of the allocation holding a pointer, for IPC
+// (ipc_cache.cpp keys handles and mappings on base and buffer id, as UCX's
+// cuda_ipc does). Asked of the runtime at every call: the id is what tells
+// a reused range from the old one, so it cannot come from a cache.
+
+#if defined(__HIPCC__)
+
+Status allocation_of(const void* device_ptr, AllocationRange* out) noexcept {
+  if (device_ptr == nullptr || out == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+#if HIP_VERSION < 50200000
+  // hipPointerGetAttribute is not there before ROCm 5.2 (the oldest checked).
+  STRATA_LOG_ONCE(warn, kDevice, "hip: no buffer ids before ROCm 5.2: allocation_of is not supported");
+  return Status::not_supported;
+#else
+  const Answer kind = query(device_ptr);
+  if (kind.what.kind != device::MemoryKind::device) {
+    STRATA_LOG(debug, kDevice, "hip: allocation_of(%p): not device memory", device_ptr);
+    return Status::invalid_argument;
+  }
+  gpuDeviceptr_t base = nullptr;
+  size_t size = 0;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuMemGetAddressRange(&base, &size, const_cast<void*>(device_ptr))));
+  // ROCm documents the attribute as a unique id of the allocation, not its
+  // width: a zeroed 64-bit value also takes a 32-bit answer.
+  uint64_t id = 0;
+  STRATA_TRY(
+      STRATA_GPU_CHECK(hipPointerGetAttribute(&id, HIP_POINTER_ATTRIBUTE_BUFFER_ID, const_cast<void*>(device_ptr))));
+  AllocationRange r;
+  r.base = base;
+  r.bytes = size;
+  r.buffer_id = id;
+  r.device = kind.what.device;
+  *out = r;
+  return Status::ok;
+#endif
+}
+
+#else  // CUDA
+
+// One driver query: range, buffer id, ordinal and kind together (the
+// driver's cuMemGetAddressRange and CU_POINTER_ATTRIBUTE_BUFFER_ID in one
+// call, without a current context), through the entry point classify uses.
+Status allocation_of(const void* device_ptr, AllocationRange* out) noexcept {
+  if (device_ptr == nullptr || out == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  PointerGetAttributesFn fn = driver_pointer_query();
+  if (fn == nullptr) {
+    return Status::not_supported;  // logged once where the entry point was looked for
+  }
+  unsigned int type = 0;
+  int ordinal = -1;
+  uint64_t managed = 0;  // a boolean of unspecified width
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  unsigned long long id = 0;  // NOLINT(google-runtime-int): the driver's type
+  CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED,  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                 CU_POINTER_ATTRIBUTE_RANGE_SIZE,  CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void* data[] = {&type, &ordinal, &managed, &start, &size, &id};
+  const CUresult res = fn(6, attrs, data, static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(device_ptr)));
+  if (res != CUDA_SUCCESS) {
+    t_last_error = "cuPointerGetAttributes failed";
+    STRATA_LOG(error, kDevice, "cuda: cuPointerGetAttributes(%p) for its allocation failed: CUresult %d", device_ptr,
+               static_cast<int>(res));
+    return Status::device_error;
+  }
+  if (type != CU_MEMORYTYPE_DEVICE || managed != 0 || size == 0) {
+    STRATA_LOG(debug, kDevice, "cuda: allocation_of(%p): not device memory (type %u, managed %d)", device_ptr, type,
+               static_cast<int>(managed != 0));
+    return Status::invalid_argument;
+  }
+  AllocationRange r;
+  r.base = reinterpret_cast<void*>(static_cast<uintptr_t>(start));
+  r.bytes = size;
+  r.buffer_id = static_cast<uint64_t>(id);
+  r.device = ordinal;
+  *out = r;
+  return Status::ok;
+}
+
+#endif
+
 // --- IPC ----------------------------------------------------------------------
 
 static_assert(sizeof(gpuIpcMemHandle_t) <= sizeof(IpcHandle::bytes), "IpcHandle too small for the runtime's handle");

@@ -71,10 +71,12 @@ void forget_classifications() noexcept {
 uint64_t classify_runtime_queries() noexcept { STRATA_FAKE_OR(classify_runtime_queries(), uint64_t{0}); }
 void* host_view(const void* p) noexcept { STRATA_FAKE_OR(host_view(p), const_cast<void*>(p)); }
 
-// The stand-in has no IPC and no graphs: not_supported either way.
-Status ipc_get_handle(void*, IpcHandle*) noexcept { return kNo; }
-Status ipc_open(const IpcHandle&, void**) noexcept { return kNo; }
-Status ipc_close(void*) noexcept { return kNo; }
+Status allocation_of(const void* p, AllocationRange* out) noexcept { STRATA_FAKE_OR(allocation_of(p, out), kNo); }
+Status ipc_get_handle(void* p, IpcHandle* h) noexcept { STRATA_FAKE_OR(ipc_get_handle(p, h), kNo); }
+Status ipc_open(const IpcHandle& h, void** p) noexcept { STRATA_FAKE_OR(ipc_open(h, p), kNo); }
+Status ipc_close(void* p) noexcept { STRATA_FAKE_OR(ipc_close(p), kNo); }
+
+// The stand-in has no graphs: not_supported either way.
 
 Status capture_begin(Stream) noexcept { return kNo; }
 Status capture_end(Stream, GraphExec*) noexcept { return kNo; }

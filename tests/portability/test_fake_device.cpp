@@ -425,10 +425,37 @@ TEST_F(FakeDevice, PinnedMemory) {
   EXPECT_OK(gpu::free_pinned(nullptr));
 }
 
-TEST_F(FakeDevice, NoIpcNoGraphs) {
-  DeviceBuffer d(4096);
-  gpu::IpcHandle h{};
-  EXPECT_EQ(gpu::ipc_get_handle(d.ptr, &h), Status::not_supported);
+// What of the stand-in's IPC one process can see (test_ipc_fake opens
+// handles in another process): a handle names the whole allocation, only
+// device memory of this process has one, and this process cannot open it.
+TEST_F(FakeDevice, IpcHandlesInOneProcess) {
+  DeviceBuffer d(3 * page());
+  gpu::IpcHandle h{}, interior{};
+  ASSERT_OK(gpu::ipc_get_handle(d.ptr, &h));
+  ASSERT_OK(gpu::ipc_get_handle(d.at(page() + 5), &interior));
+  EXPECT_EQ(std::memcmp(h.bytes, interior.bytes, sizeof(h.bytes)), 0);
+  void* p = nullptr;
+  ASSERT_OK(gpu::malloc_pinned(&p, 4096, false));
+  std::vector<char> host(16);
+  gpu::IpcHandle untouched{};
+  EXPECT_EQ(gpu::ipc_get_handle(p, &untouched), Status::device_error);
+  EXPECT_EQ(gpu::ipc_get_handle(host.data(), &untouched), Status::device_error);
+  EXPECT_EQ(gpu::ipc_get_handle(d.at(3 * page()), &untouched), Status::device_error);  // one past the end
+  EXPECT_EQ(untouched.bytes[0], 0);
+  EXPECT_OK(gpu::free_pinned(p));
+  void* opened = nullptr;
+  EXPECT_EQ(gpu::ipc_open(h, &opened), Status::device_error);
+  EXPECT_STREQ(gpu::last_error_string(), "invalid device context");
+  EXPECT_EQ(opened, nullptr);
+  EXPECT_EQ(gpu::ipc_close(d.ptr), Status::device_error);  // not a mapping opened here
+  EXPECT_EQ(gpu::ipc_close(nullptr), Status::invalid_argument);
+  gpu::IpcHandle garbage{};
+  std::memset(garbage.bytes, 0x5A, sizeof(garbage.bytes));
+  EXPECT_EQ(gpu::ipc_open(garbage, &opened), Status::device_error);
+  EXPECT_EQ(opened, nullptr);
+}
+
+TEST_F(FakeDevice, NoGraphs) {
   bool capturing = true;
   EXPECT_OK(gpu::is_capturing(nullptr, &capturing));
   EXPECT_FALSE(capturing);

@@ -16,6 +16,7 @@
 #include <strata/status.hpp>
 
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/ipc_cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -241,6 +242,18 @@ TEST(Cpu, WithoutDeviceEveryCallFailsCleanly) {
   EXPECT_EQ(gpu::ipc_open(handle, &p), ns);
   EXPECT_EQ(p, sentinel);
   EXPECT_EQ(gpu::ipc_close(host), ns);
+  gpu::AllocationRange range;
+  range.buffer_id = 77;
+  EXPECT_EQ(gpu::allocation_of(host, &range), ns);
+  EXPECT_EQ(range.buffer_id, 77u);
+  gpu::IpcExport exported{};
+  exported.buffer_id = 77;
+  EXPECT_EQ(gpu::ipc_export(host, &exported), ns);
+  EXPECT_EQ(exported.buffer_id, 77u);
+  exported.bytes = 64;
+  char* mapped = nullptr;
+  EXPECT_EQ(gpu::ipc_import(1, exported, &mapped), ns);
+  EXPECT_EQ(mapped, nullptr);
 
   // Classification answers host and never asks a runtime.
   EXPECT_EQ(gpu::classify(host).kind, MemoryKind::host);
