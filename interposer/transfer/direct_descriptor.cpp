@@ -1,0 +1,93 @@
+#include "interposer/transfer/direct_descriptor.hpp"
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+namespace strata::interposer {
+
+static_assert(sizeof(DirectDescriptor) == kDirectDescriptorBytes, "the descriptor's size is part of the protocol");
+static_assert(std::is_trivially_copyable_v<DirectDescriptor> && std::is_standard_layout_v<DirectDescriptor>,
+              "a descriptor is plain bytes");
+static_assert(offsetof(DirectDescriptor, bytes) == 24 && offsetof(DirectDescriptor, slot) == 32 &&
+                  offsetof(DirectDescriptor, location) == 64 && offsetof(DirectDescriptor, reserved) == 192 &&
+                  offsetof(DirectDescriptor, checksum) == kDirectDescriptorBytes - sizeof(uint64_t),
+              "no padding: every byte is covered by the checksum or is the checksum");
+
+namespace {
+
+constexpr size_t kCheckedWords = offsetof(DirectDescriptor, checksum) / sizeof(uint64_t);
+
+// Each step maps h bijectively for a given word, and the word bijectively
+// for a given h; the finaliser is bijective: a change in one word always
+// shows.
+uint64_t checksum_of(const unsigned char* bytes, uint64_t token) {
+  uint64_t h = 0xcbf29ce484222325ull ^ token;
+  for (size_t i = 0; i < kCheckedWords; ++i) {
+    uint64_t w = 0;
+    std::memcpy(&w, bytes + i * sizeof(uint64_t), sizeof(w));
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+bool fields_sane(const DirectDescriptor& d) {
+  for (uint64_t r : d.reserved) {
+    if (r != 0) return false;
+  }
+  const slots::SlotRef& s = d.slot;
+  return d.flags == 0 && d.bytes > 0 && s.table.pid > 0 && s.table.fd >= 0 && s.table.id != 0 &&
+         s.ticket.reserved == 0 && s.ticket.generation != 0;
+}
+
+}  // namespace
+
+const char* to_string(DescriptorCheck check) noexcept {
+  switch (check) {
+    case DescriptorCheck::descriptor: return "descriptor";
+    case DescriptorCheck::not_descriptor: return "not a descriptor";
+    case DescriptorCheck::corrupt: return "corrupt descriptor";
+    case DescriptorCheck::unsupported_version: return "descriptor of an unsupported version";
+  }
+  return "unknown";
+}
+
+uint64_t descriptor_checksum(const DirectDescriptor& descriptor, uint64_t token) noexcept {
+  return checksum_of(reinterpret_cast<const unsigned char*>(&descriptor), token);
+}
+
+DirectDescriptor encode_descriptor(const DirectFields& fields, uint64_t token) noexcept {
+  DirectDescriptor d;
+  std::memset(&d, 0, sizeof(d));
+  d.magic = kDirectDescriptorMagic;
+  d.token = token;
+  d.version = kDirectDescriptorVersion;
+  d.bytes = fields.bytes;
+  d.slot = fields.slot;
+  d.location = fields.location;
+  d.checksum = descriptor_checksum(d, token);
+  return d;
+}
+
+DescriptorCheck check_descriptor(const void* bytes, size_t n, uint64_t token, DirectFields* fields) noexcept {
+  if (bytes == nullptr || n != kDirectDescriptorBytes || token == 0) return DescriptorCheck::not_descriptor;
+  DirectDescriptor d;
+  std::memcpy(&d, bytes, sizeof(d));
+  if (d.magic != kDirectDescriptorMagic || d.token != token) return DescriptorCheck::not_descriptor;
+  if (d.checksum != descriptor_checksum(d, token)) return DescriptorCheck::corrupt;
+  if (d.version != kDirectDescriptorVersion) return DescriptorCheck::unsupported_version;
+  if (!fields_sane(d)) return DescriptorCheck::corrupt;
+  if (fields != nullptr) {
+    fields->bytes = d.bytes;
+    fields->slot = d.slot;
+    fields->location = d.location;
+  }
+  return DescriptorCheck::descriptor;
+}
+
+}  // namespace strata::interposer

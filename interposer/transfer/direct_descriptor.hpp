@@ -1,0 +1,69 @@
+// The descriptor a sender puts in the MPI message in place of a large
+// message's bytes when a node-local receiver pulls them itself (the
+// device-direct transport; the completion protocol is
+// portability/host/shared_slots.hpp, docs/device.md "Completion slots").
+// It says how many bytes the message has, where they are when it is sent,
+// and which slot of the sender's table to claim for them.
+//
+// Fixed size, trivially copyable, no pointers. The receiver of a message of
+// exactly kDirectDescriptorBytes tells a descriptor from user data of the
+// same size by a magic, the job's token (random, agreed by every rank; a
+// program cannot produce it by chance) and a checksum keyed by the token:
+// FNV-1a over 8-byte words, then a bijective finaliser, so that any change
+// confined to one word (every single-byte flip) changes the checksum.
+#pragma once
+
+#include "portability/host/shared_slots.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata::interposer {
+
+constexpr size_t kDirectDescriptorBytes = 256;
+constexpr uint64_t kDirectDescriptorMagic = 0x3143534454525453ull;  // "STRTDSC1"
+constexpr uint32_t kDirectDescriptorVersion = 1;
+
+// What a descriptor says.
+struct DirectFields {
+  uint64_t bytes = 0;          // the message's packed bytes (> 0)
+  slots::SlotRef slot{};       // the sender's table and the message's slot
+  slots::Location location{};  // where the bytes are when sent (the slot may later say otherwise)
+};
+
+// The bytes on the wire (one node, one architecture: native byte order).
+struct DirectDescriptor {
+  uint64_t magic;
+  uint64_t token;
+  uint32_t version;
+  uint32_t flags;  // zero in version 1
+  uint64_t bytes;
+  slots::SlotRef slot;
+  slots::Location location;
+  uint64_t reserved[7];  // zero in version 1
+  uint64_t checksum;     // over every byte before it, keyed by the token
+};
+
+enum class DescriptorCheck : int {
+  descriptor,           // a valid descriptor of this job and version
+  not_descriptor,       // user data (wrong size, magic or token): deliver it as it is
+  corrupt,              // this job's magic and token, but a wrong checksum or field: an error, not data
+  unsupported_version,  // a well-formed descriptor of another version: an error, not data
+};
+const char* to_string(DescriptorCheck check) noexcept;
+
+// The descriptor of `fields` for the job's `token` (nonzero).
+DirectDescriptor encode_descriptor(const DirectFields& fields, uint64_t token) noexcept;
+
+// Classifies `n` received bytes (any alignment); writes *fields (may be
+// null) only for a valid descriptor. A zero token matches nothing.
+DescriptorCheck check_descriptor(const void* bytes, size_t n, uint64_t token, DirectFields* fields) noexcept;
+
+inline bool is_descriptor(const void* bytes, size_t n, uint64_t token) noexcept {
+  return check_descriptor(bytes, n, token, nullptr) == DescriptorCheck::descriptor;
+}
+
+// The checksum of a descriptor's bytes before its checksum field.
+uint64_t descriptor_checksum(const DirectDescriptor& descriptor, uint64_t token) noexcept;
+
+}  // namespace strata::interposer

@@ -1,0 +1,185 @@
+// The device-direct descriptor (interposer/transfer/direct_descriptor.hpp):
+// what the sender encodes the receiver decodes, byte for byte; every
+// single-byte change of an encoded descriptor is refused (a flip in the
+// magic or token reads as user data, anywhere else as a corrupt
+// descriptor); another job's token, another size, another version and
+// random user data are never taken for a descriptor.
+#include "interposer/transfer/direct_descriptor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <vector>
+
+namespace strata::interposer {
+void PrintTo(DescriptorCheck c, std::ostream* os) { *os << to_string(c); }
+}  // namespace strata::interposer
+
+namespace {
+
+using strata::interposer::check_descriptor;
+using strata::interposer::descriptor_checksum;
+using strata::interposer::DescriptorCheck;
+using strata::interposer::DirectDescriptor;
+using strata::interposer::DirectFields;
+using strata::interposer::encode_descriptor;
+using strata::interposer::is_descriptor;
+using strata::interposer::kDirectDescriptorBytes;
+
+static_assert(sizeof(DirectDescriptor) == kDirectDescriptorBytes, "the size is a compile-time constant");
+
+constexpr uint64_t kToken = 0x9b2f61c04d7e5a13ull;
+
+DirectFields random_fields(std::mt19937_64& rng) {
+  DirectFields f;
+  f.bytes = 1 + rng() % (uint64_t{1} << 40);
+  f.slot.table.pid = static_cast<int32_t>(1 + rng() % 4000000);
+  f.slot.table.fd = static_cast<int32_t>(rng() % 1024);
+  f.slot.table.id = rng() | 1;
+  f.slot.ticket.index = static_cast<uint32_t>(rng() % 65536);
+  f.slot.ticket.generation = 1 + rng() % (uint64_t{1} << 34);
+  for (unsigned char& b : f.location.bytes) b = static_cast<unsigned char>(rng());
+  return f;
+}
+
+bool same(const DirectFields& a, const DirectFields& b) {
+  return a.bytes == b.bytes && std::memcmp(&a.slot, &b.slot, sizeof(a.slot)) == 0 &&
+         std::memcmp(&a.location, &b.location, sizeof(a.location)) == 0;
+}
+
+TEST(DirectDescriptor, RoundTrip) {
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 1000; ++i) {
+    const DirectFields f = random_fields(rng);
+    const DirectDescriptor d = encode_descriptor(f, kToken);
+    DirectFields out;
+    ASSERT_EQ(check_descriptor(&d, sizeof(d), kToken, &out), DescriptorCheck::descriptor);
+    EXPECT_TRUE(same(f, out));
+    EXPECT_TRUE(is_descriptor(&d, sizeof(d), kToken));
+  }
+}
+
+TEST(DirectDescriptor, AnyAlignment) {
+  std::mt19937_64 rng(2);
+  const DirectFields f = random_fields(rng);
+  const DirectDescriptor d = encode_descriptor(f, kToken);
+  std::vector<unsigned char> buffer(kDirectDescriptorBytes + 8);
+  for (size_t shift = 0; shift < 8; ++shift) {
+    std::memcpy(buffer.data() + shift, &d, sizeof(d));
+    DirectFields out;
+    ASSERT_EQ(check_descriptor(buffer.data() + shift, kDirectDescriptorBytes, kToken, &out),
+              DescriptorCheck::descriptor);
+    EXPECT_TRUE(same(f, out));
+  }
+}
+
+// Each byte XORed with each of the 255 non-zero masks.
+TEST(DirectDescriptor, EverySingleByteChangeIsRefused) {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 4; ++round) {
+    const DirectDescriptor d = encode_descriptor(random_fields(rng), kToken);
+    unsigned char bytes[kDirectDescriptorBytes];
+    for (size_t at = 0; at < kDirectDescriptorBytes; ++at) {
+      for (unsigned mask = 1; mask < 256; ++mask) {
+        std::memcpy(bytes, &d, sizeof(bytes));
+        bytes[at] = static_cast<unsigned char>(bytes[at] ^ mask);
+        DirectFields out;
+        out.bytes = 77;
+        const DescriptorCheck c = check_descriptor(bytes, sizeof(bytes), kToken, &out);
+        const DescriptorCheck want = at < 16 ? DescriptorCheck::not_descriptor : DescriptorCheck::corrupt;
+        ASSERT_EQ(c, want) << "byte " << at << " ^ " << mask;
+        ASSERT_EQ(out.bytes, 77u) << "fields written for a refused descriptor";
+      }
+    }
+  }
+}
+
+TEST(DirectDescriptor, AnotherTokenIsNotADescriptor) {
+  std::mt19937_64 rng(4);
+  const DirectDescriptor d = encode_descriptor(random_fields(rng), kToken);
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken ^ 1, nullptr), DescriptorCheck::not_descriptor);
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken + (uint64_t{1} << 63), nullptr), DescriptorCheck::not_descriptor);
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), 0, nullptr), DescriptorCheck::not_descriptor);
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(is_descriptor(&d, sizeof(d), rng()));
+  // A descriptor made with token 0 matches nothing, not even token 0.
+  const DirectDescriptor z = encode_descriptor(random_fields(rng), 0);
+  EXPECT_FALSE(is_descriptor(&z, sizeof(z), 0));
+  // The token is in the checksum too: the right token field with another
+  // job's checksum is corrupt, not a descriptor.
+  DirectDescriptor other = encode_descriptor(random_fields(rng), kToken ^ 2);
+  other.token = kToken;
+  EXPECT_EQ(check_descriptor(&other, sizeof(other), kToken, nullptr), DescriptorCheck::corrupt);
+}
+
+TEST(DirectDescriptor, OnlyTheExactSize) {
+  std::mt19937_64 rng(5);
+  const DirectDescriptor d = encode_descriptor(random_fields(rng), kToken);
+  std::vector<unsigned char> longer(kDirectDescriptorBytes + 1);
+  std::memcpy(longer.data(), &d, sizeof(d));
+  EXPECT_FALSE(is_descriptor(longer.data(), longer.size(), kToken));
+  EXPECT_FALSE(is_descriptor(&d, sizeof(d) - 1, kToken));
+  EXPECT_FALSE(is_descriptor(&d, 0, kToken));
+  EXPECT_FALSE(is_descriptor(nullptr, sizeof(d), kToken));
+}
+
+// A well-formed descriptor (valid checksum) of another version, or with a
+// field version 1 does not allow, is an error, not user data.
+TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
+  std::mt19937_64 rng(6);
+  auto resealed = [](DirectDescriptor d) {
+    d.checksum = descriptor_checksum(d, kToken);
+    return d;
+  };
+  DirectDescriptor d = encode_descriptor(random_fields(rng), kToken);
+  d.version = 2;
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken, nullptr), DescriptorCheck::corrupt) << "the checksum covers it";
+  d = resealed(d);
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken, nullptr), DescriptorCheck::unsupported_version);
+
+  const DirectDescriptor good = encode_descriptor(random_fields(rng), kToken);
+  DirectDescriptor bad = good;
+  bad.flags = 1;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.reserved[3] = 9;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.bytes = 0;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.slot.ticket.generation = 0;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.slot.table.pid = 0;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+}
+
+// User data of the descriptor's size: random bytes, zeros, and random bytes
+// that happen to start with the magic and the token.
+TEST(DirectDescriptor, UserDataIsNotADescriptor) {
+  std::mt19937_64 rng(7);
+  unsigned char bytes[kDirectDescriptorBytes] = {};
+  EXPECT_EQ(check_descriptor(bytes, sizeof(bytes), kToken, nullptr), DescriptorCheck::not_descriptor);
+  for (int i = 0; i < 100000; ++i) {
+    for (size_t k = 0; k < sizeof(bytes); k += 8) {
+      const uint64_t v = rng();
+      std::memcpy(bytes + k, &v, 8);
+    }
+    ASSERT_EQ(check_descriptor(bytes, sizeof(bytes), kToken, nullptr), DescriptorCheck::not_descriptor);
+    if (i % 10 == 0) {
+      const uint64_t head[2] = {strata::interposer::kDirectDescriptorMagic, kToken};
+      std::memcpy(bytes, head, sizeof(head));
+      ASSERT_EQ(check_descriptor(bytes, sizeof(bytes), kToken, nullptr), DescriptorCheck::corrupt);
+    }
+  }
+}
+
+}  // namespace
