@@ -19,11 +19,13 @@ int send(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm
   const Plan p = plan_side(id, Side::send, dest, in);
   if (p.path == Path::library) return library();
   Outgoing out;
-  if (int rc = prepare_send(p, in.pointer(), in.count, in.type, &out); rc != MPI_SUCCESS) {
+  if (int rc = prepare_send_to(p, in.pointer(), in.count, in.type, comm, dest, &out); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
   }
   hand_over(in, out);
-  return library();
+  const int rc = library();
+  if (rc != MPI_SUCCESS) out.direct.not_sent();
+  return rc;  // a descriptor's send completes when the receiver has the bytes (~DirectSend)
 }
 
 int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
@@ -33,7 +35,7 @@ int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm com
     return library();
   }
   const Plan p = plan_side(id, Side::send, dest, in);
-  if (id == Id::MPI_Isend && defers(p, comm, dest, tag)) {
+  if (id == Id::MPI_Isend && !direct::takes(p, comm, dest) && defers(p, comm, dest, tag)) {
     return defer_isend(p, in.pointer(), static_cast<int>(in.count), in.type, dest, tag, comm, request);
   }
   flush_deferred_sends();  // messages to one peer keep their order
@@ -41,12 +43,16 @@ int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm com
   PendingOp op;
   op.kind = PendingOp::Kind::send;
   op.comm = comm;
-  if (int rc = prepare_send(p, in.pointer(), in.count, in.type, &op.send); rc != MPI_SUCCESS) {
+  if (int rc = prepare_send_to(p, in.pointer(), in.count, in.type, comm, dest, &op.send); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
   }
   hand_over(in, op.send);
   const int rc = library();
-  if (rc == MPI_SUCCESS) track(*request, std::move(op));
+  if (rc == MPI_SUCCESS) {
+    track(*request, std::move(op));
+  } else {
+    op.send.direct.not_sent();
+  }
   return rc;
 }
 
@@ -54,7 +60,7 @@ int recv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_
   fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, source, 0);
   if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
-  if (p.path == Path::library) return library();
+  if (p.path == Path::library && !direct::active()) return library();
   Incoming in;
   if (int rc = prepare_recv(p, const_cast<void*>(out.pointer()), out.count, out.type, &in); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
@@ -73,7 +79,7 @@ int irecv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI
   fault::P2pScope rec(fault::OpKind::irecv, comm, clamp_count(out.count), out.type, source, 0, request);
   if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
-  if (p.path == Path::library) return library();
+  if (p.path == Path::library && !direct::active()) return library();
   PendingOp op;
   op.kind = PendingOp::Kind::recv;
   op.comm = comm;
@@ -82,7 +88,8 @@ int irecv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI
   }
   hand_over(out, op.recv);
   const int rc = library();
-  if (rc == MPI_SUCCESS && op.recv.plan.path != Path::library) track(*request, std::move(op));
+  // With descriptors about, a receive the library completes is checked for one (direct.hpp).
+  if (rc == MPI_SUCCESS && (op.recv.plan.path != Path::library || direct::active())) track(*request, std::move(op));
   return rc;
 }
 
@@ -104,10 +111,10 @@ int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, in
   if (passes_through(id, Side::send, in) && passes_through(id, Side::recv, out)) return library();
   const Plan sp = plan_side(id, Side::send, dest, in);
   const Plan rp = plan_side(id, Side::recv, source, out);
-  if (sp.path == Path::library && rp.path == Path::library) return library();
+  if (sp.path == Path::library && rp.path == Path::library && !direct::active()) return library();
   Outgoing o;
   Incoming i;
-  if (int rc = prepare_send(sp, in.pointer(), in.count, in.type, &o); rc != MPI_SUCCESS) {
+  if (int rc = prepare_send_to(sp, in.pointer(), in.count, in.type, comm, dest, &o); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
   }
   if (int rc = prepare_recv(rp, const_cast<void*>(out.pointer()), out.count, out.type, &i); rc != MPI_SUCCESS) {
@@ -120,6 +127,8 @@ int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, in
   int rc = library();
   if (rc == MPI_SUCCESS) {
     if (int done = complete_recv(i, *status); done != MPI_SUCCESS) rc = raise_error(comm, done, calls::name_of(id));
+  } else {
+    o.direct.not_sent();
   }
   return rc;
 }
@@ -128,11 +137,11 @@ int isendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, i
               MPI_Request* request) {
   const Plan sp = plan_side(id, Side::send, dest, in);
   const Plan rp = plan_side(id, Side::recv, source, out);
-  if (sp.path == Path::library && rp.path == Path::library) return library();
+  if (sp.path == Path::library && rp.path == Path::library && !direct::active()) return library();
   PendingOp op;
   op.kind = PendingOp::Kind::sendrecv;
   op.comm = comm;
-  if (int rc = prepare_send(sp, in.pointer(), in.count, in.type, &op.send); rc != MPI_SUCCESS) {
+  if (int rc = prepare_send_to(sp, in.pointer(), in.count, in.type, comm, dest, &op.send); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
   }
   if (int rc = prepare_recv(rp, const_cast<void*>(out.pointer()), out.count, out.type, &op.recv); rc != MPI_SUCCESS) {

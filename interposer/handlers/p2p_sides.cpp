@@ -2,6 +2,7 @@
 
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/direct_active.hpp"
 #include "interposer/transfer/trace.hpp"
 #include "interposer/types/fast_types.hpp"
 #include "mpi/error_class.hpp"
@@ -22,6 +23,7 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
 }
 
 bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
+  if (side == Side::recv && direct::active()) return false;  // a device-direct descriptor may come (direct.hpp)
   if (shape_of(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
   if (log::enabled(log::Level::debug, log::kP2p)) {
     STRATA_LOG(debug, kP2p, "%s %s: library (contiguous host data)", calls::name_of(id),

@@ -8,6 +8,7 @@
 #include "interposer/calls/call_ids.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
+#include "interposer/transfer/direct_active.hpp"
 #include "fault/hooks.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/plan.hpp"

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 6 */
+  uint64_t version; /* 7 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -30,6 +30,9 @@ typedef struct strata_preload_counters_t {
   uint64_t deferred_flushes;      /* (version 4) flushes that packed deferred device sends together */
   uint64_t parts_by_copy_engine;  /* (version 5) strided device parts packed or unpacked by the copy engine */
   uint64_t collective_decisions;  /* (version 6) routing decisions taken; equal on every rank of a communicator */
+  uint64_t sends_direct;          /* (version 7) device sends a node peer pulled from this GPU through IPC */
+  uint64_t recvs_direct;          /* (version 7) receives pulled from a node peer's GPU through IPC */
+  uint64_t direct_rehomed;        /* (version 7) direct sends moved to a bounce because the receiver was late */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

@@ -21,7 +21,7 @@ using mpi::real;
 
 // How one request ended: its status and error code.
 struct Outcome {
-  const MPI_Status* status;
+  MPI_Status* status;
   int error;
 };
 

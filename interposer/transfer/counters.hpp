@@ -23,7 +23,10 @@ namespace strata::interposer {
   X(collectives_staged, "collectives on GPU buffers staged through the host") \
   X(sends_deferred, "device sends packed at the next MPI call")               \
   X(deferred_flushes, "flushes of deferred sends")                            \
-  X(parts_by_copy_engine, "device parts moved by the copy engine")
+  X(parts_by_copy_engine, "device parts moved by the copy engine")            \
+  X(sends_direct, "device sends a node peer pulled through IPC")             \
+  X(recvs_direct, "receives pulled from a node peer's GPU through IPC")       \
+  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)")
 
 struct Counters {
   // `name` declares a member: it cannot be parenthesised.

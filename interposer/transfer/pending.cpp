@@ -8,7 +8,7 @@ namespace strata::interposer {
 
 using mpi::real;
 
-int finish(PendingOp& op, const MPI_Status& status, int error, bool wait) {
+int finish(PendingOp& op, MPI_Status& status, int error, bool wait) {
   counters().requests_completed.fetch_add(1, std::memory_order_relaxed);
   int rc = MPI_SUCCESS;
   if (error == MPI_SUCCESS) {
@@ -94,7 +94,7 @@ void PendingTable::orphan(MPI_Request request, PendingOp&& op) {
 namespace {
 // A freed request's operation is complete: finish it; a persistent
 // request, which completion leaves allocated, is freed now.
-void finish_orphan(MPI_Request& request, PendingOp& op, const MPI_Status& status, int rc) {
+void finish_orphan(MPI_Request& request, PendingOp& op, MPI_Status& status, int rc) {
   const bool persistent = op.persistent;
   finish(op, status, rc);
   if (persistent && request != MPI_REQUEST_NULL) real().MPI_Request_free(&request);

@@ -62,7 +62,7 @@ struct PendingOp {
 // return: keep `op` alive until wait_for_queued_unpacks(). A persistent
 // operation keeps its staging and becomes inactive; any other releases it
 // (when `wait`).
-int finish(PendingOp& op, const MPI_Status& status, int error, bool wait = true);
+int finish(PendingOp& op, MPI_Status& status, int error, bool wait = true);
 
 // MPI_Start on a persistent operation: packs a send's buffer again, fills a
 // staged call's read mirrors, copies a receive's device span to its host

@@ -5,6 +5,7 @@
 #include "interposer/transfer/exact_write.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
+#include "portability/gpu/gpu_api.hpp"
 
 namespace strata::interposer {
 
@@ -20,8 +21,12 @@ void send_packed(Outgoing* out, const void* packed, int64_t bytes) {
 }
 
 int raise_error(MPI_Comm comm, int code, const char* what) {
-  STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what,
-             code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
+  if (code == MPI_ERR_TRUNCATE) {  // the program's error, reported as the library would
+    STRATA_LOG(debug, kDevice, "%s: the message is longer than the receive buffer", what);
+  } else {
+    STRATA_LOG(error, kDevice, "%s: Strata's %s step failed", what,
+               code == MPI_ERR_NO_MEM ? "staging (out of memory)" : "device");
+  }
   if (comm != MPI_COMM_NULL) mpi::real().MPI_Comm_call_errhandler(comm, code);
   return code;
 }
@@ -81,6 +86,21 @@ int prepare_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype 
   return fill_send(plan, buf, out);
 }
 
+int prepare_send_to(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, MPI_Comm comm, int dest,
+                    Outgoing* out) {
+  if (direct::takes(plan, comm, dest)) {
+    const Status s = out->direct.post(plan, buf);
+    if (s == Status::ok) {
+      out->buffer = out->direct.descriptor();
+      out->count = static_cast<int64_t>(kDirectDescriptorBytes);
+      out->type = MPI_BYTE;
+      return MPI_SUCCESS;
+    }
+    if (s != Status::not_supported) return mpi::error_class(s);
+  }
+  return prepare_send(plan, buf, count, type, out);
+}
+
 int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, Incoming* in) {
   in->buffer = buf;
   in->count = count;
@@ -132,11 +152,53 @@ int refresh_recv(Incoming& in) {
   return MPI_SUCCESS;
 }
 
-int complete_recv(Incoming& in, const MPI_Status& status, bool wait) {
+namespace {
+
+// A descriptor where the receive's bytes are (direct.hpp): pulls the
+// message it names into the receive's buffer; false: the bytes are data.
+bool pulled_direct(Incoming& in, MPI_Status& status, int* rc) {
   const Plan& plan = in.plan;
-  if (plan.path == Path::library) return MPI_SUCCESS;
+  DirectTarget target{in.user, in.user_count, in.user_type, plan.bytes, nullptr, -1};
+  const char* head = nullptr;
+  char device_head[kDirectDescriptorBytes];
+  switch (plan.path) {
+    case Path::device_pack:
+      target.device_layout = &plan.layout.block();
+      target.device = plan.device;
+      head = in.device.mpi_buffer();
+      if (in.device.method() == Method::device) {  // a GPU-aware library received into device staging
+        if (copy_bytes(device_head, head, sizeof device_head) != Status::ok) return false;
+        head = device_head;
+      }
+      break;
+    case Path::host_pack: head = in.host.data(); break;
+    case Path::device_span:  // into the host copy of the span; complete_recv writes it back
+      target.buffer = in.host.data() - plan.span.lo;
+      break;
+    case Path::library:  // host memory; a GPU-aware library's device buffers never get descriptors
+      if (!gpu::surely_host(in.user) && gpu::classify(in.user).kind != device::MemoryKind::host) return false;
+      break;
+  }
+  if (plan.path == Path::device_span || plan.path == Path::library) {
+    int size = 0;
+    mpi::real().MPI_Type_size(in.user_type, &size);
+    target.capacity = static_cast<int64_t>(size) * in.user_count;
+  }
+  return receive_direct(target, head, status, rc);
+}
+
+}  // namespace
+
+int complete_recv(Incoming& in, MPI_Status& status, bool wait) {
+  const Plan& plan = in.plan;
+  if (plan.path == Path::library && !direct::active()) return MPI_SUCCESS;
   int received = 0;
   if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
+  if (direct::active() && received == static_cast<int>(kDirectDescriptorBytes)) {
+    int rc = MPI_SUCCESS;
+    if (pulled_direct(in, status, &rc) && (plan.path != Path::device_span || rc != MPI_SUCCESS)) return rc;
+  }
+  if (plan.path == Path::library) return MPI_SUCCESS;
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
   if (plan.path == Path::host_pack) {
     unpack_host(plan.layout.block(), in.host.data(), in.user, 0, received);

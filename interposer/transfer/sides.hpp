@@ -5,6 +5,7 @@
 #pragma once
 
 #include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/plan.hpp"
 #include "interposer/transfer/staging.hpp"
 
@@ -18,6 +19,7 @@ struct Outgoing {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   Staging host;          // host_pack: the packed bytes; device_span: the span's copy
   DeviceMessage device;  // device_pack
+  DirectSend direct;     // device_pack to a node peer that pulls the bytes itself (direct.hpp)
   void leak() {
     host.leak();
     device.leak();
@@ -35,6 +37,10 @@ void send_packed(Outgoing* out, const void* packed, int64_t bytes);
 // code when device work failed (host packing never fails: without staging
 // memory the library sends the user's buffer itself).
 int prepare_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, Outgoing* out);
+// prepare_send for a message to member `dest` of `comm`: a device message
+// to a node peer that reads this GPU goes as a descriptor (direct.hpp).
+int prepare_send_to(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, MPI_Comm comm, int dest,
+                    Outgoing* out);
 
 // prepare_send in two steps, for persistent sends: reserve_send sets up the
 // staging and what the library sends (once, at MPI_Send_init); fill_send
@@ -68,7 +74,7 @@ int refresh_recv(Incoming& in);
 // After the library completed the receive (successfully) with `status`:
 // moves what arrived into the user's buffer. With `wait` false device work
 // may still be queued: `in` must then live until wait_for_queued_unpacks().
-int complete_recv(Incoming& in, const MPI_Status& status, bool wait = true);
+int complete_recv(Incoming& in, MPI_Status& status, bool wait = true);
 
 // Reports a failed Strata step: logs it, raises `code` on `comm`'s error
 // handler (as the library would for its own errors) and returns it.

@@ -204,7 +204,7 @@ Staging::~Staging() { release(); }
 
 void Staging::release() {
   if (data_ == nullptr) return;
-  pool_->put(size_class_, StagingPool::Buffer{data_, device_view_});
+  if (pool_ != nullptr) pool_->put(size_class_, StagingPool::Buffer{data_, device_view_});
   data_ = nullptr;
 }
 

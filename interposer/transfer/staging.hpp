@@ -24,6 +24,14 @@ class Staging {
   // An empty buffer (data() == nullptr) when the allocation failed.
   static Staging acquire(StagingPool& pool, int64_t bytes);
   static Staging host(int64_t bytes) { return acquire(host_pool(), bytes); }
+  // A view of memory that belongs to nobody's pool (a peer's buffer mapped
+  // through IPC): released, it is only forgotten.
+  static Staging borrowed(char* data, char* device_view) {
+    Staging s;
+    s.data_ = data;
+    s.device_view_ = device_view;
+    return s;
+  }
   Staging(Staging&& other) noexcept;
   Staging& operator=(Staging&& other) noexcept;
   Staging(const Staging&) = delete;

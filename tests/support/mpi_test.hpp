@@ -33,6 +33,9 @@ struct StrataCounters {
   uint64_t deferred_flushes;       // version 4
   uint64_t parts_by_copy_engine;   // version 5
   uint64_t collective_decisions;   // version 6: equal on every rank after each collective
+  uint64_t sends_direct;           // version 7: device sends a node peer pulled through IPC
+  uint64_t recvs_direct;           // version 7
+  uint64_t direct_rehomed;         // version 7
 };
 const StrataCounters* preload_counters();
 

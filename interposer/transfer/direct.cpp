@@ -1,0 +1,389 @@
+#include "interposer/transfer/direct.hpp"
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "collectives/job_facts.hpp"
+#include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/device_transfer.hpp"
+#include "interposer/transfer/job_flags.hpp"
+#include "interposer/types/type_cache.hpp"
+#include "mpi/real_mpi.hpp"
+#include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/ipc_cache.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace strata::interposer {
+
+using mpi::real;
+
+namespace direct {
+
+std::atomic<bool> g_active{false};
+
+namespace {
+
+enum class Mode { off, on };
+config::ChoiceParam<Mode> g_mode{
+    "STRATA_P2P_IPC",
+    Mode::off,
+    {{"off", Mode::off}, {"on", Mode::on}},
+    "Device point-to-point between ranks of one node: on (the receiver pulls a large message from the sender's GPU "
+    "through CUDA/HIP IPC; every rank must say so), off (staged through pinned host memory). Not measured on GPUs "
+    "yet: off by default"};
+config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES", 64 * 1024,
+                             "With STRATA_P2P_IPC=on: the smallest device message (packed bytes) that goes through "
+                             "IPC; smaller ones are staged",
+                             2 * static_cast<int64_t>(kDirectDescriptorBytes), INT64_MAX, true};
+config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
+                            "With STRATA_P2P_IPC=on: how long a completing send waits for its receiver to pull the "
+                            "bytes before it moves them to a bounce buffer of its own and completes",
+                            0, 10'000'000};
+
+// What a rehoming copies: the bytes the descriptor named.
+struct Source {
+  int device = -1;
+  const char* bytes = nullptr;
+  int64_t size = 0;
+};
+
+// The bounce: device memory of the sender's, exported like any buffer.
+Status copy_out(void*, void* message, slots::Location* where, void** bounce) {
+  const auto* source = static_cast<const Source*>(message);
+  auto held = std::make_unique<Staging>(Staging::acquire(device_pool(source->device), source->size));
+  if (!*held) return Status::out_of_memory;
+  STRATA_TRY(copy_bytes(held->data(), source->bytes, source->size));
+  gpu::IpcExport e{};
+  STRATA_TRY(gpu::ipc_export(held->data(), &e));
+  std::memcpy(where->bytes, &e, sizeof e);
+  *bounce = held.release();
+  counters().direct_rehomed.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok;
+}
+
+void release_bounce(void*, void* bounce) { delete static_cast<Staging*>(bounce); }
+
+struct State {
+  int world_rank = -1;
+  uint64_t token = 0;
+  std::vector<uint8_t> reads_me;  // by world rank: the rank proved it reads this rank's GPU memory
+  std::unique_ptr<slots::SlotTable> table;
+  slots::PeerTables peers;
+};
+State* g_state = nullptr;  // from setup to teardown
+
+// One rank's part of the first-contact proof.
+struct Probe {
+  int32_t world_rank = -1;
+  int32_t ok = 0;  // exported a probe buffer
+  int32_t pid = 0;
+  int32_t pad = 0;
+  uint64_t pattern = 0;  // what the probe buffer holds
+  gpu::IpcExport buffer{};
+};
+
+uint64_t pattern_of(uint64_t token, int world_rank) {
+  return (token ^ 0x9e3779b97f4a7c15ULL) * (static_cast<uint64_t>(world_rank) + 1);
+}
+
+// Reads 8 bytes of `peer`'s probe buffer through IPC: is it the pattern?
+bool reads(const Probe& peer) {
+  char* base = nullptr;
+  if (gpu::ipc_import(static_cast<uint64_t>(peer.pid), peer.buffer, &base) != Status::ok) return false;
+  uint64_t got = 0;
+  const bool ok = copy_bytes(&got, base + peer.buffer.offset, sizeof got) == Status::ok && got == peer.pattern;
+  (void)gpu::ipc_release(base);
+  return ok;
+}
+
+// This rank's probe buffer, filled and exported; null where it has no GPU.
+void* make_probe(Probe* mine) {
+  int devices = 0;
+  if (!gpu::available() || gpu::device_count(&devices) != Status::ok || devices <= 0) return nullptr;
+  void* buffer = nullptr;
+  if (gpu::malloc_device(&buffer, 64) != Status::ok) return nullptr;
+  if (copy_bytes(buffer, &mine->pattern, sizeof mine->pattern) != Status::ok ||
+      gpu::ipc_export(buffer, &mine->buffer) != Status::ok) {
+    (void)gpu::free_device(buffer);
+    return nullptr;
+  }
+  mine->ok = 1;
+  return buffer;
+}
+
+// Which ranks of this node read this rank's GPU memory, proved by a real
+// transfer each way (collective over `node`).
+std::vector<uint8_t> prove_node_peers(MPI_Comm node, State& state, int world_size) {
+  std::vector<uint8_t> reads_me(static_cast<size_t>(world_size), 0);
+  int size = 0, me = 0;
+  real().MPI_Comm_size(node, &size);
+  real().MPI_Comm_rank(node, &me);
+  Probe mine;
+  mine.world_rank = state.world_rank;
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.pattern = pattern_of(state.token, state.world_rank);
+  void* buffer = make_probe(&mine);
+  std::vector<Probe> all(static_cast<size_t>(size));
+  std::vector<uint8_t> row(static_cast<size_t>(size), 0), rows(static_cast<size_t>(size) * size, 0);
+  if (real().MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node) == MPI_SUCCESS) {
+    for (int j = 0; j < size; ++j) {
+      const Probe& p = all[static_cast<size_t>(j)];
+      row[static_cast<size_t>(j)] = j != me && mine.ok && p.ok && reads(p) ? 1 : 0;
+    }
+  }
+  // Every rank has read what it could before any probe buffer goes.
+  if (real().MPI_Allgather(row.data(), size, MPI_BYTE, rows.data(), size, MPI_BYTE, node) == MPI_SUCCESS) {
+    for (int j = 0; j < size; ++j) {
+      const int w = all[static_cast<size_t>(j)].world_rank;
+      if (w >= 0 && w < world_size) {
+        reads_me[static_cast<size_t>(w)] = rows[static_cast<size_t>(j) * size + me];
+      }
+    }
+  }
+  for (const Probe& p : all) {
+    if (p.ok && p.pid != mine.pid) gpu::ipc_forget_peer(static_cast<uint64_t>(p.pid));
+  }
+  if (buffer != nullptr) (void)gpu::free_device(buffer);
+  return reads_me;
+}
+
+}  // namespace
+
+uint8_t job_flag() noexcept { return g_mode.get() == Mode::on ? kDirectFlag : 0; }
+
+void setup(MPI_Comm world) noexcept {
+  if (!coll::caller_flag_everywhere(kDirectFlag) || coll::job_token() == 0) return;
+  try {
+    auto state = std::make_unique<State>();
+    state->token = coll::job_token();
+    int world_size = 0;
+    real().MPI_Comm_rank(world, &state->world_rank);
+    real().MPI_Comm_size(world, &world_size);
+    MPI_Comm node = MPI_COMM_NULL;
+    if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
+    state->reads_me = prove_node_peers(node, *state, world_size);
+    real().MPI_Comm_free(&node);
+    slots::TableConfig config;
+    config.bound = std::chrono::microseconds(g_bound_us.get());
+    slots::BounceHooks hooks;
+    hooks.copy_out = copy_out;
+    hooks.release = release_bounce;
+    Result<std::unique_ptr<slots::SlotTable>> table = slots::SlotTable::create(config, hooks);
+    if (table) {
+      state->table = std::move(table).value();
+    } else {
+      STRATA_LOG_ONCE(warn, kDevice, "STRATA_P2P_IPC=on: no completion slots (%s); this rank's device sends are staged",
+                      to_string(table.status()));
+    }
+    const int peers = static_cast<int>(std::count(state->reads_me.begin(), state->reads_me.end(), 1));
+    STRATA_LOG(debug, kDevice, "STRATA_P2P_IPC=on: %d node peer(s) read this rank's GPU memory", peers);
+    g_state = state.release();
+    // Descriptors may come from any rank now: every receive checks.
+    g_active.store(true, std::memory_order_relaxed);
+  } catch (...) {
+    STRATA_LOG_ONCE(warn, kDevice, "STRATA_P2P_IPC=on: setup failed (out of memory); device sends are staged");
+  }
+}
+
+void teardown() noexcept {
+  if (!active()) return;
+  // A completed send may still be unreceived (its bytes in a bounce): every
+  // rank has received all it will before it reaches MPI_Finalize, so after
+  // this barrier no slot will be claimed again (collective: active() is
+  // the same on every rank).
+  (void)real().MPI_Barrier(MPI_COMM_WORLD);
+  g_active.store(false, std::memory_order_relaxed);
+  delete g_state;  // closes the table: waits a bounded time for receivers
+  g_state = nullptr;
+}
+
+bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
+  if (g_state == nullptr || !g_state->table || plan.path != Path::device_pack || plan.method == Method::device) {
+    return false;  // a GPU-aware library moves device buffers itself
+  }
+  if (plan.bytes < g_min_bytes.get() || dest < 0) return false;
+  const int w = coll::world_rank_of(comm, dest);
+  return w >= 0 && w != g_state->world_rank && static_cast<size_t>(w) < g_state->reads_me.size() &&
+         g_state->reads_me[static_cast<size_t>(w)] != 0;
+}
+
+}  // namespace direct
+
+DirectSend::DirectSend(DirectSend&& other) noexcept { *this = std::move(other); }
+
+DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
+  if (this != &other) {
+    complete();
+    posted_ = other.posted_;
+    sent_ = other.sent_;
+    ticket_ = other.ticket_;
+    packed_ = std::move(other.packed_);
+    descriptor_ = std::move(other.descriptor_);
+    source_ = other.source_;
+    other.posted_ = false;
+    other.source_ = nullptr;
+  }
+  return *this;
+}
+
+Status DirectSend::post(const Plan& plan, const void* buf) {
+  direct::State* state = direct::g_state;
+  if (state == nullptr || !state->table) return Status::not_supported;
+  const StridedBlock& block = plan.layout.block();
+  const char* bytes = static_cast<const char*>(buf) + block.offset;
+  if (!block.contiguous()) {  // packed on the sender's GPU; the receiver unpacks from there
+    DeviceMessage packed(plan.device, Method::device);
+    STRATA_TRY(packed.reserve(plan.bytes));
+    const DevicePart part{&block, static_cast<char*>(const_cast<void*>(buf)), 0};
+    STRATA_TRY(device_pack(packed, &part, 1));
+    packed_ = std::move(packed.device_staging);
+    bytes = packed_.data();
+  }
+  gpu::IpcExport e{};
+  if (gpu::ipc_export(bytes, &e) != Status::ok) return Status::not_supported;  // e.g. stream-ordered pool memory
+  DirectFields fields;
+  std::memcpy(fields.location.bytes, &e, sizeof e);
+  auto source = std::make_unique<direct::Source>(direct::Source{plan.device, bytes, plan.bytes});
+  const slots::SlotStatus s = state->table->acquire(fields.location, source.get(), &ticket_);
+  if (s != slots::SlotStatus::ok) return Status::not_supported;  // no slot free: staged
+  source_ = source.release();
+  fields.bytes = static_cast<uint64_t>(plan.bytes);
+  fields.slot = slots::SlotRef{state->table->ref(), ticket_};
+  descriptor_ = std::make_unique<DirectDescriptor>(encode_descriptor(fields, state->token));
+  posted_ = true;
+  sent_ = true;
+  counters().sends_direct.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok;
+}
+
+void DirectSend::complete() {
+  if (!posted_) return;
+  posted_ = false;
+  direct::State* state = direct::g_state;
+  bool released = false;
+  if (state != nullptr && state->table) {
+    slots::SlotStatus s = sent_ ? slots::SlotStatus::claimed : state->table->withdraw(ticket_);
+    if (s == slots::SlotStatus::claimed) {
+      slots::Completion how = slots::Completion::delivered;
+      s = state->table->wait(ticket_, &how);
+    }
+    released = s == slots::SlotStatus::ok;
+    if (!released) {
+      STRATA_LOG(error, kDevice, "device-direct send: its completion slot says %s; its bytes are kept",
+                 slots::to_string(s));
+    }
+  }
+  if (released) {
+    delete static_cast<direct::Source*>(source_);
+  } else {
+    packed_.leak();  // a receiver may still read them
+  }
+  source_ = nullptr;
+  packed_ = Staging();
+}
+
+namespace {
+
+// The first kDirectDescriptorBytes bytes that (buffer, count, type) in host
+// memory received, in packed order.
+bool packed_head(const DirectTarget& target, char* head) {
+  int size = 0;
+  if (real().MPI_Type_size(target.type, &size) != MPI_SUCCESS || size <= 0) return false;
+  const int64_t elements = std::min<int64_t>(target.count, (kDirectDescriptorBytes + size - 1) / size);
+  int bound = 0;
+  if (real().MPI_Pack_size(static_cast<int>(elements), target.type, MPI_COMM_WORLD, &bound) != MPI_SUCCESS) return false;
+  std::vector<char> packed(static_cast<size_t>(bound));
+  int position = 0;
+  if (real().MPI_Pack(target.buffer, static_cast<int>(elements), target.type, packed.data(), bound, &position,
+                      MPI_COMM_WORLD) != MPI_SUCCESS ||
+      position < static_cast<int>(kDirectDescriptorBytes)) {
+    return false;
+  }
+  std::memcpy(head, packed.data(), kDirectDescriptorBytes);
+  return true;
+}
+
+// Moves `bytes` packed bytes at `peer` (mapped device memory) into the target.
+Status pull(const DirectTarget& target, const char* peer, int64_t bytes, int device) {
+  if (target.device_layout != nullptr) {
+    DeviceMessage message(target.device, Method::device);
+    message.device_staging = Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
+    const DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
+    const Status s = device_unpack(message, &part, 1, bytes);
+    message.device_staging.leak();  // the peer's memory, not a pool's
+    return s;
+  }
+  // Host memory laid out by (count, type): through a host copy of the bytes.
+  Staging host = Staging::acquire(pinned_pool(), bytes);
+  if (!host) return Status::out_of_memory;
+  (void)device;
+  STRATA_TRY(copy_bytes(host.data(), peer, bytes));
+  int size = 0;
+  real().MPI_Type_size(target.type, &size);
+  const int elements = size > 0 ? static_cast<int>(bytes / size) : 0;
+  int position = 0;
+  return real().MPI_Unpack(host.data(), static_cast<int>(bytes), &position, target.buffer, elements, target.type,
+                           MPI_COMM_WORLD) == MPI_SUCCESS
+             ? Status::ok
+             : Status::mpi_error;
+}
+
+}  // namespace
+
+bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc) {
+  direct::State* state = direct::g_state;
+  if (!direct::active() || state == nullptr) return false;
+  int received = 0;
+  if (real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS ||
+      received != static_cast<int>(kDirectDescriptorBytes)) {
+    return false;
+  }
+  char head[kDirectDescriptorBytes];
+  if (host_bytes != nullptr) {
+    std::memcpy(head, host_bytes, sizeof head);
+  } else if (!packed_head(target, head)) {
+    return false;
+  }
+  DirectFields fields;
+  const DescriptorCheck check = check_descriptor(head, sizeof head, state->token, &fields);
+  if (check == DescriptorCheck::not_descriptor) return false;
+  if (check != DescriptorCheck::descriptor) {
+    STRATA_LOG(error, kDevice, "a device-direct descriptor arrived %s", to_string(check));
+    *rc = MPI_ERR_OTHER;
+    return true;
+  }
+  slots::Claim claim;
+  const slots::SlotStatus claimed = state->peers.claim(fields.slot, &claim);
+  if (claimed != slots::SlotStatus::ok) {
+    STRATA_LOG(error, kDevice, "device-direct receive: the sender's slot says %s", slots::to_string(claimed));
+    *rc = MPI_ERR_OTHER;
+    return true;
+  }
+  gpu::IpcExport e{};
+  std::memcpy(&e, claim.location.bytes, sizeof e);
+  const int64_t bytes = std::min<int64_t>(static_cast<int64_t>(fields.bytes), target.capacity);
+  char* base = nullptr;
+  Status s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
+  if (s == Status::ok) {
+    s = pull(target, base + e.offset, bytes, target.device);
+    (void)gpu::ipc_release(base);
+  }
+  (void)state->peers.finish(&claim);  // the sender may reuse its memory now
+  if (s != Status::ok) {
+    STRATA_LOG(error, kDevice, "device-direct receive: pulling %lld bytes from the sender's GPU failed (%s)",
+               static_cast<long long>(bytes), to_string(s));
+    *rc = MPI_ERR_OTHER;
+    return true;
+  }
+  counters().recvs_direct.fetch_add(1, std::memory_order_relaxed);
+  real().MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
+  *rc = static_cast<int64_t>(fields.bytes) > target.capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  return true;
+}
+
+}  // namespace strata::interposer

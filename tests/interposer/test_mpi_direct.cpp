@@ -1,0 +1,394 @@
+// The device-direct transport (interposer/transfer/direct.hpp) from an
+// unchanged MPI program's side: device messages between ranks of one node,
+// run preloaded with STRATA_P2P_IPC=on on the GPU of a CUDA build or the
+// device stand-in of a CPU build (whose IPC maps one process's stand-in
+// memory into another). Ranks pair up (0-1, 2-3, ...); every message is
+// fresh random bytes, every receive buffer is poisoned and framed by guard
+// bytes; the oracle is the sender's bytes at the positions the datatypes
+// name, and the counters say that the bytes went through IPC (a test that
+// staged them would prove nothing about the transport).
+#include "support/mpi_test.hpp"
+#include "support/test_device_memory.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using strata_test::preload_counters;
+
+constexpr size_t kGuard = 64;
+constexpr unsigned char kPoison = 0xa5;
+
+int rank() { return strata_test::world_rank(); }
+int size() { return strata_test::world_size(); }
+int partner() { return rank() ^ 1; }
+bool sender() { return rank() % 2 == 0; }
+
+std::vector<unsigned char> random_bytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<unsigned char> v(n);
+  for (auto& b : v) b = static_cast<unsigned char>(rng());
+  return v;
+}
+
+// A device buffer with guard bytes on both sides, filled from the host.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    base_ = static_cast<unsigned char*>(strata_test::test_device_alloc(bytes + 2 * kGuard));
+    if (base_ == nullptr) return;
+    std::vector<unsigned char> poison(bytes + 2 * kGuard, kPoison);
+    strata_test::test_device_to(base_, poison.data(), poison.size());
+  }
+  ~DeviceBuffer() {
+    if (base_ != nullptr) strata_test::test_device_free(base_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  explicit operator bool() const { return base_ != nullptr; }
+  void* data() const { return base_ + kGuard; }
+  void fill(const std::vector<unsigned char>& host) { strata_test::test_device_to(data(), host.data(), host.size()); }
+  // The payload, and whether both guards kept the poison.
+  std::vector<unsigned char> read(bool* guards_intact) const {
+    std::vector<unsigned char> all(bytes_ + 2 * kGuard);
+    strata_test::test_device_from(all.data(), base_, all.size());
+    bool intact = true;
+    for (size_t i = 0; i < kGuard; ++i) intact = intact && all[i] == kPoison && all[kGuard + bytes_ + i] == kPoison;
+    *guards_intact = intact;
+    return {all.begin() + kGuard, all.end() - kGuard};
+  }
+
+ private:
+  size_t bytes_;
+  unsigned char* base_ = nullptr;
+};
+
+uint64_t sends_direct() { return preload_counters() ? preload_counters()->sends_direct : 0; }
+uint64_t recvs_direct() { return preload_counters() ? preload_counters()->recvs_direct : 0; }
+uint64_t rehomed() { return preload_counters() ? preload_counters()->direct_rehomed : 0; }
+
+class Direct : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!strata_test::all_ranks_agree(strata_test::test_device_count() > 0)) GTEST_SKIP() << "no device";
+    if (size() % 2 != 0) GTEST_SKIP() << "needs an even number of ranks";
+    const strata_test::StrataCounters* c = preload_counters();
+    ASSERT_NE(c, nullptr) << "run preloaded";
+    ASSERT_GE(c->version, 7u);
+    strata_test::test_device_select(rank() % strata_test::test_device_count());
+    seed_ = std::random_device{}();
+    MPI_Bcast(&seed_, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  }
+  // One stream of bytes per case, per pair of ranks (`r`'s pair).
+  uint64_t seed(int k, int r = rank()) const {
+    return seed_ * 1000003u + static_cast<uint64_t>(k) * 7919u + static_cast<uint64_t>(r / 2) * 31u;
+  }
+  uint64_t seed_ = 0;
+};
+
+TEST_F(Direct, ContiguousMessagesArriveWhole) {
+  for (size_t bytes : {size_t{64} << 10, size_t{1} << 20, (size_t{3} << 20) + 13}) {
+    const std::vector<unsigned char> expect = random_bytes(bytes, seed(static_cast<int>(bytes)));
+    DeviceBuffer buf(bytes);
+    ASSERT_TRUE(buf);
+    const uint64_t sent = sends_direct(), got = recvs_direct();
+    if (sender()) {
+      buf.fill(expect);
+      ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(bytes), MPI_BYTE, partner(), 7, MPI_COMM_WORLD), MPI_SUCCESS);
+      EXPECT_EQ(sends_direct(), sent + 1) << bytes << " bytes: not sent through IPC";
+    } else {
+      MPI_Status status;
+      ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, partner(), 7, MPI_COMM_WORLD, &status),
+                MPI_SUCCESS);
+      int count = -1;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      EXPECT_EQ(count, static_cast<int>(bytes));
+      EXPECT_EQ(status.MPI_SOURCE, partner());
+      EXPECT_EQ(status.MPI_TAG, 7);
+      EXPECT_EQ(recvs_direct(), got + 1);
+      bool guards = false;
+      EXPECT_EQ(buf.read(&guards), expect) << bytes << " bytes";
+      EXPECT_TRUE(guards);
+    }
+  }
+}
+
+// 8-byte blocks every 64 bytes on both sides, or on one side only: the
+// receiver unpacks straight from the sender's packed bytes; the gaps of a
+// strided receive keep their poison.
+TEST_F(Direct, StridedTypesOnEitherSide) {
+  constexpr int kBlocks = 16384;  // 128 KiB of packed data
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
+  MPI_Type_commit(&strided);
+  const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
+  const size_t packed = static_cast<size_t>(kBlocks) * 8;
+  for (int shape = 0; shape < 3; ++shape) {  // 0: both strided, 1: strided sender, 2: strided receiver
+    const bool send_strided = shape != 2, recv_strided = shape != 1;
+    const std::vector<unsigned char> source = random_bytes(span, seed(100 + shape));
+    std::vector<unsigned char> payload(packed);
+    for (int b = 0; b < kBlocks; ++b) {
+      std::memcpy(&payload[static_cast<size_t>(b) * 8], &source[static_cast<size_t>(b) * 64], 8);
+    }
+    if (sender()) {
+      DeviceBuffer buf(send_strided ? span : packed);
+      ASSERT_TRUE(buf);
+      buf.fill(send_strided ? source : payload);
+      const uint64_t sent = sends_direct();
+      ASSERT_EQ(send_strided ? MPI_Send(buf.data(), 1, strided, partner(), shape, MPI_COMM_WORLD)
+                             : MPI_Send(buf.data(), static_cast<int>(packed), MPI_BYTE, partner(), shape,
+                                        MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      EXPECT_EQ(sends_direct(), sent + 1) << "shape " << shape;
+    } else {
+      DeviceBuffer buf(recv_strided ? span : packed);
+      ASSERT_TRUE(buf);
+      MPI_Status status;
+      ASSERT_EQ(recv_strided ? MPI_Recv(buf.data(), 1, strided, partner(), shape, MPI_COMM_WORLD, &status)
+                             : MPI_Recv(buf.data(), static_cast<int>(packed), MPI_BYTE, partner(), shape,
+                                        MPI_COMM_WORLD, &status),
+                MPI_SUCCESS);
+      int count = -1;
+      MPI_Get_count(&status, recv_strided ? strided : MPI_BYTE, &count);
+      EXPECT_EQ(count, recv_strided ? 1 : static_cast<int>(packed));
+      bool guards = false;
+      const std::vector<unsigned char> got = buf.read(&guards);
+      EXPECT_TRUE(guards);
+      if (!recv_strided) {
+        EXPECT_EQ(got, payload) << "shape " << shape;
+        continue;
+      }
+      size_t wrong = 0;
+      for (size_t i = 0; i < span; ++i) {
+        const bool in_block = i % 64 < 8;
+        wrong += got[i] != (in_block ? source[i] : kPoison) ? 1 : 0;
+      }
+      EXPECT_EQ(wrong, 0u) << "shape " << shape;
+    }
+  }
+  MPI_Type_free(&strided);
+}
+
+// Non-blocking, several messages in flight each way, completed by
+// MPI_Waitall, MPI_Waitany and MPI_Testsome loops.
+TEST_F(Direct, NonBlockingInFlightTogether) {
+  constexpr int kMessages = 6;
+  constexpr size_t kBytes = 96 << 10;
+  for (int how = 0; how < 3; ++how) {
+    std::vector<std::unique_ptr<DeviceBuffer>> out, in;
+    std::vector<std::vector<unsigned char>> expect;
+    std::vector<MPI_Request> requests;
+    for (int m = 0; m < kMessages; ++m) {
+      out.push_back(std::make_unique<DeviceBuffer>(kBytes));
+      in.push_back(std::make_unique<DeviceBuffer>(kBytes));
+      out.back()->fill(random_bytes(kBytes, seed(1000 + how * 100 + m) ^ static_cast<uint64_t>(rank())));
+      expect.push_back(random_bytes(kBytes, seed(1000 + how * 100 + m) ^ static_cast<uint64_t>(partner())));
+      requests.emplace_back();
+      MPI_Irecv(in.back()->data(), static_cast<int>(kBytes), MPI_BYTE, partner(), m, MPI_COMM_WORLD,
+                &requests.back());
+    }
+    for (int m = 0; m < kMessages; ++m) {
+      requests.emplace_back();
+      MPI_Isend(out[static_cast<size_t>(m)]->data(), static_cast<int>(kBytes), MPI_BYTE, partner(), m, MPI_COMM_WORLD,
+                &requests.back());
+    }
+    std::vector<MPI_Status> statuses(requests.size());
+    if (how == 0) {
+      ASSERT_EQ(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()), MPI_SUCCESS);
+    } else if (how == 1) {
+      for (size_t done = 0; done < requests.size(); ++done) {
+        int index = -1;
+        MPI_Status st;
+        ASSERT_EQ(MPI_Waitany(static_cast<int>(requests.size()), requests.data(), &index, &st), MPI_SUCCESS);
+        ASSERT_GE(index, 0);
+        statuses[static_cast<size_t>(index)] = st;
+      }
+    } else {
+      size_t done = 0;
+      std::vector<int> indices(requests.size());
+      std::vector<MPI_Status> some(requests.size());
+      while (done < requests.size()) {
+        int outcount = 0;
+        ASSERT_EQ(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &outcount, indices.data(),
+                               some.data()),
+                  MPI_SUCCESS);
+        for (int k = 0; k < outcount; ++k) statuses[static_cast<size_t>(indices[static_cast<size_t>(k)])] = some[k];
+        done += static_cast<size_t>(outcount);
+      }
+    }
+    for (int m = 0; m < kMessages; ++m) {
+      int count = -1;
+      MPI_Get_count(&statuses[static_cast<size_t>(m)], MPI_BYTE, &count);
+      EXPECT_EQ(count, static_cast<int>(kBytes)) << "receive " << m << ", completion " << how;
+      bool guards = false;
+      EXPECT_EQ(in[static_cast<size_t>(m)]->read(&guards), expect[static_cast<size_t>(m)]) << "message " << m;
+      EXPECT_TRUE(guards);
+    }
+  }
+}
+
+// Every message of the job to rank 0 with MPI_ANY_SOURCE and MPI_ANY_TAG:
+// the library's matching, the status of the message that matched.
+TEST_F(Direct, AnySourceAnyTagMatchAsTheLibraryDoes) {
+  constexpr size_t kBytes = 80 << 10;
+  if (rank() != 0) {
+    DeviceBuffer buf(kBytes);
+    buf.fill(random_bytes(kBytes, seed(2000 + rank(), rank())));
+    ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, 0, 40 + rank(), MPI_COMM_WORLD), MPI_SUCCESS);
+    return;
+  }
+  std::vector<bool> seen(static_cast<size_t>(size()), false);
+  for (int m = 1; m < size(); ++m) {
+    DeviceBuffer buf(kBytes);
+    MPI_Status status;
+    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                       &status),
+              MPI_SUCCESS);
+    const int from = status.MPI_SOURCE;
+    ASSERT_GT(from, 0);
+    ASSERT_LT(from, size());
+    EXPECT_FALSE(seen[static_cast<size_t>(from)]);
+    seen[static_cast<size_t>(from)] = true;
+    EXPECT_EQ(status.MPI_TAG, 40 + from);
+    bool guards = false;
+    EXPECT_EQ(buf.read(&guards), random_bytes(kBytes, seed(2000 + from, from))) << "from " << from;
+    EXPECT_TRUE(guards);
+  }
+}
+
+// A receiver that comes late: the send completes anyway (the bytes go to a
+// bounce of the sender's), the sender reuses its buffer at once, and the
+// receiver still gets what was sent.
+TEST_F(Direct, LateReceiverGetsTheBytesFromTheBounce) {
+  constexpr size_t kBytes = 256 << 10;
+  const std::vector<unsigned char> expect = random_bytes(kBytes, seed(3000));
+  DeviceBuffer buf(kBytes);
+  if (sender()) {
+    buf.fill(expect);
+    const uint64_t before = rehomed();
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 3, MPI_COMM_WORLD), MPI_SUCCESS);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    buf.fill(random_bytes(kBytes, seed(3001)));  // the buffer is the program's again
+    EXPECT_EQ(rehomed(), before + 1) << "the send waited " << ms << " ms for a receiver 300 ms late";
+    EXPECT_LT(ms, 250.0) << "the send waited for the receiver";
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    MPI_Status status;
+    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 3, MPI_COMM_WORLD, &status),
+              MPI_SUCCESS);
+    bool guards = false;
+    EXPECT_EQ(buf.read(&guards), expect);
+    EXPECT_TRUE(guards);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
+
+// A buffer freed and allocated again (often at the same address) between two
+// messages: the receiver must read the new allocation, not a stale mapping.
+TEST_F(Direct, ReallocatedBufferIsNotReadThroughAStaleMapping) {
+  constexpr size_t kBytes = 128 << 10;
+  for (int round = 0; round < 4; ++round) {
+    const std::vector<unsigned char> expect = random_bytes(kBytes, seed(4000 + round));
+    DeviceBuffer buf(kBytes);
+    if (sender()) {
+      buf.fill(expect);
+      ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+    } else {
+      ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), round, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE),
+                MPI_SUCCESS);
+      bool guards = false;
+      EXPECT_EQ(buf.read(&guards), expect) << "round " << round;
+      EXPECT_TRUE(guards);
+    }
+  }
+}
+
+// A device send received into host memory (contiguous and strided): the
+// host receive finds the descriptor and pulls the bytes.
+TEST_F(Direct, HostReceiveOfADeviceSend) {
+  constexpr size_t kBytes = 72 << 10;
+  const std::vector<unsigned char> expect = random_bytes(kBytes, seed(5000));
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(static_cast<int>(kBytes / 8), 8, 16, MPI_BYTE, &strided);
+  MPI_Type_commit(&strided);
+  for (int shape = 0; shape < 2; ++shape) {
+    if (sender()) {
+      DeviceBuffer buf(kBytes);
+      buf.fill(expect);
+      ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), shape, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      continue;
+    }
+    const size_t span = shape == 0 ? kBytes : 2 * kBytes;
+    std::vector<unsigned char> host(span + 2 * kGuard, kPoison);
+    MPI_Status status;
+    ASSERT_EQ(shape == 0 ? MPI_Recv(host.data() + kGuard, static_cast<int>(kBytes), MPI_BYTE, partner(), shape,
+                                    MPI_COMM_WORLD, &status)
+                         : MPI_Recv(host.data() + kGuard, 1, strided, partner(), shape, MPI_COMM_WORLD, &status),
+              MPI_SUCCESS);
+    int count = -1;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    EXPECT_EQ(count, static_cast<int>(kBytes));
+    size_t wrong = 0;
+    for (size_t i = 0; i < kGuard; ++i) wrong += (host[i] != kPoison) + (host[kGuard + span + i] != kPoison);
+    for (size_t i = 0; i < span; ++i) {
+      const unsigned char want = shape == 0 ? expect[i] : (i % 16 < 8 ? expect[i / 16 * 8 + i % 8] : kPoison);
+      wrong += host[kGuard + i] != want ? 1 : 0;
+    }
+    EXPECT_EQ(wrong, 0u) << "shape " << shape;
+  }
+  MPI_Type_free(&strided);
+}
+
+// A receive buffer too small for the message: the library's error class
+// (MPI_ERR_TRUNCATE), and the sender completes.
+TEST_F(Direct, TooSmallAReceiveIsTruncated) {
+  constexpr size_t kBytes = 64 << 10;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  DeviceBuffer buf(kBytes);
+  if (sender()) {
+    buf.fill(random_bytes(kBytes, seed(6000)));
+    EXPECT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 1, comm), MPI_SUCCESS);
+  } else {
+    const int rc = MPI_Recv(buf.data(), static_cast<int>(kBytes / 2), MPI_BYTE, partner(), 1, comm, MPI_STATUS_IGNORE);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT_EQ(cls, MPI_ERR_TRUNCATE);
+  }
+  MPI_Comm_free(&comm);
+}
+
+// Below STRATA_P2P_IPC_MIN_BYTES a device message is staged as before.
+TEST_F(Direct, SmallMessagesStayStaged) {
+  constexpr size_t kBytes = 1024;
+  const std::vector<unsigned char> expect = random_bytes(kBytes, seed(7000));
+  DeviceBuffer buf(kBytes);
+  const uint64_t sent = sends_direct();
+  if (sender()) {
+    buf.fill(expect);
+    ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 2, MPI_COMM_WORLD), MPI_SUCCESS);
+    EXPECT_EQ(sends_direct(), sent);
+  } else {
+    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 2, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE),
+              MPI_SUCCESS);
+    bool guards = false;
+    EXPECT_EQ(buf.read(&guards), expect);
+  }
+}
+
+}  // namespace
