@@ -20,8 +20,9 @@ namespace {
 using mpi::real;
 
 config::BoolParam g_summary{"STRATA_SUMMARY", false,
-                            "At MPI_Finalize rank 0 prints what Strata did in the job: each counter summed over "
-                            "the ranks, with the smallest and largest rank's (set it on every rank)"};
+                            "At MPI_Finalize rank 0 prints what Strata did in the job: each counter and the time by "
+                            "path (Strata's own code, the MPI library) summed over the ranks, with the smallest and "
+                            "largest rank's (set it on every rank)"};
 config::StringParam g_summary_json{"STRATA_SUMMARY_JSON", "",
                                    "With STRATA_SUMMARY=1: rank 0 also writes the summary as JSON to this file"};
 
