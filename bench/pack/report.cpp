@@ -163,6 +163,7 @@ void print_osu(const RunInfo& info, const std::vector<Result>& results) {
               info.memcpy_gbps, format_bytes(info.memcpy_bytes).c_str());
   // One section per shape, in the order the shapes were measured.
   std::vector<const Result*> order;
+  order.reserve(results.size());
   for (const Result& r : results) order.push_back(&r);
   std::stable_sort(order.begin(), order.end(), [](const Result* a, const Result* b) {
     const Point &x = a->point, &y = b->point;

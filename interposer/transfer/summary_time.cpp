@@ -2,7 +2,7 @@
 
 #include "mpi/real_mpi.hpp"
 
-#include <time.h>
+#include <chrono>
 
 namespace strata::interposer {
 namespace {
@@ -22,9 +22,9 @@ thread_local int t_family = kPassthrough;
 thread_local bool t_in_library = false;
 
 uint64_t now_ns() noexcept {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000u + static_cast<uint64_t>(t.tv_nsec);
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 // One library call, timed into the family of the handled call around it.
