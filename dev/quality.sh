@@ -136,10 +136,15 @@ quality_asan() {
   #   test_architecture (reads the sources, runs no Strata code), and
   #   test_tool_command_lines (every tool's --version, --help and usage
   #   errors: building every tool under ASan for it costs minutes, and the
-  #   code behind the tools runs in the library's tests here).
+  #   code behind the tools runs in the library's tests here), and
+  #   docs_commands (the docs' runnable commands: the same tools and
+  #   programs, minutes under ASan; the main stage runs it) and
+  #   pingpong_compare_osu_json (a shell script and its stand-in benchmark,
+  #   no Strata code; its instrumented stand-in preload would not load into
+  #   bash).
   # The randomized tests run 400 cases each (memory errors show early; the main
   # stage runs the full counts). Only the selected tests' programs are built.
-  ctest_selection=(-E "^test_architecture\$|^test_tool_command_lines\$|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$")
+  ctest_selection=(-E "^test_architecture\$|^test_tool_command_lines\$|^docs_commands\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$")
   export STRATA_TEST_ITERATIONS=400 STRATA_TEST_QUICK=1
   local rc=0
   build_tests_of "$build_dir-asan" "${checking_build[@]}" -DSTRATA_SANITIZE=address "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF &&

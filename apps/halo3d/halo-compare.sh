@@ -15,7 +15,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 usage() {
   cat <<USAGE
 usage: $(basename "$0") [-np N] [--runs R] [--halo PATH] [--preload PATH]
-                         [--mpirun PATH] [--] [strata-halo3d options...]
+                         [--mpirun PATH] [--json FILE [--label TEXT]]
+                         [--] [strata-halo3d options...]
 
 Runs strata-halo3d with N ranks (default 8, oversubscribed), plain and with
 libstrata_preload.so preloaded into every rank, alternately R times each
@@ -37,6 +38,12 @@ the interposer takes), unless you pass --staging yourself.
   --preload PATH    libstrata_preload.so (default: from the build tree or the
                     install prefix this script lives in)
   --mpirun PATH     launcher (default: mpirun, else mpiexec, from PATH)
+  --json FILE       also write the table as JSON (tool "strata-halo-compare",
+                    command, host, UTC time, one row: the setup, each mode's
+                    median, min and max, the ratio; strata-plot draws it,
+                    several files as one chart); written when both modes ran
+  --label TEXT      the row's name in the JSON (default: ranks, grid,
+                    radius, type, memory)
   -h, --help        this text
 
 Open MPI gets --oversubscribe and LD_PRELOAD through -x; MPICH's mpiexec gets
@@ -57,6 +64,10 @@ runs=3
 halo=""
 preload=""
 launcher=""
+json_out=""
+label=""
+command_line=$(printf "%q " "$0" "$@")
+command_line=${command_line% }
 halo_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -80,6 +91,14 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || die_usage "$1 needs a value"
       launcher=$2; shift 2 ;;
     --mpirun=*) launcher=${1#*=}; shift ;;
+    --json)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      json_out=$2; shift 2 ;;
+    --json=*) json_out=${1#*=}; shift ;;
+    --label)
+      [ $# -ge 2 ] || die_usage "$1 needs a value"
+      label=$2; shift 2 ;;
+    --label=*) label=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; halo_args+=("$@"); break ;;
     *) halo_args+=("$1"); shift ;;
@@ -363,4 +382,53 @@ for mode in plain preloaded; do
 done
 echo
 echo "preload: $preload"
+
+# json_string TEXT: TEXT as a JSON string.
+json_string() {
+  local text=${1//\\/\\\\}
+  text=${text//\"/\\\"}
+  printf '"%s"' "$(printf '%s' "$text" | tr '\n\t' '  ')"
+}
+# json_number VALUE: VALUE, or null where a run gave none.
+json_number() {
+  case "$1" in
+    ''|-|*[!0-9.eE+-]*) printf null ;;
+    *) printf '%s' "$1" ;;
+  esac
+}
+if [ -n "$json_out" ]; then
+  if [ -s "$workdir/plain.json" ] && [ -s "$workdir/preloaded.json" ]; then
+    j="$workdir/preloaded.json"
+    if [ -z "$label" ]; then
+      label="$(json_value "$j" ranks) ranks, grid $(json_list "$j" grid), radius $(json_value "$j" radius),"
+      label="$label $(json_value "$j" quantities) x $(json_text "$j" type), $(json_text "$j" memory) memory"
+    fi
+    verified=true
+    grep -q '"verified":false' "$workdir/plain.all" "$workdir/preloaded.all" && verified=false
+    {
+      printf '{\n  "tool": "strata-halo-compare",\n  "command": %s,\n' "$(json_string "$command_line")"
+      printf '  "host": %s,\n  "time_utc": "%s",\n' "$(json_string "$(hostname)")" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+      printf '  "launcher": %s,\n  "preload": %s,\n' "$(json_string "$launcher")" "$(json_string "$preload")"
+      printf '  "rows": [\n    {"label": %s, "ranks": %s, "procs": [%s], "grid": [%s], "radius": %s,' \
+        "$(json_string "$label")" "$(json_value "$j" ranks)" "$(json_list "$j" procs | tr x ,)" \
+        "$(json_list "$j" grid | tr x ,)" "$(json_value "$j" radius)"
+      printf ' "quantities": %s, "type": "%s", "layout": "%s", "memory": "%s", "runs": %s,' \
+        "$(json_value "$j" quantities)" "$(json_text "$j" type)" "$(json_text "$j" layout)" \
+        "$(json_text "$j" memory)" "$runs"
+      printf ' "plain_staging": "%s", "preloaded_staging": "%s",' "$(staging_of plain)" "$(staging_of preloaded)"
+      printf ' "plain_us": %s, "plain_min_us": %s, "plain_max_us": %s,' "$(json_number "$plain_us")" \
+        "$(json_number "$(stat "$workdir/plain.all" min_us min)")" \
+        "$(json_number "$(stat "$workdir/plain.all" max_us max)")"
+      printf ' "preloaded_us": %s, "preloaded_min_us": %s, "preloaded_max_us": %s,' \
+        "$(json_number "$preloaded_us")" "$(json_number "$(stat "$workdir/preloaded.all" min_us min)")" \
+        "$(json_number "$(stat "$workdir/preloaded.all" max_us max)")"
+      printf ' "bytes_per_exchange": %s, "verified": %s, "ratio": %s}\n  ]\n}\n' \
+        "$(json_number "$(json_value "$j" bytes_per_exchange)")" "$verified" \
+        "$(json_number "$(ratio "$plain_us" "$preloaded_us")")"
+    } >"$json_out" || { echo "strata-halo-compare: cannot write $json_out" >&2; failed=1; }
+  else
+    echo "strata-halo-compare: no JSON written: a mode reported nothing" >&2
+    failed=1
+  fi
+fi
 exit $failed

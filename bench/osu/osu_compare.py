@@ -6,7 +6,8 @@ Each configuration is a list of STRATA_* settings (NAME=VALUE, comma
 separated); the benchmark runs --rounds times per configuration, the order
 alternating, and the table gives per message size the median of the
 rounds' average latencies (OSU's "Avg Latency(us)") of each and A / B (> 1:
-B is faster). Writes the same as JSON (--json).
+B is faster). Writes the same as JSON (--json; "tool": "strata-osu-compare",
+the command, host and UTC time first; strata-plot draws it).
 
   strata-osu-compare --osu DIR --preload libstrata_preload.so \\
       --a STRATA_COLL_EXCHANGE=library --b STRATA_COLL_EXCHANGE=nccl \\
@@ -16,9 +17,11 @@ import argparse
 import json
 import os
 import shlex
+import socket
 import statistics
 import subprocess
 import sys
+import time
 
 
 def settings(text):
@@ -84,7 +87,10 @@ def main():
         print("| %d | %.2f | %.2f | %.2f |" % (row["bytes"], row["a_us"], row["b_us"], row["a_over_b"]))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"benchmark": args.benchmark, "np": args.np, "rounds": args.rounds, "a": configs["A"],
+            json.dump({"tool": "strata-osu-compare", "command": " ".join(map(shlex.quote, sys.argv)),
+                       "host": socket.gethostname(),
+                       "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "benchmark": args.benchmark, "np": args.np, "rounds": args.rounds, "a": configs["A"],
                        "b": configs["B"], "points": rows}, f, indent=1)
 
 

@@ -7,7 +7,9 @@ STRATA_DISABLE=1 - alternated for --rounds rounds (the order rotates each
 round, so drift of the machine hits every configuration alike), and prints
 per point the median one-way time (ping-pongs) or call time (allreduce) of
 each, the nanoseconds the preload adds, and plain / preloaded (>= 1.0: the
-preload is not slower). Writes the same as JSON (--json).
+preload is not slower). Writes the same as JSON (--json; "tool":
+"strata-bench-overhead", the command, host and UTC time first; strata-plot
+draws it).
 
   strata-bench-overhead [--np 2] [--rounds 3] [--json out.json] [--markdown out.md]
                         [--mpirun-args "..."] [-- rank-program options: pingpong vector allreduce ...]
@@ -16,9 +18,11 @@ import argparse
 import json
 import os
 import shlex
+import socket
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = ("plain", "preloaded", "disabled")
@@ -108,7 +112,10 @@ def main():
             f.write(table)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"np": args.np, "rounds": args.rounds, "rank_args": args.rank_args, "points": rows}, f,
+            json.dump({"tool": "strata-bench-overhead", "command": " ".join(map(shlex.quote, sys.argv)),
+                       "host": socket.gethostname(),
+                       "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                       "np": args.np, "rounds": args.rounds, "rank_args": args.rank_args, "points": rows}, f,
                       indent=1)
 
 

@@ -114,6 +114,9 @@ double bound_gbps(double memcpy_gbps, int64_t block);
 void print_table(const RunInfo& info, const std::vector<Result>& results, bool markdown);
 void print_summary(const RunInfo& info, const std::vector<Result>& results, bool markdown);
 bool write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& results);
+// --osu: per datatype shape, OSU micro-benchmark columns (tools/cli/osu_table.hpp):
+// the packed size, the library's and Strata's time per pack and MB/s, the ratio.
+void print_osu(const RunInfo& info, const std::vector<Result>& results);
 std::string format_bytes(int64_t bytes);
 
 // ---------------------------------------------------------------------------

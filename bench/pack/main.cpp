@@ -76,7 +76,7 @@ struct Options {
   std::string max_source = "9G";
   std::string memcpy_bytes = "256M";
   std::string json;
-  bool quick = false, check = false, markdown = false, no_timing = false;
+  bool quick = false, check = false, markdown = false, no_timing = false, osu = false;
   int corpus = 3000;
   int64_t subarray_rows = 64;
   uint64_t seed = 12345;
@@ -104,7 +104,11 @@ int run(int argc, char** argv) {
                "exit 1 on any mismatch");
   app.add_flag("--no-timing", o.no_timing, "with --check: only check, time nothing");
   app.add_option("--corpus", o.corpus, "random layouts checked by --check")->capture_default_str();
-  app.add_flag("--markdown", o.markdown, "print the table as markdown");
+  auto* markdown_flag = app.add_flag("--markdown", o.markdown, "print the table as markdown");
+  app.add_flag("--osu", o.osu,
+               "host mode: print OSU micro-benchmark columns instead of the table: per shape, # Size (packed "
+               "bytes), MPI and Strata Latency (us) and Bandwidth (MB/s), Ratio (MPI / Strata)")
+      ->excludes(markdown_flag);
   app.add_option("--json", o.json, "write the measured times to this file");
   app.add_option("--min-time-ms", o.timing.min_total_ms, "per point and side, total timed")->capture_default_str();
   app.add_option("--max-point-ms", o.timing.max_point_ms, "cap on one point's timing")->capture_default_str();
@@ -136,6 +140,10 @@ int run(int argc, char** argv) {
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 #ifdef STRATA_BENCH_KOKKOS
   if (kokkos) {
+    if (o.osu) {
+      std::fprintf(stderr, "--osu: host mode only (not with --kokkos)\n");
+      return 2;
+    }
     std::string command;
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
     KokkosBenchOptions k;
@@ -163,6 +171,10 @@ int run(int argc, char** argv) {
 #endif
 #ifdef STRATA_BENCH_DEVICE
   if (device) {
+    if (o.osu) {
+      std::fprintf(stderr, "--osu: host mode only (not with --device)\n");
+      return 2;
+    }
     std::string command;
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
     DeviceOptions d;
@@ -362,7 +374,13 @@ int run(int argc, char** argv) {
   std::free(out_library);
   std::free(out_strata);
 
-  if (o.markdown) {
+  if (o.osu) {
+    if (!o.no_timing) print_osu(info, results);
+    if (o.check) {
+      std::printf("# check: %" PRId64 " cases, %" PRId64 " mismatches of Strata's pack/unpack\n", check.cases,
+                  check.failures);
+    }
+  } else if (o.markdown) {
     std::printf("- command: `%s`\n- CPU: %s\n- MPI: %s\n- date: %s\n", info.command.c_str(), info.cpu.c_str(),
                 info.mpi.c_str(), info.date.c_str());
     if (!o.no_timing)
@@ -374,11 +392,11 @@ int run(int argc, char** argv) {
       std::printf("memcpy %.2f GB/s (%s); stride %" PRId64 " B\n\n", info.memcpy_gbps,
                   format_bytes(info.memcpy_bytes).c_str(), stride);
   }
-  if (!o.no_timing) {
+  if (!o.no_timing && !o.osu) {
     print_table(info, results, o.markdown);
     print_summary(info, results, o.markdown);
   }
-  if (o.check) {
+  if (o.check && !o.osu) {
     std::printf("\n%scheck: %" PRId64 " cases, %" PRId64 " mismatches of Strata's pack/unpack; %" PRId64
                 " random layouts where the library's MPI_Pack disagrees with the MPI type map (not ours)\n",
                 o.markdown ? "- " : "", check.cases, check.failures, check.library_disagreements);

@@ -2,6 +2,8 @@
 // the JSON a performance model can be fitted from.
 #include "bench/pack/bench_pack.hpp"
 
+#include "tools/cli/osu_table.hpp"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
@@ -152,6 +154,40 @@ void print_summary(const RunInfo& info, const std::vector<Result>& results, bool
     std::printf("%s%d point(s) marked ~: quartile spread above 15%% after re-measuring (machine busy)\n", item, noisy);
   for (const std::string& s : info.skipped) std::printf("%sskipped: %s\n", item, s.c_str());
   for (const std::string& s : info.notes) std::printf("%s%s\n", item, s.c_str());
+}
+
+void print_osu(const RunInfo& info, const std::vector<Result>& results) {
+  std::printf("# strata-bench-pack --osu: MPI_Pack of the MPI library (the peer) and Strata's pack_host, one rank\n");
+  std::printf("# CPU: %s; MPI: %s; %s\n", info.cpu.c_str(), info.mpi.c_str(), info.date.c_str());
+  std::printf("# memcpy %.2f GB/s (%s); Size: packed bytes; Latency: one pack (median); Ratio: MPI / Strata\n",
+              info.memcpy_gbps, format_bytes(info.memcpy_bytes).c_str());
+  // One section per shape, in the order the shapes were measured.
+  std::vector<const Result*> order;
+  order.reserve(results.size());
+  for (const Result& r : results) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](const Result* a, const Result* b) {
+    const Point &x = a->point, &y = b->point;
+    if (x.kind != y.kind) return static_cast<int>(x.kind) < static_cast<int>(y.kind);
+    if (x.block != y.block) return x.block < y.block;
+    if (x.stride != y.stride) return x.stride < y.stride;
+    return x.packed < y.packed;
+  });
+  for (size_t i = 0; i < order.size();) {
+    const Point& shape = order[i]->point;
+    strata::tools::OsuTable table(
+        {"MPI Latency (us)", "Strata Latency (us)", "MPI Bandwidth (MB/s)", "Strata Bandwidth (MB/s)", "Ratio"});
+    table.comment(
+        fmt("%s, blocks of %" PRId64 " B at stride %" PRId64 " B", to_string(shape.kind), shape.block, shape.stride));
+    for (; i < order.size() && order[i]->point.kind == shape.kind && order[i]->point.block == shape.block &&
+           order[i]->point.stride == shape.stride;
+         ++i) {
+      const Result& r = *order[i];
+      const double lib_us = r.library.median_ns * 1e-3, ours_us = r.strata.median_ns * 1e-3;
+      table.add_row(r.point.packed, {lib_us, ours_us, strata::tools::osu_mbps(r.point.packed, lib_us),
+                                     strata::tools::osu_mbps(r.point.packed, ours_us), ratio(r)});
+    }
+    std::printf("\n%s", table.str().c_str());
+  }
 }
 
 bool write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& results) {

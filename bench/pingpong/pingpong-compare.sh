@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
 # Runs strata-bench-pingpong between 2 ranks: plain (staged by hand) and
-# preloaded with each method of the interposer (oneshot, staged, and the
-# model's choice; device too when STRATA_MPI_GPU_AWARE says the MPI takes
-# GPU buffers), and prints one markdown table of one-way times.
-#   pingpong-compare.sh [--bench PATH] [--preload PATH] [-- bench options]
+# preloaded with each method of the interposer (oneshot, staged, span and
+# auto, the model's choice), and prints one markdown table of one-way times.
+#   pingpong-compare.sh [--bench PATH] [--preload PATH] [--osu] [--json FILE] [-- bench options]
+# --osu: OSU micro-benchmark columns instead of the table, per block size:
+#   # Size, Plain and Strata (auto) Latency (us) and Bandwidth (MB/s), Ratio
+#   (plain / Strata);
+# --json FILE: every run's points as one strata-bench-pingpong document (the
+#   bench's version and commit, this command, host, time; rows of the plain
+#   run, staging "app", and of each method, staging "none"); strata-plot
+#   draws it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bench=$here/strata-bench-pingpong
 preload=$(head -n 1 "$here/strata-bench-pingpong.preload" 2>/dev/null || true)
 extra=()
+osu=no
+json_out=""
+command_line=$(printf "%q " "$0" "$@")
+command_line=${command_line% }
+usage() {
+  sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+}
 while [ $# -gt 0 ]; do
   case "$1" in
+    -h|--help) usage; exit 0 ;;
     --bench) bench=$2; shift 2 ;;
     --preload) preload=$2; shift 2 ;;
+    --osu) osu=yes; shift ;;
+    --json) json_out=$2; shift 2 ;;
     --) shift; extra+=("$@"); break ;;
     *) extra+=("$1"); shift ;;
   esac
@@ -35,9 +51,40 @@ for m in oneshot staged span auto; do
 done
 if grep -q '"verified":false' "$work"/*; then echo "pingpong-compare: a run did not verify" >&2; exit 1; fi
 value() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }
-echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | plain / auto | auto / best method |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-paste -d' ' <(value "$work/plain" block) <(value "$work/plain" bytes) <(value "$work/plain" us) \
-  <(value "$work/oneshot" us) <(value "$work/staged" us) <(value "$work/span" us) <(value "$work/auto" us) |
-  awk '{ best = $4; if ($5 < best) best = $5; if ($6 < best) best = $6;
-         printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", $1, $2, $3, $4, $5, $6, $7, $3 / $7, $7 / best }'
+# One line per point: block bytes stride plain oneshot staged span auto.
+paste -d' ' <(value "$work/plain" block) <(value "$work/plain" bytes) <(value "$work/plain" stride) \
+  <(value "$work/plain" us) <(value "$work/oneshot" us) <(value "$work/staged" us) <(value "$work/span" us) \
+  <(value "$work/auto" us) >"$work/joined"
+if [ "$osu" = yes ]; then
+  echo "# strata-bench-pingpong-compare --osu: one-way time of a derived datatype in GPU memory, ranks 0 and 1"
+  echo "# Plain: MPI on a host copy staged by hand (the peer); Strata: device pointers to MPI under"
+  echo "# libstrata_preload.so, STRATA_METHOD=auto; Size: bytes the type selects; Ratio: Plain / Strata"
+  # OSU's layout: the size in %-10d, values in %20.2f (wider where the name is).
+  awk 'BEGIN { n = split("Plain Latency (us)|Strata Latency (us)|Plain Bandwidth (MB/s)|Strata Bandwidth (MB/s)|Ratio", h, "|");
+               for (i = 1; i <= n; ++i) w[i] = length(h[i]) + 2 > 20 ? length(h[i]) + 2 : 20 }
+       $1 != block { block = $1; printf "\n# hvector of %s B blocks at stride %s B\n%-10s", $1, $3, "# Size";
+                     for (i = 1; i <= n; ++i) printf "%*s", w[i], h[i]; printf "\n" }
+       { printf "%-10s%*.2f%*.2f%*.2f%*.2f%*.2f\n", $2, w[1], $4, w[2], $8, w[3], $2 / $4, w[4], $2 / $8, w[5], $4 / $8 }' \
+    <(sort -n -k1,1 -k2,2 -s "$work/joined")
+else
+  echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | plain / auto | auto / best method |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  awk '{ best = $5; if ($6 < best) best = $6; if ($7 < best) best = $7;
+         printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |\n", $1, $2, $4, $5, $6, $7, $8, $4 / $8, $8 / best }' \
+    "$work/joined"
+fi
+if [ -n "$json_out" ]; then
+  # The bench's own --version line: "strata-bench-pingpong 0.1.0 (git 1a2b3c)".
+  version_line=$("$bench" --version 2>/dev/null | head -n 1)
+  version=$(printf '%s' "$version_line" | awk '{ print $2 }')
+  commit=$(printf '%s' "$version_line" | sed -n 's/.*(git \([^)]*\)).*/\1/p')
+  {
+    printf '{\n  "tool": "strata-bench-pingpong",\n  "version": "%s",\n  "git_commit": "%s",\n' "$version" "$commit"
+    printf '  "command": "%s",\n' "$(printf '%s' "$command_line" | sed 's/\\/\\\\/g; s/"/\\"/g')"
+    printf '  "host": "%s",\n  "time_utc": "%s",\n  "ranks": 2,\n' "$(hostname)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    printf '  "compare": "plain: --staging app; Strata: --staging none preloaded, one run per STRATA_METHOD",\n'
+    printf '  "rows": [\n'
+    cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto" | grep '^{' | sed 's/^/    /; $!s/$/,/'
+    printf '  ]\n}\n'
+  } >"$json_out" || { echo "pingpong-compare: cannot write $json_out" >&2; exit 1; }
+fi

@@ -6,11 +6,13 @@
 //   --staging none  device pointers straight to MPI: only a GPU-aware MPI,
 //                   or the Strata interposer (LD_PRELOAD), takes them
 // One JSON line per point on rank 0: one-way time (median of samples);
-// --json FILE also writes the points as one document, after the run's
-// metadata (tools/cli/run_metadata.hpp).
+// --osu prints OSU micro-benchmark columns instead (per block size: # Size,
+// Latency (us), Bandwidth (MB/s)); --json FILE also writes the points as one
+// document, after the run's metadata (tools/cli/run_metadata.hpp).
 // bench/pingpong/pingpong-compare.sh runs both ways and the interposer's
-// methods and prints the table.
+// methods and prints the table (--osu: plain and Strata side by side).
 #include "tools/cli/command_line.hpp"
+#include "tools/cli/osu_table.hpp"
 #include "tools/cli/run_metadata.hpp"
 #include "tools/guarded_main.hpp"
 
@@ -59,6 +61,10 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--sizes", sizes, "Packed bytes per message")->transform(strata::tools::byte_sizes());
   app.add_option("--stride-factor", stride_factor, "Stride = factor * block (at least 64 B)");
   app.add_option("--samples", samples, "Timed samples per point");
+  bool osu = false;
+  app.add_flag("--osu", osu,
+               "Print OSU micro-benchmark columns instead of JSON lines: per block size, # Size (bytes), Latency "
+               "(us, one-way), Bandwidth (MB/s)");
   std::string json_path;
   app.add_option("--json", json_path,
                  "Also write the points as JSON (with the run's tool, version, commit, command, host, time) to this "
@@ -153,7 +159,12 @@ static int run_tool(int argc, char** argv) {
         round_trips(batch);
         us.push_back((MPI_Wtime() - t0) * 1e6 / (2.0 * batch));
       }
-      if (rank == 0) {
+      if (rank == 0 && osu) {
+        failures += wrong != 0;
+        if (wrong != 0)
+          std::fprintf(stderr, "strata-bench-pingpong: %ld B blocks, %ld bytes: %ld wrong bytes\n", block, n * block,
+                       wrong);
+      } else if (rank == 0) {
         failures += wrong != 0;
         std::printf(
             "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
@@ -161,6 +172,8 @@ static int run_tool(int argc, char** argv) {
             block, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
             wrong == 0 ? "true" : "false");
         std::fflush(stdout);
+      }
+      if (rank == 0) {
         rows.push_back({{"block", block},
                         {"bytes", n * block},
                         {"stride", stride},
@@ -172,6 +185,22 @@ static int run_tool(int argc, char** argv) {
       cudaFree(dev);
       cudaFreeHost(host);
       MPI_Type_free(&type);
+    }
+  }
+  if (rank == 0 && osu) {
+    std::printf("# strata-bench-pingpong --osu: one-way time of a derived datatype in GPU memory, ranks 0 and 1\n");
+    std::printf("# staging %s, STRATA_METHOD %s; Size: bytes the type selects; Latency: median of %d samples\n",
+                staging.c_str(), method ? method : "auto", samples);
+    for (long block : blocks) {
+      strata::tools::OsuTable table({"Latency (us)", "Bandwidth (MB/s)"});
+      table.comment("hvector of " + std::to_string(block) + " B blocks at stride " +
+                    std::to_string(std::max(64L, stride_factor * block)) + " B");
+      for (const auto& row : rows) {
+        if (row["block"].get<long>() != block) continue;
+        const double us = row["us"].get<double>();
+        table.add_row(row["bytes"].get<long>(), {us, strata::tools::osu_mbps(row["bytes"].get<long>(), us)});
+      }
+      std::printf("\n%s", table.str().c_str());
     }
   }
   if (rank == 0 && !json_path.empty()) {

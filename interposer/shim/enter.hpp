@@ -12,6 +12,7 @@
 #include "fault/hooks.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/plan.hpp"
+#include "interposer/transfer/summary_time.hpp"
 #include "interposer/types/fast_types.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -74,6 +75,7 @@ int enter(calls::Id id, LibraryCall& library, Handler handler) noexcept {
   const bool off = disabled();  // read here first where switched_off() could not tell
   count_call(off);
   if (off) return library();
+  const TimedCall timed(family_of(K));  // STRATA_SUMMARY=1: this call's time, Strata's and the library's
   if constexpr (calls::flushes(K)) flush_deferred_sends();
   try {
     return handler();
