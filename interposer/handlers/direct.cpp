@@ -20,7 +20,7 @@ int send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_C
 int recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   flush_deferred_sends();
   auto call = [&] { return real().MPI_Recv(buf, count, type, source, tag, comm, status); };
-  return handlers::recv(Id::MPI_Recv, Library(call), out(buf, count, type), source, comm, status);
+  return handlers::recv(Id::MPI_Recv, Library(call), out(buf, count, type), source, tag, comm, status);
 }
 
 int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
@@ -30,7 +30,7 @@ int isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_
 
 int irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   auto call = [&] { return real().MPI_Irecv(buf, count, type, source, tag, comm, request); };
-  return handlers::irecv(Id::MPI_Irecv, Library(call), out(buf, count, type), source, comm, request);
+  return handlers::irecv(Id::MPI_Irecv, Library(call), out(buf, count, type), source, tag, comm, request);
 }
 
 int sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,

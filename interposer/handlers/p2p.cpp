@@ -10,6 +10,10 @@
 #include "fault/hooks.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/probed.hpp"
+#include "mpi/real_mpi.hpp"
+
+#include <memory>
 
 namespace strata::interposer::handlers {
 
@@ -56,7 +60,10 @@ int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm com
   return rc;
 }
 
-int recv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Status*& status) {
+namespace {
+
+// The library's receive of what the user posted (no kept message matched).
+int recv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Status*& status) {
   fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, source, 0);
   if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
@@ -75,7 +82,7 @@ int recv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_
   return rc;
 }
 
-int irecv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Request* request) {
+int irecv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Request* request) {
   fault::P2pScope rec(fault::OpKind::irecv, comm, clamp_count(out.count), out.type, source, 0, request);
   if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
@@ -93,16 +100,84 @@ int irecv(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI
   return rc;
 }
 
+// A message a probe kept (probed.hpp) received into the user's buffer, as
+// the library would have delivered it: `status` says so.
+int receive_kept(Id id, const probed::Message& m, const Buf& out, MPI_Comm comm, MPI_Status* status) {
+  fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, m.source, 0);
+  const Plan p = plan_side(id, Side::recv, m.source, out);
+  Incoming in;
+  if (int rc = prepare_recv(p, const_cast<void*>(out.pointer()), out.count, out.type, &in); rc != MPI_SUCCESS) {
+    return raise_error(comm, rc, calls::name_of(id));
+  }
+  probed::fill_status(m, status);
+  const int rc = complete_kept_recv(in, m.bytes, m.descriptor, *status);
+  return rc == MPI_SUCCESS ? rc : raise_error(comm, rc, calls::name_of(id));
+}
+
+// A kept message's receive as a request: already complete (a generalized
+// request whose status is the receive's).
+struct KeptReceive {
+  MPI_Status status;
+};
+int kept_query(void* state, MPI_Status* status) {
+  *status = static_cast<KeptReceive*>(state)->status;
+  return MPI_SUCCESS;
+}
+int kept_free(void* state) {
+  delete static_cast<KeptReceive*>(state);
+  return MPI_SUCCESS;
+}
+int kept_cancel(void*, int) { return MPI_SUCCESS; }  // complete: nothing to cancel
+
+int ireceive_kept(Id id, const probed::Message& m, const Buf& out, MPI_Comm comm, MPI_Request* request) {
+  auto state = std::make_unique<KeptReceive>();
+  if (int rc = receive_kept(id, m, out, comm, &state->status); rc != MPI_SUCCESS) return rc;
+  if (int rc = mpi::real().MPI_Grequest_start(kept_query, kept_free, kept_cancel, state.get(), request);
+      rc != MPI_SUCCESS) {
+    return rc;
+  }
+  state.release();  // kept_free's now
+  return mpi::real().MPI_Grequest_complete(*request);
+}
+
+}  // namespace
+
+int recv(Id id, Library library, const Buf& out, int source, int tag, MPI_Comm comm, MPI_Status*& status) {
+  if (probed::any_kept()) {
+    if (std::unique_ptr<probed::Message> m = probed::take(comm, source, tag)) {
+      MPI_Status local;
+      return receive_kept(id, *m, out, comm, status == MPI_STATUS_IGNORE ? &local : status);
+    }
+  }
+  return recv_posted(id, library, out, source, comm, status);
+}
+
+int irecv(Id id, Library library, const Buf& out, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  if (probed::any_kept()) {
+    if (std::unique_ptr<probed::Message> m = probed::take(comm, source, tag)) {
+      return ireceive_kept(id, *m, out, comm, request);
+    }
+  }
+  return irecv_posted(id, library, out, source, comm, request);
+}
+
 // A matched message (MPI_Mprobe, MPI_Improbe) has no communicator to
 // report a failure on: the default error handler's is used.
 int mrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Status*& status) {
+  if (std::unique_ptr<probed::Message> m = probed::take_handle(message)) {
+    MPI_Status local;
+    return receive_kept(id, *m, out, default_comm(), status == MPI_STATUS_IGNORE ? &local : status);
+  }
   if (message == nullptr || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return library();
-  return recv(id, library, out, 0, default_comm(), status);
+  return recv_posted(id, library, out, 0, default_comm(), status);
 }
 
 int imrecv(Id id, Library library, const Buf& out, MPI_Message* message, MPI_Request* request) {
+  if (std::unique_ptr<probed::Message> m = probed::take_handle(message)) {
+    return ireceive_kept(id, *m, out, default_comm(), request);
+  }
   if (message == nullptr || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return library();
-  return irecv(id, library, out, 0, default_comm(), request);
+  return irecv_posted(id, library, out, 0, default_comm(), request);
 }
 
 int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, int source, MPI_Comm comm,

@@ -36,10 +36,13 @@ config::ChoiceParam<Mode> g_mode{
     "Device point-to-point between ranks of one node: on (the receiver pulls a large message from the sender's GPU "
     "through CUDA/HIP IPC; every rank must say so), off (staged through pinned host memory). Not measured on GPUs "
     "yet: off by default"};
-config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES", 64 * 1024,
+config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
+                             64 * 1024,
                              "With STRATA_P2P_IPC=on: the smallest device message (packed bytes) that goes through "
                              "IPC; smaller ones are staged",
-                             2 * static_cast<int64_t>(kDirectDescriptorBytes), INT64_MAX, true};
+                             2 * static_cast<int64_t>(kDirectDescriptorBytes),
+                             INT64_MAX,
+                             true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "With STRATA_P2P_IPC=on: how long a completing send waits for its receiver to pull the "
                             "bytes before it moves them to a bounce buffer of its own and completes",
@@ -296,7 +299,8 @@ bool packed_head(const DirectTarget& target, char* head) {
   if (real().MPI_Type_size(target.type, &size) != MPI_SUCCESS || size <= 0) return false;
   const int64_t elements = std::min<int64_t>(target.count, (kDirectDescriptorBytes + size - 1) / size);
   int bound = 0;
-  if (real().MPI_Pack_size(static_cast<int>(elements), target.type, MPI_COMM_WORLD, &bound) != MPI_SUCCESS) return false;
+  if (real().MPI_Pack_size(static_cast<int>(elements), target.type, MPI_COMM_WORLD, &bound) != MPI_SUCCESS)
+    return false;
   std::vector<char> packed(static_cast<size_t>(bound));
   int position = 0;
   if (real().MPI_Pack(target.buffer, static_cast<int>(elements), target.type, packed.data(), bound, &position,

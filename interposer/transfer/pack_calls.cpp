@@ -13,6 +13,7 @@
 #include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/init_line.hpp"
 #include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/probed.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/summary.hpp"
 #include "mpi/real_mpi.hpp"
@@ -211,6 +212,7 @@ int finalize() {
   (void)fault::stop();  // last samples to the coordinator, flight record dumped
   pending().drain_orphans();
   direct::teardown();  // after the last sends completed: their receivers have the bytes or a bounce
+  probed::clear();
   coll::forget_job();
   pending().drain_orphans();
   pending().clear();

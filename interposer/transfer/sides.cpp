@@ -156,7 +156,7 @@ namespace {
 
 // A descriptor where the receive's bytes are (direct.hpp): pulls the
 // message it names into the receive's buffer; false: the bytes are data.
-bool pulled_direct(Incoming& in, MPI_Status& status, int* rc) {
+bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, int* rc) {
   const Plan& plan = in.plan;
   DirectTarget target{in.user, in.user_count, in.user_type, plan.bytes, nullptr, -1};
   const char* head = nullptr;
@@ -184,19 +184,20 @@ bool pulled_direct(Incoming& in, MPI_Status& status, int* rc) {
     mpi::real().MPI_Type_size(in.user_type, &size);
     target.capacity = static_cast<int64_t>(size) * in.user_count;
   }
+  if (kept != nullptr) head = reinterpret_cast<const char*>(kept);
   return receive_direct(target, head, status, rc);
 }
 
 }  // namespace
 
-int complete_recv(Incoming& in, MPI_Status& status, bool wait) {
+int complete_recv(Incoming& in, MPI_Status& status, bool wait, const unsigned char* kept) {
   const Plan& plan = in.plan;
   if (plan.path == Path::library && !direct::active()) return MPI_SUCCESS;
   int received = 0;
   if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
   if (direct::active() && received == static_cast<int>(kDirectDescriptorBytes)) {
     int rc = MPI_SUCCESS;
-    if (pulled_direct(in, status, &rc) && (plan.path != Path::device_span || rc != MPI_SUCCESS)) return rc;
+    if (pulled_direct(in, status, kept, &rc) && (plan.path != Path::device_span || rc != MPI_SUCCESS)) return rc;
   }
   if (plan.path == Path::library) return MPI_SUCCESS;
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);
@@ -212,6 +213,26 @@ int complete_recv(Incoming& in, MPI_Status& status, bool wait) {
   const DevicePart part = whole(plan, in.user);
   const Status s = device_unpack(in.device, &part, 1, received, wait);
   return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
+}
+
+int complete_kept_recv(Incoming& in, const unsigned char* bytes, bool descriptor, MPI_Status& status) {
+  constexpr int kBytes = static_cast<int>(kDirectDescriptorBytes);
+  mpi::real().MPI_Status_set_elements(&status, MPI_BYTE, kBytes);  // what the library delivered
+  if (descriptor) return complete_recv(in, status, true, bytes);
+  // The program's own bytes: where the library would have put them.
+  int size = 0;
+  mpi::real().MPI_Type_size(in.type, &size);
+  const int64_t capacity = in.type == MPI_PACKED ? in.count : static_cast<int64_t>(size) * in.count;
+  if (capacity < kBytes) return MPI_ERR_TRUNCATE;
+  if (in.type == MPI_PACKED) {
+    if (copy_bytes(in.buffer, bytes, kBytes) != Status::ok) return MPI_ERR_INTERN;
+  } else {
+    int position = 0;
+    const int rc = mpi::real().MPI_Unpack(bytes, kBytes, &position, in.buffer, size > 0 ? kBytes / size : 0, in.type,
+                                          MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return complete_recv(in, status);
 }
 
 }  // namespace strata::interposer

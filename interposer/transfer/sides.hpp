@@ -74,7 +74,14 @@ int refresh_recv(Incoming& in);
 // After the library completed the receive (successfully) with `status`:
 // moves what arrived into the user's buffer. With `wait` false device work
 // may still be queued: `in` must then live until wait_for_queued_unpacks().
-int complete_recv(Incoming& in, MPI_Status& status, bool wait = true);
+// `kept`: the bytes of a message a probe kept (probed.hpp) where they are a
+// descriptor, instead of those in the receive's buffer.
+int complete_recv(Incoming& in, MPI_Status& status, bool wait = true, const unsigned char* kept = nullptr);
+
+// A message a probe kept (kDirectDescriptorBytes bytes, a descriptor or the
+// program's own) delivered to a prepared receive as the library would have,
+// then completed; `status` says what arrived.
+int complete_kept_recv(Incoming& in, const unsigned char* bytes, bool descriptor, MPI_Status& status);
 
 // Reports a failed Strata step: logs it, raises `code` on `comm`'s error
 // handler (as the library would for its own errors) and returns it.

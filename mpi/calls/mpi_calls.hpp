@@ -66,17 +66,17 @@
   X(MPI_Bsend_init, send_init, LC, (const void* buf, CNT count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request), (buf, count, type, dest, tag, comm, request), (in(buf, count, type), peer(dest), comm, request)) \
   X(MPI_Ssend_init, send_init, LC, (const void* buf, CNT count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request), (buf, count, type, dest, tag, comm, request), (in(buf, count, type), peer(dest), comm, request)) \
   X(MPI_Rsend_init, send_init, LC, (const void* buf, CNT count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request), (buf, count, type, dest, tag, comm, request), (in(buf, count, type), peer(dest), comm, request)) \
-  X(MPI_Recv, recv, LC, (void* buf, CNT count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status), (buf, count, type, source, tag, comm, status), (out(buf, count, type), peer(source), comm, status)) \
-  X(MPI_Irecv, irecv, LC, (void* buf, CNT count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request), (buf, count, type, source, tag, comm, request), (out(buf, count, type), peer(source), comm, request)) \
+  X(MPI_Recv, recv, LC, (void* buf, CNT count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status), (buf, count, type, source, tag, comm, status), (out(buf, count, type), peer(source), tag, comm, status)) \
+  X(MPI_Irecv, irecv, LC, (void* buf, CNT count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request), (buf, count, type, source, tag, comm, request), (out(buf, count, type), peer(source), tag, comm, request)) \
   X(MPI_Recv_init, recv_init, LC, (void* buf, CNT count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request), (buf, count, type, source, tag, comm, request), (out(buf, count, type), peer(source), comm, request)) \
   X(MPI_Mrecv, mrecv, LC, (void* buf, CNT count, MPI_Datatype type, MPI_Message* message, MPI_Status* status), (buf, count, type, message, status), (out(buf, count, type), message, status)) \
   X(MPI_Imrecv, imrecv, LC, (void* buf, CNT count, MPI_Datatype type, MPI_Message* message, MPI_Request* request), (buf, count, type, message, request), (out(buf, count, type), message, request)) \
   X(MPI_Sendrecv, sendrecv, LC, (const void* sendbuf, CNT sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, CNT recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status), (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status), (in(sendbuf, sendcount, sendtype), peer(dest), out(recvbuf, recvcount, recvtype), peer(source), comm, status)) \
   X(MPI_Sendrecv_replace, sendrecv_replace, LC, (void* buf, CNT count, MPI_Datatype type, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status* status), (buf, count, type, dest, sendtag, source, recvtag, comm, status), (inout(buf, count, type), peer(dest), peer(source), comm, status)) \
-  X(MPI_Probe, flush, NO, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status), ()) \
-  X(MPI_Iprobe, flush, NO, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status), (source, tag, comm, flag, status), ()) \
-  X(MPI_Mprobe, flush, NO, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status), (source, tag, comm, message, status), ()) \
-  X(MPI_Improbe, flush, NO, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status), (source, tag, comm, flag, message, status), ())
+  X(MPI_Probe, special, NO, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status), ()) \
+  X(MPI_Iprobe, special, NO, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status), (source, tag, comm, flag, status), ()) \
+  X(MPI_Mprobe, special, NO, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status), (source, tag, comm, message, status), ()) \
+  X(MPI_Improbe, special, NO, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status), (source, tag, comm, flag, message, status), ())
 
 // --- completion ---------------------------------------------------------------------
 #define STRATA_CALLS_COMPLETION(X) \

@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -143,9 +145,9 @@ TEST_F(Direct, StridedTypesOnEitherSide) {
       ASSERT_TRUE(buf);
       buf.fill(send_strided ? source : payload);
       const uint64_t sent = sends_direct();
-      ASSERT_EQ(send_strided ? MPI_Send(buf.data(), 1, strided, partner(), shape, MPI_COMM_WORLD)
-                             : MPI_Send(buf.data(), static_cast<int>(packed), MPI_BYTE, partner(), shape,
-                                        MPI_COMM_WORLD),
+      ASSERT_EQ(send_strided
+                    ? MPI_Send(buf.data(), 1, strided, partner(), shape, MPI_COMM_WORLD)
+                    : MPI_Send(buf.data(), static_cast<int>(packed), MPI_BYTE, partner(), shape, MPI_COMM_WORLD),
                 MPI_SUCCESS);
       EXPECT_EQ(sends_direct(), sent + 1) << "shape " << shape;
     } else {
@@ -192,8 +194,7 @@ TEST_F(Direct, NonBlockingInFlightTogether) {
       out.back()->fill(random_bytes(kBytes, seed(1000 + how * 100 + m) ^ static_cast<uint64_t>(rank())));
       expect.push_back(random_bytes(kBytes, seed(1000 + how * 100 + m) ^ static_cast<uint64_t>(partner())));
       requests.emplace_back();
-      MPI_Irecv(in.back()->data(), static_cast<int>(kBytes), MPI_BYTE, partner(), m, MPI_COMM_WORLD,
-                &requests.back());
+      MPI_Irecv(in.back()->data(), static_cast<int>(kBytes), MPI_BYTE, partner(), m, MPI_COMM_WORLD, &requests.back());
     }
     for (int m = 0; m < kMessages; ++m) {
       requests.emplace_back();
@@ -217,9 +218,9 @@ TEST_F(Direct, NonBlockingInFlightTogether) {
       std::vector<MPI_Status> some(requests.size());
       while (done < requests.size()) {
         int outcount = 0;
-        ASSERT_EQ(MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &outcount, indices.data(),
-                               some.data()),
-                  MPI_SUCCESS);
+        ASSERT_EQ(
+            MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &outcount, indices.data(), some.data()),
+            MPI_SUCCESS);
         for (int k = 0; k < outcount; ++k) statuses[static_cast<size_t>(indices[static_cast<size_t>(k)])] = some[k];
         done += static_cast<size_t>(outcount);
       }
@@ -249,9 +250,9 @@ TEST_F(Direct, AnySourceAnyTagMatchAsTheLibraryDoes) {
   for (int m = 1; m < size(); ++m) {
     DeviceBuffer buf(kBytes);
     MPI_Status status;
-    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                       &status),
-              MPI_SUCCESS);
+    ASSERT_EQ(
+        MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status),
+        MPI_SUCCESS);
     const int from = status.MPI_SOURCE;
     ASSERT_GT(from, 0);
     ASSERT_LT(from, size());
@@ -305,9 +306,9 @@ TEST_F(Direct, ReallocatedBufferIsNotReadThroughAStaleMapping) {
       ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
                 MPI_SUCCESS);
     } else {
-      ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), round, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE),
-                MPI_SUCCESS);
+      ASSERT_EQ(
+          MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          MPI_SUCCESS);
       bool guards = false;
       EXPECT_EQ(buf.read(&guards), expect) << "round " << round;
       EXPECT_TRUE(guards);
@@ -383,12 +384,91 @@ TEST_F(Direct, SmallMessagesStayStaged) {
     ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 2, MPI_COMM_WORLD), MPI_SUCCESS);
     EXPECT_EQ(sends_direct(), sent);
   } else {
-    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 2, MPI_COMM_WORLD,
-                       MPI_STATUS_IGNORE),
+    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
               MPI_SUCCESS);
     bool guards = false;
     EXPECT_EQ(buf.read(&guards), expect);
   }
+}
+
+// Probes report the size of the message a descriptor stands for, and the
+// receive that follows gets it: MPI_Probe + MPI_Recv, MPI_Iprobe +
+// MPI_Irecv, MPI_Mprobe + MPI_Mrecv, MPI_Improbe + MPI_Imrecv. Then a
+// program message of exactly a descriptor's size (host bytes, probed too)
+// and a second message behind it: they arrive in order, whole.
+TEST_F(Direct, ProbesReportTheMessagesSize) {
+  constexpr size_t kBytes = 100 << 10;
+  for (int how = 0; how < 4; ++how) {
+    const std::vector<unsigned char> expect = random_bytes(kBytes, seed(8000 + how));
+    if (sender()) {
+      DeviceBuffer buf(kBytes);
+      buf.fill(expect);
+      ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 50 + how, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      continue;
+    }
+    MPI_Status status;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    int flag = 0;
+    if (how == 0) ASSERT_EQ(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+    while (how == 1 && !flag)
+      ASSERT_EQ(MPI_Iprobe(partner(), MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &status), MPI_SUCCESS);
+    if (how == 2) ASSERT_EQ(MPI_Mprobe(partner(), 50 + how, MPI_COMM_WORLD, &message, &status), MPI_SUCCESS);
+    while (how == 3 && !flag) {
+      ASSERT_EQ(MPI_Improbe(MPI_ANY_SOURCE, 50 + how, MPI_COMM_WORLD, &flag, &message, &status), MPI_SUCCESS);
+    }
+    int count = -1;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    ASSERT_EQ(count, static_cast<int>(kBytes)) << "probe " << how << " reported the descriptor's size";
+    EXPECT_EQ(status.MPI_SOURCE, partner());
+    EXPECT_EQ(status.MPI_TAG, 50 + how);
+    DeviceBuffer buf(static_cast<size_t>(count));
+    MPI_Status got;
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (how == 0) {
+      ASSERT_EQ(MPI_Recv(buf.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, &got),
+                MPI_SUCCESS);
+    } else if (how == 1) {
+      ASSERT_EQ(MPI_Irecv(buf.data(), count, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, &request),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Wait(&request, &got), MPI_SUCCESS);
+    } else if (how == 2) {
+      ASSERT_EQ(MPI_Mrecv(buf.data(), count, MPI_BYTE, &message, &got), MPI_SUCCESS);
+      EXPECT_EQ(message, MPI_MESSAGE_NULL);
+    } else {
+      ASSERT_EQ(MPI_Imrecv(buf.data(), count, MPI_BYTE, &message, &request), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Wait(&request, &got), MPI_SUCCESS);
+    }
+    MPI_Get_count(&got, MPI_BYTE, &count);
+    EXPECT_EQ(count, static_cast<int>(kBytes)) << "receive " << how;
+    EXPECT_EQ(got.MPI_SOURCE, partner());
+    EXPECT_EQ(got.MPI_TAG, 50 + how);
+    bool guards = false;
+    EXPECT_EQ(buf.read(&guards), expect) << "probe and receive " << how;
+    EXPECT_TRUE(guards);
+  }
+  // The program's own 256 bytes, then a second message with the same tag.
+  const std::vector<unsigned char> first = random_bytes(256, seed(8100)), second = random_bytes(512, seed(8101));
+  if (sender()) {
+    MPI_Send(first.data(), 256, MPI_BYTE, partner(), 60, MPI_COMM_WORLD);
+    MPI_Send(second.data(), 512, MPI_BYTE, partner(), 60, MPI_COMM_WORLD);
+    return;
+  }
+  MPI_Status status;
+  ASSERT_EQ(MPI_Probe(partner(), 60, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+  int count = -1;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  EXPECT_EQ(count, 256);
+  std::vector<unsigned char> a(512, kPoison), b(512, kPoison);
+  ASSERT_EQ(MPI_Recv(a.data(), 512, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  EXPECT_EQ(count, 256);
+  ASSERT_EQ(MPI_Recv(b.data(), 512, MPI_BYTE, partner(), 60, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  EXPECT_EQ(count, 512);
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), a.begin())) << "the probed message, first";
+  EXPECT_EQ(a[256], kPoison);
+  EXPECT_EQ(b, second) << "the one behind it, second";
 }
 
 }  // namespace
