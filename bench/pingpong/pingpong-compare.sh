@@ -2,7 +2,11 @@
 # Runs strata-bench-pingpong between 2 ranks: plain (staged by hand) and
 # preloaded with each method of the interposer (oneshot, staged, span and
 # auto, the model's choice), and prints one markdown table of one-way times.
-#   pingpong-compare.sh [--bench PATH] [--preload PATH] [--osu] [--json FILE] [-- bench options]
+#   pingpong-compare.sh [--bench PATH] [--preload PATH] [--osu] [--json FILE] [--ipc] [-- bench options]
+# --ipc: one more preloaded run with the device-direct transport on
+#   (STRATA_P2P_IPC=on for every message of at least 512 B: the receiver
+#   pulls from the sender's GPU) and two more columns, its time and
+#   auto / ipc (docs/device.md);
 # --osu: OSU micro-benchmark columns instead of the table, per block size:
 #   # Size, Plain and Strata (auto) Latency (us) and Bandwidth (MB/s), Ratio
 #   (plain / Strata);
@@ -16,6 +20,7 @@ bench=$here/strata-bench-pingpong
 preload=$(head -n 1 "$here/strata-bench-pingpong.preload" 2>/dev/null || true)
 extra=()
 osu=no
+ipc=no
 json_out=""
 command_line=$(printf "%q " "$0" "$@")
 command_line=${command_line% }
@@ -28,6 +33,7 @@ while [ $# -gt 0 ]; do
     --bench) bench=$2; shift 2 ;;
     --preload) preload=$2; shift 2 ;;
     --osu) osu=yes; shift ;;
+    --ipc) ipc=yes; shift ;;
     --json) json_out=$2; shift 2 ;;
     --) shift; extra+=("$@"); break ;;
     *) extra+=("$1"); shift ;;
@@ -49,6 +55,11 @@ for m in oneshot staged span auto; do
     --staging none "${extra[@]}" >"$work/$m" ||
     { echo "preloaded run ($m) failed" >&2; exit 1; }
 done
+if [ "$ipc" = yes ]; then
+  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_P2P_IPC=on \
+    -x STRATA_P2P_IPC_MIN_BYTES=512 "$bench" --staging none "${extra[@]}" >"$work/ipc" ||
+    { echo "preloaded run (ipc) failed" >&2; exit 1; }
+fi
 if grep -q '"verified":false' "$work"/*; then echo "pingpong-compare: a run did not verify" >&2; exit 1; fi
 value() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }
 # One line per point: block bytes stride plain oneshot staged span auto.
@@ -66,6 +77,12 @@ if [ "$osu" = yes ]; then
                      for (i = 1; i <= n; ++i) printf "%*s", w[i], h[i]; printf "\n" }
        { printf "%-10s%*.2f%*.2f%*.2f%*.2f%*.2f\n", $2, w[1], $4, w[2], $8, w[3], $2 / $4, w[4], $2 / $8, w[5], $4 / $8 }' \
     <(sort -n -k1,1 -k2,2 -s "$work/joined")
+elif [ "$ipc" = yes ]; then
+  echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | strata ipc (µs) | plain / auto | auto / best method | auto / ipc |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  paste -d' ' "$work/joined" <(value "$work/ipc" us) |
+    awk '{ best = $5; if ($6 < best) best = $6; if ($7 < best) best = $7;
+           printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", $1, $2, $4, $5, $6, $7, $8, $9, $4 / $8, $8 / best, $8 / $9 }'
 else
   echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | plain / auto | auto / best method |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -84,7 +101,8 @@ if [ -n "$json_out" ]; then
     printf '  "host": "%s",\n  "time_utc": "%s",\n  "ranks": 2,\n' "$(hostname)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     printf '  "compare": "plain: --staging app; Strata: --staging none preloaded, one run per STRATA_METHOD",\n'
     printf '  "rows": [\n'
-    cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto" | grep '^{' | sed 's/^/    /; $!s/$/,/'
+    cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto" $([ "$ipc" = yes ] && echo "$work/ipc") |
+      grep '^{' | sed 's/^/    /; $!s/$/,/'
     printf '  ]\n}\n'
   } >"$json_out" || { echo "pingpong-compare: cannot write $json_out" >&2; exit 1; }
 fi

@@ -67,7 +67,7 @@ int recv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm com
   fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, source, 0);
   if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
-  if (p.path == Path::library && !direct::active()) return library();
+  if (p.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) return library();
   Incoming in;
   if (int rc = prepare_recv(p, const_cast<void*>(out.pointer()), out.count, out.type, &in); rc != MPI_SUCCESS) {
     return raise_error(comm, rc, calls::name_of(id));
@@ -86,7 +86,7 @@ int irecv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm co
   fault::P2pScope rec(fault::OpKind::irecv, comm, clamp_count(out.count), out.type, source, 0, request);
   if (passes_through(id, Side::recv, out)) return library();
   const Plan p = plan_side(id, Side::recv, source, out);
-  if (p.path == Path::library && !direct::active()) return library();
+  if (p.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) return library();
   PendingOp op;
   op.kind = PendingOp::Kind::recv;
   op.comm = comm;
@@ -96,7 +96,9 @@ int irecv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm co
   hand_over(out, op.recv);
   const int rc = library();
   // With descriptors about, a receive the library completes is checked for one (direct.hpp).
-  if (rc == MPI_SUCCESS && (op.recv.plan.path != Path::library || direct::active())) track(*request, std::move(op));
+  if (rc == MPI_SUCCESS && (op.recv.plan.path != Path::library || may_get_descriptor(out))) {
+    track(*request, std::move(op));
+  }
   return rc;
 }
 
@@ -186,7 +188,9 @@ int sendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, in
   if (passes_through(id, Side::send, in) && passes_through(id, Side::recv, out)) return library();
   const Plan sp = plan_side(id, Side::send, dest, in);
   const Plan rp = plan_side(id, Side::recv, source, out);
-  if (sp.path == Path::library && rp.path == Path::library && !direct::active()) return library();
+  if (sp.path == Path::library && rp.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) {
+    return library();
+  }
   Outgoing o;
   Incoming i;
   if (int rc = prepare_send_to(sp, in.pointer(), in.count, in.type, comm, dest, &o); rc != MPI_SUCCESS) {
@@ -212,7 +216,9 @@ int isendrecv(Id id, Library library, const Buf& in, int dest, const Buf& out, i
               MPI_Request* request) {
   const Plan sp = plan_side(id, Side::send, dest, in);
   const Plan rp = plan_side(id, Side::recv, source, out);
-  if (sp.path == Path::library && rp.path == Path::library && !direct::active()) return library();
+  if (sp.path == Path::library && rp.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) {
+    return library();
+  }
   PendingOp op;
   op.kind = PendingOp::Kind::sendrecv;
   op.comm = comm;

@@ -6,6 +6,7 @@
 #include "interposer/transfer/trace.hpp"
 #include "interposer/types/fast_types.hpp"
 #include "mpi/error_class.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::interposer::handlers {
@@ -23,13 +24,20 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
 }
 
 bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
-  if (side == Side::recv && direct::active()) return false;  // a device-direct descriptor may come (direct.hpp)
+  if (side == Side::recv && direct::active() && may_get_descriptor(buf)) return false;  // direct.hpp
   if (shape_of(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
   if (log::enabled(log::Level::debug, log::kP2p)) {
     STRATA_LOG(debug, kP2p, "%s %s: library (contiguous host data)", calls::name_of(id),
                side == Side::send ? "send" : "recv");
   }
   return true;
+}
+
+bool may_get_descriptor(const calls::Buf& buf) noexcept {
+  if (!direct::active() || buf.count <= 0) return false;
+  int size = 0;
+  if (mpi::real().MPI_Type_size(buf.type, &size) != MPI_SUCCESS) return true;
+  return static_cast<int64_t>(size) * buf.count >= static_cast<int64_t>(kDirectDescriptorBytes);
 }
 
 void hand_over(const calls::Buf& buf, const Outgoing& out) {

@@ -31,6 +31,10 @@ void hand_over(const calls::Buf& buf, const Incoming& in);
 // seen, contiguous derived ones from their commit) goes to the library as
 // it is. Traced at STRATA_LOG=debug.
 bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept;
+// With the device-direct transport on: can a receive into `buf` get a
+// descriptor (direct.hpp)? Not one too small to hold one: a larger message
+// would be MPI_ERR_TRUNCATE there either way.
+bool may_get_descriptor(const calls::Buf& buf) noexcept;
 
 // Registers a started request with what its completion must do.
 void track(MPI_Request request, PendingOp&& op);

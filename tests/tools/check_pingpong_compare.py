@@ -30,7 +30,7 @@ def run(*extra):
 
 
 def expected_us(staging, method, block, size):
-    factor = 40 if staging == "app" else {"oneshot": 12, "staged": 16, "span": 30}.get(method, 10)
+    factor = 40 if staging == "app" else {"oneshot": 12, "staged": 16, "span": 30, "ipc": 5}.get(method, 10)
     return round(5 + factor * size / 65536 * (2 if block == 8 else 1), 3)
 
 
@@ -82,8 +82,19 @@ def main():
     if usage.returncode != 0 or "--osu" not in usage.stdout or "--json FILE" not in usage.stdout:
         fail(f"--help: exit {usage.returncode}\n{usage.stdout}{usage.stderr}")
     table = run()
-    if "| block B | bytes | plain, staged by hand" not in table or "# Size" in table:
+    if "| block B | bytes | plain, staged by hand" not in table or "# Size" in table or "ipc" in table:
         fail(f"default output:\n{table}")
+    # --ipc: the device-direct run's time and auto / ipc (the stand-in's ipc
+    # factor is 5 against auto's 10).
+    rows = [line.split("|")[1:-1] for line in run("--ipc").splitlines() if line.startswith("| ")]
+    if not rows or "strata ipc" not in rows[0][7] or "auto / ipc" not in rows[0][10]:
+        fail(f"--ipc header: {rows[:1]}")
+    for cells in rows[2:]:
+        block, size = int(cells[0]), int(cells[1])
+        want_ipc = round(5 + 5 * size / 65536 * (2 if block == 8 else 1), 1)
+        want_ratio = expected_us("none", "auto", block, size) / expected_us("none", "ipc", block, size)
+        if abs(float(cells[7]) - want_ipc) > 0.05 or abs(float(cells[10]) - want_ratio) > 0.01:
+            fail(f"--ipc row {cells}: want ipc {want_ipc}, auto / ipc {want_ratio:.2f}")
     print(f"ok OSU columns of {len(sections)} block sizes and {len(doc['rows'])} JSON rows checked")
 
 

@@ -19,7 +19,9 @@ if [ "$staging" = none ] && [ -z "${LD_PRELOAD:-}" ]; then
   exit 1
 fi
 method=${STRATA_METHOD:-auto}
+[ "${STRATA_P2P_IPC:-off}" = on ] && method=ipc
 case "$staging/$method" in
+  none/ipc) factor=5 ;;
   app/*) factor=40 ;;
   none/oneshot) factor=12 ;;
   none/staged) factor=16 ;;
