@@ -141,10 +141,14 @@ quality_asan() {
   #   programs, minutes under ASan; the main stage runs it) and
   #   pingpong_compare_osu_json (a shell script and its stand-in benchmark,
   #   no Strata code; its instrumented stand-in preload would not load into
-  #   bash).
+  #   bash), and the other Python-only checks (test_strata_plot,
+  #   results_charts_current, docs_runner_selftest: no Strata code at all,
+  #   about two minutes of the stage), and test_tool_json / test_tool_osu
+  #   (they run benchmark tools, which the stage would build under ASan
+  #   for output formatting the main stage checks).
   # The randomized tests run 400 cases each (memory errors show early; the main
   # stage runs the full counts). Only the selected tests' programs are built.
-  ctest_selection=(-E "^test_architecture\$|^test_tool_command_lines\$|^docs_commands\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$")
+  ctest_selection=(-E "^test_architecture\$|^test_tool_(command_lines|json|osu)\$|^docs_commands\$|^docs_runner_selftest\$|^test_strata_plot\$|^results_charts_current\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$")
   export STRATA_TEST_ITERATIONS=400 STRATA_TEST_QUICK=1
   local rc=0
   build_tests_of "$build_dir-asan" "${checking_build[@]}" -DSTRATA_SANITIZE=address "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF &&
