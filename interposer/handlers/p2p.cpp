@@ -138,7 +138,7 @@ int ireceive_kept(Id id, const probed::Message& m, const Buf& out, MPI_Comm comm
       rc != MPI_SUCCESS) {
     return rc;
   }
-  state.release();  // kept_free's now
+  (void)state.release();  // kept_free's now
   return mpi::real().MPI_Grequest_complete(*request);
 }
 

@@ -37,7 +37,7 @@ config::ChoiceParam<Mode> g_mode{
     "through CUDA/HIP IPC; every rank must say so), off (staged through pinned host memory). Not measured on GPUs "
     "yet: off by default"};
 config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
-                             64 * 1024,
+                             int64_t{64} * 1024,
                              "With STRATA_P2P_IPC=on: the smallest device message (packed bytes) that goes through "
                              "IPC; smaller ones are staged",
                              2 * static_cast<int64_t>(kDirectDescriptorBytes),
