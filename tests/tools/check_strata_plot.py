@@ -107,6 +107,22 @@ def main():
         if hashlib.sha256(two).hexdigest() in digests:
             raise AssertionError("two OSU files drew the same chart as one")
 
+        # --csv: the rows as a table, a column per key, the values as in the JSON.
+        import csv
+        table = work / "coll.csv"
+        if run(fixtures / "bench-coll.json", "-o", work / "coll-csv.png", "--csv", table).returncode != 0:
+            raise AssertionError("--csv: the chart and the table were not written")
+        coll = json.loads((fixtures / "bench-coll.json").read_text())["rows"]
+        with open(table, newline="") as f:
+            written = list(csv.DictReader(f))
+        if len(written) != len(coll):
+            raise AssertionError(f"--csv: {len(written)} rows, the JSON has {len(coll)}")
+        for got, want in zip(written, coll):
+            for key, value in want.items():
+                text = json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+                if got.get(key) != text:
+                    raise AssertionError(f"--csv: {key} is {got.get(key)!r}, the JSON says {text!r}")
+
         other = work / "other.json"
         other.write_text(json.dumps({"tool": "strata-topo"}))
         expect_exit(1, "not a result of", other)
