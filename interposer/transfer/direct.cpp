@@ -104,10 +104,32 @@ bool reads(const Probe& peer) {
   return ok;
 }
 
+// Can every GPU this rank sees address every other one? The probe below
+// reads one buffer, on the device current at MPI_Init (often device 0 on
+// every rank); the program's buffers may then be on any of them, so the
+// transport needs all pairs (NVLink or PCIe peer access on the GPU
+// machines of interest; where a pair lacks it, the rank stages).
+bool all_devices_reach_each_other(int devices) {
+  for (int a = 0; a < devices; ++a) {
+    for (int b = 0; b < devices; ++b) {
+      bool yes = false;
+      if (a != b && (gpu::can_access_peer(a, b, &yes) != Status::ok || !yes)) return false;
+    }
+  }
+  return true;
+}
+
 // This rank's probe buffer, filled and exported; null where it has no GPU.
 void* make_probe(Probe* mine) {
   int devices = 0;
   if (!gpu::available() || gpu::device_count(&devices) != Status::ok || devices <= 0) return nullptr;
+  if (!all_devices_reach_each_other(devices)) {
+    STRATA_LOG_ONCE(info, kDevice,
+                    "STRATA_P2P_IPC=on: not every pair of this rank's %d GPUs has peer access; its "
+                    "device messages are staged",
+                    devices);
+    return nullptr;
+  }
   void* buffer = nullptr;
   if (gpu::malloc_device(&buffer, 64) != Status::ok) return nullptr;
   if (copy_bytes(buffer, &mine->pattern, sizeof mine->pattern) != Status::ok ||
@@ -372,7 +394,9 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   std::memcpy(&e, claim.location.bytes, sizeof e);
   const int64_t bytes = std::min<int64_t>(static_cast<int64_t>(fields.bytes), target.capacity);
   char* base = nullptr;
-  Status s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
+  gpu::ScopedDevice on(target.device);  // mapped into the receiving GPU's context (a host target: any)
+  Status s = on.status();
+  if (s == Status::ok) s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
   if (s == Status::ok) {
     s = pull(target, base + e.offset, bytes, target.device);
     (void)gpu::ipc_release(base);

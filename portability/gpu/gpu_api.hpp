@@ -43,6 +43,9 @@ struct DeviceProperties {
 bool available() noexcept;  // a backend is built in and a device is visible
 const char* backend_name() noexcept;
 Status device_count(int* count) noexcept;
+// Can kernels and copies on `device` address memory of `peer` (the
+// runtime's answer, no context made)? The stand-in's devices all can.
+Status can_access_peer(int device, int peer, bool* yes) noexcept;
 Status set_device(int device) noexcept;
 Status get_device(int* device) noexcept;
 Status properties(int device, DeviceProperties* out) noexcept;

@@ -77,6 +77,14 @@ bool available() noexcept {
 
 const char* backend_name() noexcept { return STRATA_GPU_BACKEND_NAME; }
 
+Status can_access_peer(int device, int peer, bool* yes) noexcept {
+  if (yes == nullptr) return Status::invalid_argument;
+  int can = 0;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuDeviceCanAccessPeer(&can, device, peer)));
+  *yes = can != 0;
+  return Status::ok;
+}
+
 Status device_count(int* count) noexcept {
   if (count == nullptr) {
     return Status::invalid_argument;

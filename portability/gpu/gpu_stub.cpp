@@ -26,6 +26,13 @@ Status device_count(int* count) noexcept {
 
 constexpr Status kNo = Status::not_supported;
 
+Status can_access_peer(int device, int peer, bool* yes) noexcept {
+  if (yes == nullptr) return Status::invalid_argument;
+  if (!fake::enabled()) return kNo;
+  *yes = device >= 0 && peer >= 0 && device < fake::count() && peer < fake::count();
+  return Status::ok;
+}
+
 Status set_device(int device) noexcept { STRATA_FAKE_OR(set_device(device), kNo); }
 Status get_device(int* device) noexcept { STRATA_FAKE_OR(get_device(device), kNo); }
 Status properties(int device, DeviceProperties* out) noexcept { STRATA_FAKE_OR(properties(device, out), kNo); }

@@ -39,6 +39,7 @@
 
 // --- devices -------------------------------------------------------------------------
 #define gpuGetDeviceCount hipGetDeviceCount
+#define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
 #define gpuSetDevice hipSetDevice
 #define gpuGetDevice hipGetDevice
 #define gpuGetDeviceProperties hipGetDeviceProperties
@@ -158,6 +159,7 @@
 
 // --- devices -------------------------------------------------------------------------
 #define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
 #define gpuSetDevice cudaSetDevice
 #define gpuGetDevice cudaGetDevice
 #define gpuGetDeviceProperties cudaGetDeviceProperties

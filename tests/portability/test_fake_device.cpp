@@ -487,4 +487,20 @@ TEST_F(FakeDevice, ConcurrentAllocationAndClassification) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// The stand-in's devices all reach each other; no device reaches one
+// that does not exist.
+TEST_F(FakeDevice, EveryDeviceReachesEveryOther) {
+  int devices = 0;
+  ASSERT_EQ(gpu::device_count(&devices), strata::Status::ok);
+  bool yes = false;
+  for (int a = 0; a < devices; ++a) {
+    for (int b = 0; b < devices; ++b) {
+      ASSERT_EQ(gpu::can_access_peer(a, b, &yes), strata::Status::ok);
+      EXPECT_TRUE(yes) << a << " -> " << b;
+    }
+  }
+  ASSERT_EQ(gpu::can_access_peer(0, devices, &yes), strata::Status::ok);
+  EXPECT_FALSE(yes);
+}
+
 }  // namespace

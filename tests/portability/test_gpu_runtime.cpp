@@ -242,6 +242,9 @@ TEST(Cpu, WithoutDeviceEveryCallFailsCleanly) {
   EXPECT_EQ(gpu::ipc_open(handle, &p), ns);
   EXPECT_EQ(p, sentinel);
   EXPECT_EQ(gpu::ipc_close(host), ns);
+  bool reach = true;
+  EXPECT_EQ(gpu::can_access_peer(0, 1, &reach), ns);
+  EXPECT_TRUE(reach);  // untouched
   gpu::AllocationRange range;
   range.buffer_id = 77;
   EXPECT_EQ(gpu::allocation_of(host, &range), ns);
