@@ -15,6 +15,7 @@ int finish(PendingOp& op, MPI_Status& status, int error, bool wait) {
     int cancelled = 0;
     real().MPI_Test_cancelled(&status, &cancelled);
     if (!cancelled && op.receives()) rc = complete_recv(op.recv, status, wait);
+    if (cancelled) op.send.direct.not_sent();  // nobody will claim a cancelled descriptor: take its slot back
     // A staged call's written mirrors start as copies of the user's bytes,
     // so they go back whatever the status says: a collective cannot be
     // cancelled, and Open MPI 4.1 leaves the cancelled flag of a file
