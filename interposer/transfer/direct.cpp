@@ -192,7 +192,16 @@ void setup(MPI_Comm world) noexcept {
     MPI_Comm node = MPI_COMM_NULL;
     if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
     state->reads_me = prove_node_peers(node, *state, world_size);
+    int node_size = 0;
+    real().MPI_Comm_size(node, &node_size);
     real().MPI_Comm_free(&node);
+    const int readers = static_cast<int>(std::count(state->reads_me.begin(), state->reads_me.end(), 1));
+    if (readers < node_size - 1) {  // the fallback, said once per rank
+      STRATA_LOG_ONCE(info, kDevice,
+                      "STRATA_P2P_IPC=on: %d of the %d other ranks of this node read this rank's GPU memory through "
+                      "IPC; device messages to the others are staged",
+                      readers, node_size - 1);
+    }
     slots::TableConfig config;
     config.bound = std::chrono::microseconds(g_bound_us.get());
     slots::BounceHooks hooks;
@@ -205,8 +214,7 @@ void setup(MPI_Comm world) noexcept {
       STRATA_LOG_ONCE(warn, kDevice, "STRATA_P2P_IPC=on: no completion slots (%s); this rank's device sends are staged",
                       to_string(table.status()));
     }
-    const int peers = static_cast<int>(std::count(state->reads_me.begin(), state->reads_me.end(), 1));
-    STRATA_LOG(debug, kDevice, "STRATA_P2P_IPC=on: %d node peer(s) read this rank's GPU memory", peers);
+    STRATA_LOG(debug, kDevice, "STRATA_P2P_IPC=on: %d node peer(s) read this rank's GPU memory", readers);
     g_state = state.release();
     // Descriptors may come from any rank now: every receive checks.
     g_active.store(true, std::memory_order_relaxed);
