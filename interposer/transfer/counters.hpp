@@ -24,7 +24,7 @@ namespace strata::interposer {
   X(sends_deferred, "device sends packed at the next MPI call")               \
   X(deferred_flushes, "flushes of deferred sends")                            \
   X(parts_by_copy_engine, "device parts moved by the copy engine")            \
-  X(sends_direct, "device sends a node peer pulled through IPC")             \
+  X(sends_direct, "device sends a node peer pulled through IPC")              \
   X(recvs_direct, "receives pulled from a node peer's GPU through IPC")       \
   X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)")
 

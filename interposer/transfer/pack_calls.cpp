@@ -203,8 +203,8 @@ void on_init() {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
   direct::setup(MPI_COMM_WORLD);  // STRATA_P2P_IPC=on everywhere: first contact with the node's GPUs (collective)
-  log_init_line(rank);   // info, rank 0: the job's one line
-  (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
+  log_init_line(rank);            // info, rank 0: the job's one line
+  (void)fault::start();           // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
 
 int finalize() {
