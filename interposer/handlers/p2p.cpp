@@ -39,7 +39,7 @@ int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm com
     return library();
   }
   const Plan p = plan_side(id, Side::send, dest, in);
-  if (id == Id::MPI_Isend && !direct::takes(p, comm, dest) && defers(p, comm, dest, tag)) {
+  if (id == Id::MPI_Isend && !device_direct::takes(p, comm, dest) && defers(p, comm, dest, tag)) {
     return defer_isend(p, in.pointer(), static_cast<int>(in.count), in.type, dest, tag, comm, request);
   }
   flush_deferred_sends();  // messages to one peer keep their order

@@ -24,7 +24,7 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
 }
 
 bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
-  if (side == Side::recv && direct::active() && may_get_descriptor(buf)) return false;  // direct.hpp
+  if (side == Side::recv && device_direct::active() && may_get_descriptor(buf)) return false;  // direct.hpp
   if (shape_of(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
   if (log::enabled(log::Level::debug, log::kP2p)) {
     STRATA_LOG(debug, kP2p, "%s %s: library (contiguous host data)", calls::name_of(id),
@@ -34,7 +34,7 @@ bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
 }
 
 bool may_get_descriptor(const calls::Buf& buf) noexcept {
-  if (!direct::active() || buf.count <= 0) return false;
+  if (!device_direct::active() || buf.count <= 0) return false;
   int size = 0;
   if (mpi::real().MPI_Type_size(buf.type, &size) != MPI_SUCCESS) return true;
   return static_cast<int64_t>(size) * buf.count >= static_cast<int64_t>(kDirectDescriptorBytes);

@@ -112,9 +112,9 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_FAST_isend(fn, args, arguments) STRATA_FAST_P2P(true, fn, args, arguments)
 // A receive passes only where no device-direct descriptor can arrive.
 #define STRATA_FAST_recv(fn, args, arguments) \
-  if (!::strata::interposer::direct::active()) STRATA_FAST_P2P(true, fn, args, arguments)
+  if (!::strata::interposer::device_direct::active()) STRATA_FAST_P2P(true, fn, args, arguments)
 #define STRATA_FAST_irecv(fn, args, arguments) \
-  if (!::strata::interposer::direct::active()) STRATA_FAST_P2P(false, fn, args, arguments)
+  if (!::strata::interposer::device_direct::active()) STRATA_FAST_P2P(false, fn, args, arguments)
 #define STRATA_FAST_special(fn, args, arguments)
 #define STRATA_FAST_completion(fn, args, arguments) \
   if (::strata::interposer::shim::nothing_to_complete()) return ::strata::mpi::real().fn args;

@@ -22,7 +22,7 @@ namespace strata::interposer {
 
 using mpi::real;
 
-namespace direct {
+namespace device_direct {
 
 std::atomic<bool> g_active{false};
 
@@ -245,7 +245,7 @@ bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
          g_state->reads_me[static_cast<size_t>(w)] != 0;
 }
 
-}  // namespace direct
+}  // namespace device_direct
 
 DirectSend::DirectSend(DirectSend&& other) noexcept { *this = std::move(other); }
 
@@ -265,7 +265,7 @@ DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
 }
 
 Status DirectSend::post(const Plan& plan, const void* buf) {
-  direct::State* state = direct::g_state;
+  device_direct::State* state = device_direct::g_state;
   if (state == nullptr || !state->table) return Status::not_supported;
   const StridedBlock& block = plan.layout.block();
   const char* bytes = static_cast<const char*>(buf) + block.offset;
@@ -281,7 +281,7 @@ Status DirectSend::post(const Plan& plan, const void* buf) {
   if (gpu::ipc_export(bytes, &e) != Status::ok) return Status::not_supported;  // e.g. stream-ordered pool memory
   DirectFields fields;
   std::memcpy(fields.location.bytes, &e, sizeof e);
-  auto source = std::make_unique<direct::Source>(direct::Source{plan.device, bytes, plan.bytes});
+  auto source = std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes});
   const slots::SlotStatus s = state->table->acquire(fields.location, source.get(), &ticket_);
   if (s != slots::SlotStatus::ok) return Status::not_supported;  // no slot free: staged
   source_ = source.release();
@@ -297,7 +297,7 @@ Status DirectSend::post(const Plan& plan, const void* buf) {
 void DirectSend::complete() {
   if (!posted_) return;
   posted_ = false;
-  direct::State* state = direct::g_state;
+  device_direct::State* state = device_direct::g_state;
   bool released = false;
   if (state != nullptr && state->table) {
     slots::SlotStatus s = sent_ ? slots::SlotStatus::claimed : state->table->withdraw(ticket_);
@@ -312,7 +312,7 @@ void DirectSend::complete() {
     }
   }
   if (released) {
-    delete static_cast<direct::Source*>(source_);
+    delete static_cast<device_direct::Source*>(source_);
   } else {
     packed_.leak();  // a receiver may still read them
   }
@@ -370,8 +370,8 @@ Status pull(const DirectTarget& target, const char* peer, int64_t bytes, int dev
 }  // namespace
 
 bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc) {
-  direct::State* state = direct::g_state;
-  if (!direct::active() || state == nullptr) return false;
+  device_direct::State* state = device_direct::g_state;
+  if (!device_direct::active() || state == nullptr) return false;
   int received = 0;
   if (real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS ||
       received != static_cast<int>(kDirectDescriptorBytes)) {

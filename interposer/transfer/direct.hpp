@@ -28,7 +28,7 @@
 
 namespace strata::interposer {
 
-namespace direct {
+namespace device_direct {
 
 // This rank's learn_job flag: it asks for the transport.
 uint8_t job_flag() noexcept;
@@ -45,7 +45,7 @@ void teardown() noexcept;
 // Does a send of `plan` to member `dest` of `comm` travel as a descriptor?
 bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept;
 
-}  // namespace direct
+}  // namespace device_direct
 
 // A send's descriptor and what it holds until the receiver has the bytes:
 // the slot, and the packed bytes of a derived type. Destroyed (the send

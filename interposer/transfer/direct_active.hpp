@@ -5,9 +5,9 @@
 
 #include <atomic>
 
-namespace strata::interposer::direct {
+namespace strata::interposer::device_direct {
 
 extern std::atomic<bool> g_active;
 inline bool active() noexcept { return g_active.load(std::memory_order_relaxed); }
 
-}  // namespace strata::interposer::direct
+}  // namespace strata::interposer::device_direct

@@ -199,10 +199,10 @@ void on_init() {
   if (real().MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
   log_rank_details();  // debug: this rank's library, devices, GPU support
   // init_line_flags() loads the host model: here, outside any timed region.
-  if (coll::learn_job(MPI_COMM_WORLD, summary_flag() | init_line_flags() | direct::job_flag()) != Status::ok) {
+  if (coll::learn_job(MPI_COMM_WORLD, summary_flag() | init_line_flags() | device_direct::job_flag()) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
-  direct::setup(MPI_COMM_WORLD);  // STRATA_P2P_IPC=on everywhere: first contact with the node's GPUs (collective)
+  device_direct::setup(MPI_COMM_WORLD);  // STRATA_P2P_IPC=on everywhere: first contact with the node's GPUs (collective)
   log_init_line(rank);            // info, rank 0: the job's one line
   (void)fault::start();           // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
@@ -211,7 +211,7 @@ int finalize() {
   summarise_job();      // STRATA_SUMMARY: collective, before the job facts go
   (void)fault::stop();  // last samples to the coordinator, flight record dumped
   pending().drain_orphans();
-  direct::teardown();  // after the last sends completed: their receivers have the bytes or a bounce
+  device_direct::teardown();  // after the last sends completed: their receivers have the bytes or a bounce
   probed::clear();
   coll::forget_job();
   pending().drain_orphans();

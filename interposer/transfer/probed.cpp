@@ -138,7 +138,7 @@ void fill_status(const Message& m, MPI_Status* status) {
 }
 
 int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  if (!direct::active()) return real().MPI_Probe(source, tag, comm, status);
+  if (!device_direct::active()) return real().MPI_Probe(source, tag, comm, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   if (any_kept() && peek(comm, source, tag, st)) return MPI_SUCCESS;
@@ -148,7 +148,7 @@ int probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 }
 
 int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
-  if (!direct::active()) return real().MPI_Iprobe(source, tag, comm, flag, status);
+  if (!device_direct::active()) return real().MPI_Iprobe(source, tag, comm, flag, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   if (any_kept() && peek(comm, source, tag, st)) {
@@ -161,7 +161,7 @@ int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
 }
 
 int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
-  if (!direct::active()) return real().MPI_Mprobe(source, tag, comm, message, status);
+  if (!device_direct::active()) return real().MPI_Mprobe(source, tag, comm, message, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   if (any_kept()) {
@@ -176,7 +176,7 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
 }
 
 int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
-  if (!direct::active()) return real().MPI_Improbe(source, tag, comm, flag, message, status);
+  if (!device_direct::active()) return real().MPI_Improbe(source, tag, comm, flag, message, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
   if (any_kept()) {

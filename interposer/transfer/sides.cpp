@@ -88,7 +88,7 @@ int prepare_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype 
 
 int prepare_send_to(const Plan& plan, const void* buf, int64_t count, MPI_Datatype type, MPI_Comm comm, int dest,
                     Outgoing* out) {
-  if (direct::takes(plan, comm, dest)) {
+  if (device_direct::takes(plan, comm, dest)) {
     const Status s = out->direct.post(plan, buf);
     if (s == Status::ok) {
       out->buffer = out->direct.descriptor();
@@ -192,10 +192,10 @@ bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, 
 
 int complete_recv(Incoming& in, MPI_Status& status, bool wait, const unsigned char* kept) {
   const Plan& plan = in.plan;
-  if (plan.path == Path::library && !direct::active()) return MPI_SUCCESS;
+  if (plan.path == Path::library && !device_direct::active()) return MPI_SUCCESS;
   int received = 0;
   if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
-  if (direct::active() && received == static_cast<int>(kDirectDescriptorBytes)) {
+  if (device_direct::active() && received == static_cast<int>(kDirectDescriptorBytes)) {
     int rc = MPI_SUCCESS;
     if (pulled_direct(in, status, kept, &rc) && (plan.path != Path::device_span || rc != MPI_SUCCESS)) return rc;
   }
