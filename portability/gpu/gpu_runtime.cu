@@ -79,6 +79,7 @@ const char* backend_name() noexcept { return STRATA_GPU_BACKEND_NAME; }
 
 Status can_access_peer(int device, int peer, bool* yes) noexcept {
   if (yes == nullptr) return Status::invalid_argument;
+  STRATA_GPU_REQUIRE_DEVICE();
   int can = 0;
   STRATA_TRY(STRATA_GPU_CHECK(gpuDeviceCanAccessPeer(&can, device, peer)));
   *yes = can != 0;
