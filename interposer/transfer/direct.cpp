@@ -343,7 +343,7 @@ bool packed_head(const DirectTarget& target, char* head) {
 }
 
 // Moves `bytes` packed bytes at `peer` (mapped device memory) into the target.
-Status pull(const DirectTarget& target, const char* peer, int64_t bytes, int device) {
+Status pull(const DirectTarget& target, const char* peer, int64_t bytes) {
   if (target.device_layout != nullptr) {
     DeviceMessage message(target.device, Method::device);
     message.device_staging = Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
@@ -355,7 +355,6 @@ Status pull(const DirectTarget& target, const char* peer, int64_t bytes, int dev
   // Host memory laid out by (count, type): through a host copy of the bytes.
   Staging host = Staging::acquire(pinned_pool(), bytes);
   if (!host) return Status::out_of_memory;
-  (void)device;
   STRATA_TRY(copy_bytes(host.data(), peer, bytes));
   int size = 0;
   real().MPI_Type_size(target.type, &size);
@@ -406,7 +405,7 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   Status s = on.status();
   if (s == Status::ok) s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
   if (s == Status::ok) {
-    s = pull(target, base + e.offset, bytes, target.device);
+    s = pull(target, base + e.offset, bytes);
     (void)gpu::ipc_release(base);
   }
   (void)state->peers.finish(&claim);  // the sender may reuse its memory now

@@ -127,6 +127,17 @@ int adopt(MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   return MPI_SUCCESS;
 }
 
+// MPI_Mprobe/MPI_Improbe: the first kept message (comm, source, tag)
+// matches, taken out and handed out under Strata's handle; false if none.
+bool hand_out_kept(MPI_Comm comm, int source, int tag, MPI_Message* message, MPI_Status* status) {
+  if (!any_kept()) return false;
+  std::unique_ptr<Message> m = take(comm, source, tag);
+  if (!m) return false;
+  fill_status(*m, status);
+  *message = give_handle(std::move(m));
+  return true;
+}
+
 }  // namespace
 
 void fill_status(const Message& m, MPI_Status* status) {
@@ -164,13 +175,7 @@ int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status*
   if (!device_direct::active()) return real().MPI_Mprobe(source, tag, comm, message, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  if (any_kept()) {
-    if (std::unique_ptr<Message> m = take(comm, source, tag)) {
-      fill_status(*m, st);
-      *message = give_handle(std::move(m));
-      return MPI_SUCCESS;
-    }
-  }
+  if (hand_out_kept(comm, source, tag, message, st)) return MPI_SUCCESS;
   const int rc = real().MPI_Mprobe(source, tag, comm, message, st);
   return rc != MPI_SUCCESS ? rc : adopt(comm, message, st);
 }
@@ -179,13 +184,9 @@ int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
   if (!device_direct::active()) return real().MPI_Improbe(source, tag, comm, flag, message, status);
   MPI_Status local;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
-  if (any_kept()) {
-    if (std::unique_ptr<Message> m = take(comm, source, tag)) {
-      fill_status(*m, st);
-      *message = give_handle(std::move(m));
-      *flag = 1;
-      return MPI_SUCCESS;
-    }
+  if (hand_out_kept(comm, source, tag, message, st)) {
+    *flag = 1;
+    return MPI_SUCCESS;
   }
   const int rc = real().MPI_Improbe(source, tag, comm, flag, message, st);
   return rc != MPI_SUCCESS || !*flag ? rc : adopt(comm, message, st);
