@@ -3,6 +3,7 @@
 # preloaded with each method of the interposer (oneshot, staged, span and
 # auto, the model's choice), and prints one markdown table of one-way times.
 #   pingpong-compare.sh [--bench PATH] [--preload PATH] [--osu] [--json FILE] [--ipc] [-- bench options]
+# --contiguous (a bench option): contiguous messages, block 0 in the table.
 # --ipc: one more preloaded run with the device-direct transport on
 #   (STRATA_P2P_IPC=on for every message of at least 512 B: the receiver
 #   pulls from the sender's GPU) and two more columns, its time and
@@ -78,11 +79,13 @@ if [ "$osu" = yes ]; then
        { printf "%-10s%*.2f%*.2f%*.2f%*.2f%*.2f\n", $2, w[1], $4, w[2], $8, w[3], $2 / $4, w[4], $2 / $8, w[5], $4 / $8 }' \
     <(sort -n -k1,1 -k2,2 -s "$work/joined")
 elif [ "$ipc" = yes ]; then
-  echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | strata ipc (µs) | plain / auto | auto / best method | auto / ipc |"
-  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-  paste -d' ' "$work/joined" <(value "$work/ipc" us) |
+  # The floor: one process copying the packed bytes GPU 1 -> GPU 0 (the plain run measures it).
+  echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | strata ipc (µs) | ipc GB/s | peer copy (µs) | peer copy GB/s | plain / auto | auto / best method | auto / ipc |"
+  echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+  paste -d' ' "$work/joined" <(value "$work/ipc" us) <(value "$work/plain" peer_copy_us) |
     awk '{ best = $5; if ($6 < best) best = $6; if ($7 < best) best = $7;
-           printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", $1, $2, $4, $5, $6, $7, $8, $9, $4 / $8, $8 / best, $8 / $9 }'
+           block = $1 == 0 ? "contig" : $1; peer = $10 > 0 ? sprintf("%.1f | %.1f", $10, $2 / $10 / 1e3) : "- | -";
+           printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %.2f | %.2f | %.2f |\n", block, $2, $4, $5, $6, $7, $8, $9, $2 / $9 / 1e3, peer, $4 / $8, $8 / best, $8 / $9 }'
 else
   echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | plain / auto | auto / best method |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"

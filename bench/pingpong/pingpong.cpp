@@ -40,10 +40,49 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-struct Point {
-  long block;
-  long bytes;
-};
+// The floor of any transport between GPUs 0 and 1: one process copies
+// `bytes` from GPU 1 to GPU 0 (cudaMemcpyPeerAsync, peer access on; median
+// of event-timed copies after warm-up), in µs; -1 without two GPUs that
+// reach each other.
+double peer_copy_us(long bytes, int devices) {
+  int access = 0;
+  if (devices < 2 || cudaDeviceCanAccessPeer(&access, 0, 1) != cudaSuccess || !access) return -1;
+  int current = 0;
+  cudaGetDevice(&current);
+  void* src = nullptr;
+  void* dst = nullptr;
+  cudaSetDevice(1);
+  const bool have_src = cudaMalloc(&src, static_cast<size_t>(bytes)) == cudaSuccess;
+  cudaSetDevice(0);
+  (void)cudaDeviceEnablePeerAccess(1, 0);  // already enabled is fine
+  (void)cudaGetLastError();
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  double us = -1;
+  if (have_src && cudaMalloc(&dst, static_cast<size_t>(bytes)) == cudaSuccess &&
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess &&
+      cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess) {
+    std::vector<double> samples;
+    for (int i = 0; i < 23; ++i) {
+      cudaEventRecord(start, stream);
+      cudaMemcpyPeerAsync(dst, 0, src, 1, static_cast<size_t>(bytes), stream);
+      cudaEventRecord(stop, stream);
+      cudaEventSynchronize(stop);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, start, stop);
+      if (i >= 3) samples.push_back(ms * 1e3);
+    }
+    us = median(samples);
+  }
+  if (start) cudaEventDestroy(start);
+  if (stop) cudaEventDestroy(stop);
+  if (stream) cudaStreamDestroy(stream);
+  cudaFree(dst);
+  cudaSetDevice(1);
+  cudaFree(src);
+  cudaSetDevice(current);
+  return us;
+}
 
 }  // namespace
 
@@ -61,6 +100,9 @@ static int run_tool(int argc, char** argv) {
   app.add_option("--sizes", sizes, "Packed bytes per message")->transform(strata::tools::byte_sizes());
   app.add_option("--stride-factor", stride_factor, "Stride = factor * block (at least 64 B)");
   app.add_option("--samples", samples, "Timed samples per point");
+  bool contiguous = false;
+  app.add_flag("--contiguous", contiguous,
+               "Contiguous messages (MPI_BYTE, count = the size) instead of the hvector; --blocks is ignored");
   bool osu = false;
   app.add_flag("--osu", osu,
                "Print OSU micro-benchmark columns instead of JSON lines: per block size, # Size (bytes), Latency "
@@ -86,14 +128,20 @@ static int run_tool(int argc, char** argv) {
   const char* method = std::getenv("STRATA_METHOD");
   int failures = 0;
   nlohmann::json rows = nlohmann::json::array();
+  if (contiguous) blocks = {0};  // 0: the block is the whole message
   for (long bytes : sizes) {
-    for (long block : blocks) {
+    for (long block_option : blocks) {
+      const long block = contiguous ? bytes : block_option;
       const long n = bytes / block;
-      const long stride = std::max(64L, stride_factor * block);
+      const long stride = contiguous ? bytes : std::max(64L, stride_factor * block);
       const size_t span = static_cast<size_t>((n - 1) * stride + block);
-      MPI_Datatype type;
-      MPI_Type_create_hvector(static_cast<int>(n), static_cast<int>(block), stride, MPI_BYTE, &type);
-      MPI_Type_commit(&type);
+      // One element of the hvector, or `bytes` elements of MPI_BYTE.
+      MPI_Datatype type = MPI_BYTE;
+      const int count = contiguous ? static_cast<int>(bytes) : 1;
+      if (!contiguous) {
+        MPI_Type_create_hvector(static_cast<int>(n), static_cast<int>(block), stride, MPI_BYTE, &type);
+        MPI_Type_commit(&type);
+      }
       char* dev = nullptr;
       char* host = nullptr;
       std::vector<char> pattern(span);
@@ -106,18 +154,18 @@ static int run_tool(int argc, char** argv) {
       auto send = [&] {
         if (app_staging) {
           cudaMemcpy(host, dev, span, cudaMemcpyDeviceToHost);
-          MPI_Send(host, 1, type, peer, 0, MPI_COMM_WORLD);
+          MPI_Send(host, count, type, peer, 0, MPI_COMM_WORLD);
         } else {
-          MPI_Send(dev, 1, type, peer, 0, MPI_COMM_WORLD);
+          MPI_Send(dev, count, type, peer, 0, MPI_COMM_WORLD);
         }
       };
       auto recv = [&] {
         if (app_staging) {
           cudaMemcpy(host, dev, span, cudaMemcpyDeviceToHost);  // the bytes the type skips stay as they are
-          MPI_Recv(host, 1, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Recv(host, count, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
           cudaMemcpy(dev, host, span, cudaMemcpyHostToDevice);
         } else {
-          MPI_Recv(dev, 1, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Recv(dev, count, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
       };
       auto round_trips = [&](int count) {
@@ -159,6 +207,8 @@ static int run_tool(int argc, char** argv) {
         round_trips(batch);
         us.push_back((MPI_Wtime() - t0) * 1e6 / (2.0 * batch));
       }
+      // The floor, measured in the plain run only (rank 0 holds both GPUs' contexts then).
+      const double peer_us = rank == 0 && app_staging ? peer_copy_us(n * block, devices) : -1;
       if (rank == 0 && osu) {
         failures += wrong != 0;
         if (wrong != 0)
@@ -168,23 +218,24 @@ static int run_tool(int argc, char** argv) {
         failures += wrong != 0;
         std::printf(
             "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
-            "\"verified\":%s}\n",
-            block, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
-            wrong == 0 ? "true" : "false");
+            "\"verified\":%s,\"peer_copy_us\":%.3f}\n",
+            block_option, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
+            wrong == 0 ? "true" : "false", peer_us);
         std::fflush(stdout);
       }
       if (rank == 0) {
-        rows.push_back({{"block", block},
+        rows.push_back({{"block", block_option},
                         {"bytes", n * block},
                         {"stride", stride},
                         {"us", median(us)},
                         {"staging", staging},
                         {"method", method ? method : "auto"},
-                        {"verified", wrong == 0}});
+                        {"verified", wrong == 0},
+                        {"peer_copy_us", peer_us}});
       }
       cudaFree(dev);
       cudaFreeHost(host);
-      MPI_Type_free(&type);
+      if (type != MPI_BYTE) MPI_Type_free(&type);
     }
   }
   if (rank == 0 && osu) {
@@ -193,7 +244,8 @@ static int run_tool(int argc, char** argv) {
                 staging.c_str(), method ? method : "auto", samples);
     for (long block : blocks) {
       strata::tools::OsuTable table({"Latency (us)", "Bandwidth (MB/s)"});
-      table.comment("hvector of " + std::to_string(block) + " B blocks at stride " +
+      table.comment(contiguous ? std::string("contiguous (MPI_BYTE)")
+                               : "hvector of " + std::to_string(block) + " B blocks at stride " +
                     std::to_string(std::max(64L, stride_factor * block)) + " B");
       for (const auto& row : rows) {
         if (row["block"].get<long>() != block) continue;
