@@ -126,6 +126,7 @@ class Imports {
       }
     }
     ++stats_.misses;
+    drop_overlapping(key.peer, e);
     make_room();
     std::unique_ptr<Mapping> fresh;
     try {
@@ -230,6 +231,24 @@ class Imports {
     m->lru = lru_.begin();
     m->cached = true;
     return true;
+  }
+
+  // A new allocation of `peer` that overlaps a cached mapping of its own
+  // (another base) means that allocation was freed: its mapping is stale,
+  // and while it is open CUDA refuses to open the new one (already mapped;
+  // the handle's memory overlaps a mapping of this process). UCX's cuda_ipc
+  // cache drops overlapping regions the same way.
+  void drop_overlapping(uint64_t peer, const IpcExport& e) {
+    for (auto it = lru_.begin(); it != lru_.end();) {
+      Mapping* m = *it++;  // drop() erases m's node
+      if (m->key.peer == peer && m->key.base < e.base + e.bytes && e.base < m->key.base + m->bytes) {
+        ++stats_.stale_replaced;
+        STRATA_LOG(debug, kDevice,
+                   "ipc: peer %" PRIu64 " base %#" PRIx64 " (%" PRIu64 " bytes) overlaps a new allocation at %#" PRIx64,
+                   peer, m->key.base, m->bytes, e.base);
+        drop(m);
+      }
+    }
   }
 
   // Takes a mapping out of the cache; closed now unless in use.

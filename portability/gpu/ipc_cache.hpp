@@ -13,7 +13,9 @@
 // buffer id). A mapping of the same peer and base with another buffer id is
 // the peer's freed and re-allocated range: it is never used again, it is
 // closed and replaced (the new bytes live in another allocation, which the
-// old mapping does not show). The cache holds at most kIpcMaxMappings
+// old mapping does not show). So is a mapping of the same peer whose range
+// a new allocation at another base overlaps (CUDA refuses to open the new
+// one while the old is mapped: "already mapped"). The cache holds at most kIpcMaxMappings
 // mappings, the least recently used closed first.
 //
 // Pinning: every successful ipc_import holds its mapping until the matching

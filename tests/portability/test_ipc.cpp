@@ -556,6 +556,58 @@ TEST_F(Ipc, ReallocatedRangeIsNeverReadThroughAStaleMapping) {
   EXPECT_EQ(peer.finish(), 0);
 }
 
+// The same with a new allocation at another base inside the freed range (a
+// smaller one in the hole; CUDA does this, and then refuses to open the new
+// handle while the old range is mapped here: "already mapped"). The peer's
+// cache must drop the overlapping mapping before it opens the new one.
+TEST_F(Ipc, NewAllocationOverlappingAFreedOneReplacesItsMapping) {
+  SEED_TRACE();
+  Peer peer;
+  ASSERT_NO_FATAL_FAILURE(start(&peer));
+  const size_t n = 4 << 20;
+  void* a = nullptr;
+  ASSERT_OK(gpu::malloc_device(&a, n));
+  ASSERT_OK(fill(a, seed_, n));
+  gpu::IpcExport e1{};
+  ASSERT_OK(gpu::ipc_export(a, &e1));
+  Reply r = peer.check(e1, seed_, n);
+  ASSERT_EQ(r.status, 0);
+  ASSERT_EQ(r.value, kNoMismatch);
+  const gpu::IpcCacheStats p1 = r.stats;
+
+  // Allocations of a quarter of the size until one starts inside the freed
+  // range at another base.
+  const auto old_base = reinterpret_cast<uintptr_t>(a);
+  ASSERT_OK(gpu::free_device(a));
+  std::vector<void*> held;
+  void* b = nullptr;
+  for (int i = 0; i < 64; ++i) {
+    void* p = nullptr;
+    ASSERT_OK(gpu::malloc_device(&p, n / 4));
+    const auto at = reinterpret_cast<uintptr_t>(p);
+    if (at != old_base && at > old_base - n / 4 && at < old_base + n) {
+      b = p;
+      break;
+    }
+    held.push_back(p);
+  }
+  for (void* p : held) EXPECT_OK(gpu::free_device(p));
+  if (b == nullptr) GTEST_SKIP() << "the runtime never placed a new allocation inside the freed range";
+  const uint64_t seed2 = fresh_seed();
+  ASSERT_OK(fill(b, seed2, n / 4));
+  gpu::IpcExport e2{};
+  ASSERT_OK(gpu::ipc_export(b, &e2));
+  ASSERT_NE(e2.base, e1.base);
+  r = peer.check(e2, seed2, n / 4);
+  EXPECT_EQ(r.status, 0) << "the peer could not open the new allocation";
+  EXPECT_EQ(r.value, kNoMismatch);
+  EXPECT_EQ(r.stats.stale_replaced, p1.stale_replaced + 1);
+  EXPECT_EQ(r.stats.closes, p1.closes + 1);
+  EXPECT_EQ(r.stats.mapped, p1.mapped);
+  EXPECT_OK(gpu::free_device(b));
+  EXPECT_EQ(peer.finish(), 0);
+}
+
 // A handle whose allocation was freed: the open fails cleanly, even when the
 // freed memfd's descriptor number now belongs to a new allocation (the
 // stand-in's descriptors are the lowest free ones, so it is reused here).
