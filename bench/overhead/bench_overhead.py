@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """strata-bench-overhead: what libstrata_preload.so costs where it cannot help.
 
-Runs strata-bench-overhead-rank (a plain MPI program) under mpirun in three
-configurations - plain (the library alone), preloaded, and preloaded with
-STRATA_DISABLE=1 - alternated for --rounds rounds (the order rotates each
+Runs strata-bench-overhead-rank (a plain MPI program) under mpirun in four
+configurations - plain (the library alone), preloaded, preloaded with
+STRATA_DISABLE=1, and minimal (the control: a preloaded library that only
+forwards each call, the floor of any LD_PRELOAD interposer; --minimal PATH,
+left out where it was not built) - alternated for --rounds rounds (the order rotates each
 round, so drift of the machine hits every configuration alike), and prints
 per point the median one-way time (ping-pongs) or call time (allreduce) of
-each, the nanoseconds the preload adds, and plain / preloaded (>= 1.0: the
+each, the nanoseconds the preload adds (and, past the control's, what
+Strata's own code adds), and plain / preloaded (>= 1.0: the
 preload is not slower). Writes the same as JSON (--json; "tool":
 "strata-bench-overhead", the command, host and UTC time first; strata-plot
 draws it).
@@ -25,15 +28,19 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONFIGS = ("plain", "preloaded", "disabled")
+ALL_CONFIGS = ("plain", "preloaded", "disabled", "minimal")
 
 
-def default_preload():
-    path = os.path.join(HERE, "strata-bench-overhead.preload")
+def path_file(name):
+    path = os.path.join(HERE, name)
     if os.path.exists(path):
         with open(path) as f:
             return f.readline().strip()
     return ""
+
+
+def default_preload():
+    return path_file("strata-bench-overhead.preload")
 
 
 def run_once(args, config):
@@ -42,7 +49,9 @@ def run_once(args, config):
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     cmd = [args.mpirun, "-np", str(args.np)] + shlex.split(args.mpirun_args)
-    if config != "plain":
+    if config == "minimal":
+        cmd += ["-x", "LD_PRELOAD=" + args.minimal]
+    elif config != "plain":
         cmd += ["-x", "LD_PRELOAD=" + args.preload]
         cmd += ["-x", "STRATA_DISABLE=" + ("1" if config == "disabled" else "0")]
     cmd += [args.bench] + args.rank_args
@@ -65,6 +74,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bench", default=os.path.join(HERE, "strata-bench-overhead-rank"))
     ap.add_argument("--preload", default=default_preload())
+    ap.add_argument("--minimal", default=path_file("strata-bench-overhead.minimal"),
+                    help="the control library (forwarding only); empty: no minimal column")
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--mpirun-args", default="", help="extra mpirun options, e.g. '--bind-to core'")
     ap.add_argument("--json", help="write the results here")
@@ -75,9 +86,11 @@ def main():
     if not os.path.exists(args.preload):
         raise SystemExit("strata-bench-overhead: no preload library (--preload PATH)")
 
-    runs = {c: [] for c in CONFIGS}
+    configs = ALL_CONFIGS if args.minimal and os.path.exists(args.minimal) else ALL_CONFIGS[:3]
+    runs = {c: [] for c in configs}
     for r in range(args.rounds):
-        order = CONFIGS[r % 3:] + CONFIGS[:r % 3]
+        k = r % len(configs)
+        order = configs[k:] + configs[:k]
         for config in order:
             sys.stderr.write("round %d/%d: %s\n" % (r + 1, args.rounds, config))
             runs[config].append(run_once(args, config))
@@ -85,22 +98,37 @@ def main():
     keys = sorted(set().union(*[set(p) for p in runs["plain"]]), key=lambda k: (k[0], k[1]))
     rows = []
     for key in keys:
-        med = {c: statistics.median(p[key] for p in runs[c] if key in p) for c in CONFIGS}
-        rows.append({
+        med = {c: statistics.median(p[key] for p in runs[c] if key in p) for c in configs}
+        row = {
             "case": key[0], "bytes": key[1],
             "plain_us": med["plain"], "preloaded_us": med["preloaded"], "disabled_us": med["disabled"],
             "added_ns": (med["preloaded"] - med["plain"]) * 1e3,
             "added_disabled_ns": (med["disabled"] - med["plain"]) * 1e3,
             "ratio": med["plain"] / med["preloaded"] if med["preloaded"] > 0 else 0.0,
-            "samples": {c: [p[key] for p in runs[c] if key in p] for c in CONFIGS},
-        })
+            "samples": {c: [p[key] for p in runs[c] if key in p] for c in configs},
+        }
+        if "minimal" in med:
+            row["minimal_us"] = med["minimal"]
+            row["added_minimal_ns"] = (med["minimal"] - med["plain"]) * 1e3
+            row["strata_own_ns"] = (med["preloaded"] - med["minimal"]) * 1e3
+        rows.append(row)
 
-    lines = ["| case | bytes | plain µs | preloaded µs | disabled µs | added ns | added ns (disabled) | plain / preloaded |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    minimal = "minimal" in configs
+    lines = ["| case | bytes | plain µs | preloaded µs | disabled µs |" + (" minimal µs |" if minimal else "") +
+             " added ns | added ns (disabled) |" + (" added ns (minimal) | Strata's own ns |" if minimal else "") +
+             " plain / preloaded |",
+             "| --- | ---: | ---: | ---: | ---: |" + (" ---: |" if minimal else "") + " ---: | ---: |" +
+             (" ---: | ---: |" if minimal else "") + " ---: |"]
     for row in rows:
-        lines.append("| %s | %d | %.3f | %.3f | %.3f | %+.0f | %+.0f | %.3f |" % (
-            row["case"], row["bytes"], row["plain_us"], row["preloaded_us"], row["disabled_us"], row["added_ns"],
-            row["added_disabled_ns"], row["ratio"]))
+        cells = ["%s" % row["case"], "%d" % row["bytes"], "%.3f" % row["plain_us"], "%.3f" % row["preloaded_us"],
+                 "%.3f" % row["disabled_us"]]
+        if minimal:
+            cells.append("%.3f" % row["minimal_us"])
+        cells += ["%+.0f" % row["added_ns"], "%+.0f" % row["added_disabled_ns"]]
+        if minimal:
+            cells += ["%+.0f" % row["added_minimal_ns"], "%+.0f" % row["strata_own_ns"]]
+        cells.append("%.3f" % row["ratio"])
+        lines.append("| " + " | ".join(cells) + " |")
     table = "\n".join(lines) + "\n"
     sys.stdout.write(table)
     worst = min(rows, key=lambda r: r["ratio"]) if rows else None

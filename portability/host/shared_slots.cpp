@@ -94,25 +94,33 @@ void cpu_relax() {
 #endif
 }
 
-// Spin briefly, then yield, then sleep in steps of up to 50 µs (a waiter
-// must still notice its bound on time).
+// Spin briefly, then yield for up to 2 ms, then sleep in steps of up to
+// 50 µs (a waiter must still notice its bound on time). A waiter whose
+// receiver is copying (a large pull takes hundreds of µs) yields rather than
+// sleeps: nanosleep wakes late by the timer slack (50 µs by default), which
+// a ping-pong of 64 MiB on NVLink measured; sched_yield returns at once
+// where no other thread wants the core, and gives it away where one does
+// (an oversubscribed node).
 class Backoff {
  public:
   void pause() {
     if (n_ < 16) {
       for (int i = 0; i < 32; ++i) cpu_relax();
-    } else if (n_ < 48) {
+    } else if (n_ == 16 || std::chrono::steady_clock::now() - yielding_since_ < std::chrono::milliseconds(2)) {
+      if (n_ == 16) yielding_since_ = std::chrono::steady_clock::now();
       sched_yield();
     } else {
-      const unsigned shift = std::min(n_ - 48u, 6u);
-      const timespec ts{0, static_cast<long>(std::min(1000u << shift, 50000u))};
+      sleeps_ = std::min(sleeps_ + 1, 6u);
+      const timespec ts{0, static_cast<long>(std::min(1000u << sleeps_, 50000u))};
       nanosleep(&ts, nullptr);
     }
-    ++n_;
+    n_ = std::min(n_ + 1, 17u);
   }
 
  private:
   unsigned n_ = 0;
+  unsigned sleeps_ = 0;
+  std::chrono::steady_clock::time_point yielding_since_{};
 };
 
 // Is `pid` a live process (not gone, not a zombie)? A process we may not
