@@ -35,14 +35,14 @@ int send(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm
 int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   fault::P2pScope rec(fault::OpKind::isend, comm, clamp_count(in.count), in.type, dest, tag, request);
   if (passes_through(id, Side::send, in)) {
-    flush_deferred_sends();  // messages to one peer keep their order
+    flush_deferred_sends_to(comm, dest);  // messages to one peer keep their order
     return library();
   }
   const Plan p = plan_side(id, Side::send, dest, in);
-  if (id == Id::MPI_Isend && !device_direct::takes(p, comm, dest) && defers(p, comm, dest, tag)) {
+  if (id == Id::MPI_Isend && defers(p, comm, dest, tag)) {  // device-direct ones too: packed in the batch
     return defer_isend(p, in.pointer(), static_cast<int>(in.count), in.type, dest, tag, comm, request);
   }
-  flush_deferred_sends();  // messages to one peer keep their order
+  flush_deferred_sends_to(comm, dest);  // messages to one peer keep their order
   if (p.path == Path::library) return library();
   PendingOp op;
   op.kind = PendingOp::Kind::send;

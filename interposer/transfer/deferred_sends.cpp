@@ -3,6 +3,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "mpi/error_class.hpp"
@@ -63,6 +64,10 @@ struct Deferred {
   HandleState* state = nullptr;           // owned by the handle
   Outgoing out;
   DevicePart part{};  // device_pack: the message's one part
+  bool direct = false;  // travels as a device-direct descriptor (direct.hpp) where it can
+  // What the flush packs: device_pack, except a direct message that is
+  // contiguous (the receiver reads the user's buffer itself).
+  bool packs() const { return plan.path == Path::device_pack && !(direct && plan.layout.block().contiguous()); }
 };
 
 class DeferredQueue {
@@ -73,6 +78,14 @@ class DeferredQueue {
     queue_.push_back(std::move(d));
     size_.store(queue_.size(), std::memory_order_release);
     g_deferred_sends.store(queue_.size(), std::memory_order_release);
+  }
+  // Is a send to `dest` of `comm` among them?
+  bool holds(MPI_Comm comm, int dest) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Deferred& d : queue_) {
+      if (d.comm == comm && d.dest == dest) return true;
+    }
+    return false;
   }
   // Moves the queue's entries into `out` (empty on entry).
   void take_all(std::vector<Deferred>& out) {
@@ -123,12 +136,36 @@ void fail(Deferred& d, int code) {
   raise_error(d.comm, code, "MPI_Isend (deferred)");
 }
 
+// A direct message, packed by the flush where it needed packing: its
+// descriptor, or (no slot free, memory the runtime cannot export) the bytes
+// staged through host memory as any device send.
+int post_direct(Deferred& d) {
+  const bool packed = d.packs();
+  const Status s = d.out.direct.post(d.plan, d.buf, packed ? &d.out.device.device_staging : nullptr);
+  if (s == Status::ok) {
+    d.out.buffer = d.out.direct.descriptor();
+    d.out.count = static_cast<int64_t>(kDirectDescriptorBytes);
+    d.out.type = MPI_BYTE;
+    return MPI_SUCCESS;
+  }
+  if (s != Status::not_supported) return mpi::error_class(s);
+  d.direct = false;
+  if (!packed) return prepare_send(d.plan, d.buf, d.count, d.type, &d.out);
+  d.out.host = Staging::acquire(pinned_pool(), d.plan.bytes);
+  if (!d.out.host) return MPI_ERR_NO_MEM;
+  if (const Status c = copy_bytes(d.out.host.data(), d.out.device.device_staging.data(), d.plan.bytes); c != Status::ok)
+    return mpi::error_class(c);
+  send_packed(&d.out, d.out.host.data(), d.plan.bytes);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag) {
   const DeferMode mode = g_defer.get();
   if (mode == DeferMode::off) return false;
-  const bool device = plan.path == Path::device_pack && plan.method != Method::staged;
+  const bool device =
+      plan.path == Path::device_pack && (plan.method != Method::staged || device_direct::takes(plan, comm, dest));
   const bool host = mode == DeferMode::all && plan.path == Path::host_pack;
   return (device || host) && plan.bytes <= INT_MAX && valid_target(comm, dest, tag);
 }
@@ -136,11 +173,12 @@ bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag) {
 int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
   Deferred d(plan, buf, count, type, dest, tag, comm);
-  if (plan.path == Path::device_pack) {
-    d.out.device = DeviceMessage(plan.device, plan.method);
+  d.direct = device_direct::takes(plan, comm, dest);
+  if (d.packs()) {  // a direct message is packed on the device, where the receiver reads it
+    d.out.device = DeviceMessage(plan.device, d.direct ? Method::device : plan.method);
     if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return mpi::error_class(s);
-  } else if (int rc = prepare_send(plan, buf, count, type, &d.out); rc != MPI_SUCCESS) {
-    return rc;
+  } else if (plan.path != Path::device_pack) {  // host_pack (STRATA_DEFER_SENDS=all)
+    if (int rc = prepare_send(plan, buf, count, type, &d.out); rc != MPI_SUCCESS) return rc;
   }
   d.state = new HandleState();
   if (int rc = real().MPI_Grequest_start(query, free_state, cancel_nothing, d.state, &d.handle); rc != MPI_SUCCESS) {
@@ -165,23 +203,26 @@ void flush_deferred_sends_now() noexcept {
     tasks.clear();
     queue().take_all(batch);
     for (Deferred& d : batch) {
-      if (d.plan.path != Path::device_pack) continue;
+      if (!d.packs()) continue;
       d.part = whole(d.plan, d.buf);
       tasks.push_back(PackTask{&d.out.device, &d.part, 1});
     }
     const Status packed = device_pack_all(tasks.data(), tasks.size());
     if (!tasks.empty()) counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     for (Deferred& d : batch) {
-      if (d.plan.path == Path::device_pack) {
-        if (packed != Status::ok) {
-          fail(d, mpi::error_class(packed));
-          continue;
-        }
-        send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
+      if (d.packs() && packed != Status::ok) {
+        fail(d, mpi::error_class(packed));
+        continue;
       }
+      if (int rc = d.direct ? post_direct(d) : MPI_SUCCESS; rc != MPI_SUCCESS) {
+        fail(d, rc);
+        continue;
+      }
+      if (!d.direct && d.plan.path == Path::device_pack) send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
       MPI_Request library = MPI_REQUEST_NULL;
       const int rc = real().MPI_Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
       if (rc != MPI_SUCCESS) {
+        d.out.direct.not_sent();
         fail(d, rc);
         continue;
       }
@@ -196,6 +237,10 @@ void flush_deferred_sends_now() noexcept {
   } catch (...) {
     STRATA_LOG(error, kP2p, "flushing deferred sends failed (out of memory?)");
   }
+}
+
+void flush_deferred_sends_to(MPI_Comm comm, int dest) noexcept {
+  if (have_deferred_sends() && queue().holds(comm, dest)) flush_deferred_sends_now();
 }
 
 void release_user_handle(MPI_Request handle) {

@@ -13,8 +13,8 @@
 //
 // What flushes (so no program waits for a message still held here): every
 // intercepted call except MPI_Irecv and the datatype and pack calls (an
-// MPI_Isend Strata does not defer flushes first: messages between two ranks
-// keep their order), and the flush-only wrappers of shim/flush_calls.cpp:
+// MPI_Isend Strata does not defer flushes first where a deferred send to the
+// same peer is held: messages between two ranks keep their order), and the flush-only wrappers of shim/flush_calls.cpp:
 // the other send modes, probes, persistent starts, MPI_Request_get_status,
 // blocking collectives, communicator and window creation, window
 // synchronisation, collective file calls. A rank that stops calling MPI
@@ -61,6 +61,12 @@ void flush_deferred_sends_now() noexcept;
 inline void flush_deferred_sends() noexcept {
   if (have_deferred_sends()) flush_deferred_sends_now();
 }
+
+// Before a non-blocking send to `dest` of `comm` that is not deferred:
+// flushes only where a deferred send to that peer is held (messages between
+// two ranks keep their order; those to other peers wait for the next call
+// that flushes, still in one batch).
+void flush_deferred_sends_to(MPI_Comm comm, int dest) noexcept;
 
 // Completes and frees the user's handle of a deferred send whose library
 // request completed (or was freed).

@@ -264,12 +264,15 @@ DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
   return *this;
 }
 
-Status DirectSend::post(const Plan& plan, const void* buf) {
+Status DirectSend::post(const Plan& plan, const void* buf, Staging* packed_already) {
   device_direct::State* state = device_direct::g_state;
   if (state == nullptr || !state->table) return Status::not_supported;
   const StridedBlock& block = plan.layout.block();
   const char* bytes = static_cast<const char*>(buf) + block.offset;
-  if (!block.contiguous()) {  // packed on the sender's GPU; the receiver unpacks from there
+  if (!block.contiguous() && packed_already != nullptr) {  // a deferred send's batch packed it
+    packed_ = std::move(*packed_already);
+    bytes = packed_.data();
+  } else if (!block.contiguous()) {  // packed on the sender's GPU; the receiver unpacks from there
     DeviceMessage packed(plan.device, Method::device);
     STRATA_TRY(packed.reserve(plan.bytes));
     const DevicePart part{&block, static_cast<char*>(const_cast<void*>(buf)), 0};
@@ -277,13 +280,20 @@ Status DirectSend::post(const Plan& plan, const void* buf) {
     packed_ = std::move(packed.device_staging);
     bytes = packed_.data();
   }
+  // Where this message must go another way, packed bytes go back to the
+  // caller that handed them over (it sends them staged).
+  auto give_back = [&] {
+    if (packed_already != nullptr && packed_) *packed_already = std::move(packed_);
+    packed_ = Staging();
+    return Status::not_supported;
+  };
   gpu::IpcExport e{};
-  if (gpu::ipc_export(bytes, &e) != Status::ok) return Status::not_supported;  // e.g. stream-ordered pool memory
+  if (gpu::ipc_export(bytes, &e) != Status::ok) return give_back();  // e.g. stream-ordered pool memory
   DirectFields fields;
   std::memcpy(fields.location.bytes, &e, sizeof e);
   auto source = std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes});
   const slots::SlotStatus s = state->table->acquire(fields.location, source.get(), &ticket_);
-  if (s != slots::SlotStatus::ok) return Status::not_supported;  // no slot free: staged
+  if (s != slots::SlotStatus::ok) return give_back();  // no slot free: staged
   source_ = source.release();
   fields.bytes = static_cast<uint64_t>(plan.bytes);
   fields.slot = slots::SlotRef{state->table->ref(), ticket_};
@@ -342,13 +352,26 @@ bool packed_head(const DirectTarget& target, char* head) {
   return true;
 }
 
-// Moves `bytes` packed bytes at `peer` (mapped device memory) into the target.
-Status pull(const DirectTarget& target, const char* peer, int64_t bytes) {
+// A pull whose copies are queued on the device (a completion call that
+// finishes several receives waits for the device once): the sender's slot
+// and the mapping stay held until finish_queued_pulls.
+struct QueuedPull {
+  slots::Claim claim;
+  char* mapped_base;
+};
+std::vector<QueuedPull>& queued_pulls() {
+  static thread_local std::vector<QueuedPull> pulls;
+  return pulls;
+}
+
+// Moves `bytes` packed bytes at `peer` (mapped device memory) into the
+// target; into a device target without waiting where `wait` is false.
+Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wait) {
   if (target.device_layout != nullptr) {
     DeviceMessage message(target.device, Method::device);
     message.device_staging = Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
     const DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
-    const Status s = device_unpack(message, &part, 1, bytes);
+    const Status s = device_unpack(message, &part, 1, bytes, wait);
     message.device_staging.leak();  // the peer's memory, not a pool's
     return s;
   }
@@ -368,7 +391,7 @@ Status pull(const DirectTarget& target, const char* peer, int64_t bytes) {
 
 }  // namespace
 
-bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc) {
+bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc, bool wait) {
   device_direct::State* state = device_direct::g_state;
   if (!device_direct::active() || state == nullptr) return false;
   int received = 0;
@@ -404,11 +427,22 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   gpu::ScopedDevice on(target.device);  // mapped into the receiving GPU's context (a host target: any)
   Status s = on.status();
   if (s == Status::ok) s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
+  // Queued: the slot and the mapping stay held until finish_queued_pulls.
+  bool queued = false;
   if (s == Status::ok) {
-    s = pull(target, base + e.offset, bytes);
-    (void)gpu::ipc_release(base);
+    const bool queue = !wait && target.device_layout != nullptr;
+    s = pull(target, base + e.offset, bytes, !queue);
+    if (s == Status::ok && queue) {
+      try {
+        queued_pulls().push_back(QueuedPull{claim, base});
+        queued = true;
+      } catch (...) {  // no room to remember it: wait for it now
+        s = wait_for_queued_unpacks();
+      }
+    }
+    if (!queued) (void)gpu::ipc_release(base);
   }
-  (void)state->peers.finish(&claim);  // the sender may reuse its memory now
+  if (!queued) (void)state->peers.finish(&claim);  // the sender may reuse its memory now
   if (s != Status::ok) {
     STRATA_LOG(error, kDevice, "device-direct receive: pulling %lld bytes from the sender's GPU failed (%s)",
                static_cast<long long>(bytes), to_string(s));
@@ -419,6 +453,17 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   real().MPI_Status_set_elements(&status, MPI_BYTE, static_cast<int>(bytes));
   *rc = static_cast<int64_t>(fields.bytes) > target.capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   return true;
+}
+
+bool have_queued_pulls() noexcept { return !queued_pulls().empty(); }
+
+void finish_queued_pulls() noexcept {
+  device_direct::State* state = device_direct::g_state;
+  for (QueuedPull& p : queued_pulls()) {
+    (void)gpu::ipc_release(p.mapped_base);
+    if (state != nullptr) (void)state->peers.finish(&p.claim);  // the sender may reuse its memory now
+  }
+  queued_pulls().clear();
 }
 
 }  // namespace strata::interposer

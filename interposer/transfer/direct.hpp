@@ -63,7 +63,9 @@ class DirectSend {
   // Publishes the bytes of `plan` at `buf` (a device buffer): ok, or
   // not_supported where this message must go another way (no slot free, an
   // allocation the runtime cannot export), or the failure of packing.
-  Status post(const Plan& plan, const void* buf);
+  // `packed`: the message already packed on the device (a deferred send's
+  // batch), taken over on success and left there otherwise.
+  Status post(const Plan& plan, const void* buf, Staging* packed = nullptr);
   explicit operator bool() const { return posted_; }
   // The descriptor to send (its address stays while this lives and moves).
   const DirectDescriptor* descriptor() const { return descriptor_.get(); }
@@ -100,6 +102,14 @@ struct DirectTarget {
 // status's count to the message's size and returns true with *rc the
 // outcome (MPI_ERR_TRUNCATE when the target is too small, which still
 // completes the sender). False: the bytes are the program's own.
-bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc);
+// With `wait` false, a device target's copies may stay queued on the device
+// (wait_for_queued_unpacks, then finish_queued_pulls, which hands the
+// senders their buffers back).
+bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc,
+                    bool wait = true);
+// After wait_for_queued_unpacks (whatever it answered): tells the senders of
+// the pulls left queued that their bytes arrived, and releases the mappings.
+bool have_queued_pulls() noexcept;
+void finish_queued_pulls() noexcept;
 
 }  // namespace strata::interposer

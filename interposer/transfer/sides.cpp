@@ -156,7 +156,7 @@ namespace {
 
 // A descriptor where the receive's bytes are (direct.hpp): pulls the
 // message it names into the receive's buffer; false: the bytes are data.
-bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, int* rc) {
+bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, bool wait, int* rc) {
   const Plan& plan = in.plan;
   DirectTarget target{in.user, in.user_count, in.user_type, plan.bytes, nullptr, -1};
   const char* head = nullptr;
@@ -185,7 +185,7 @@ bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, 
     target.capacity = static_cast<int64_t>(size) * in.user_count;
   }
   if (kept != nullptr) head = reinterpret_cast<const char*>(kept);
-  return receive_direct(target, head, status, rc);
+  return receive_direct(target, head, status, rc, wait);
 }
 
 }  // namespace
@@ -197,7 +197,7 @@ int complete_recv(Incoming& in, MPI_Status& status, bool wait, const unsigned ch
   if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || received <= 0) return MPI_SUCCESS;
   if (device_direct::active() && received == static_cast<int>(kDirectDescriptorBytes)) {
     int rc = MPI_SUCCESS;
-    if (pulled_direct(in, status, kept, &rc) && (plan.path != Path::device_span || rc != MPI_SUCCESS)) return rc;
+    if (pulled_direct(in, status, kept, wait, &rc) && (plan.path != Path::device_span || rc != MPI_SUCCESS)) return rc;
   }
   if (plan.path == Path::library) return MPI_SUCCESS;
   counters().recvs_unpacked.fetch_add(1, std::memory_order_relaxed);

@@ -236,6 +236,79 @@ TEST_F(Direct, NonBlockingInFlightTogether) {
   }
 }
 
+uint64_t deferred_flushes() { return preload_counters() ? preload_counters()->deferred_flushes : 0; }
+
+// A halo exchange's pattern both ways: every receive posted, then a small
+// strided device send staged, strided and contiguous ones over IPC, all
+// MPI_Isend, completed by one MPI_Waitall with the sends first in the array
+// (their completion waits for the partner's pulls). The sends are packed in
+// one batch (one flush: a device-direct MPI_Isend no longer posts the ones
+// deferred before it), and every byte arrives, gaps keeping their poison.
+TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
+  constexpr int kBlocks = 16384;  // 128 KiB packed: over IPC
+  constexpr int kSmallBlocks = 64;  // 512 B packed: staged
+  MPI_Datatype strided = MPI_DATATYPE_NULL, small = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
+  MPI_Type_vector(kSmallBlocks, 8, 64, MPI_BYTE, &small);
+  MPI_Type_commit(&strided);
+  MPI_Type_commit(&small);
+  // Per message: its count and type, and the bytes of its buffer.
+  struct Shape {
+    int count;
+    MPI_Datatype type;
+    size_t span;
+    bool strided;
+  };
+  // The small one first: it is not deferred (its span is copied to the
+  // host at once), and a send that is not deferred posts the deferred ones
+  // to the same peer before it, to keep their order.
+  const Shape shapes[] = {{1, small, static_cast<size_t>(kSmallBlocks - 1) * 64 + 8, true},
+                          {1, strided, static_cast<size_t>(kBlocks - 1) * 64 + 8, true},
+                          {200 << 10, MPI_BYTE, size_t{200} << 10, false},
+                          {1, strided, static_cast<size_t>(kBlocks - 1) * 64 + 8, true}};
+  constexpr int kShapes = 4;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<DeviceBuffer>> out, in;
+    std::vector<std::vector<unsigned char>> expect;
+    std::vector<MPI_Request> recvs(kShapes), sends(kShapes);
+    for (int m = 0; m < kShapes; ++m) {
+      const Shape& sh = shapes[m];
+      out.push_back(std::make_unique<DeviceBuffer>(sh.span));
+      in.push_back(std::make_unique<DeviceBuffer>(sh.span));
+      ASSERT_TRUE(*out.back() && *in.back());
+      const uint64_t k = 5000 + static_cast<uint64_t>(round * 10 + m);
+      out.back()->fill(random_bytes(sh.span, seed(static_cast<int>(k)) ^ static_cast<uint64_t>(rank())));
+      expect.push_back(random_bytes(sh.span, seed(static_cast<int>(k)) ^ static_cast<uint64_t>(partner())));
+      ASSERT_EQ(MPI_Irecv(in.back()->data(), sh.count, sh.type, partner(), m, MPI_COMM_WORLD, &recvs[m]),
+                MPI_SUCCESS);
+    }
+    const uint64_t flushes = deferred_flushes(), sent = sends_direct(), got = recvs_direct();
+    for (int m = 0; m < kShapes; ++m) {
+      ASSERT_EQ(MPI_Isend(out[m]->data(), shapes[m].count, shapes[m].type, partner(), m, MPI_COMM_WORLD, &sends[m]),
+                MPI_SUCCESS);
+    }
+    std::vector<MPI_Request> all(sends);
+    all.insert(all.end(), recvs.begin(), recvs.end());
+    ASSERT_EQ(MPI_Waitall(static_cast<int>(all.size()), all.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(deferred_flushes(), flushes + 1) << "round " << round << ": the sends were not packed in one batch";
+    EXPECT_EQ(sends_direct(), sent + 3) << "round " << round;
+    EXPECT_EQ(recvs_direct(), got + 3) << "round " << round;
+    for (int m = 0; m < kShapes; ++m) {
+      bool guards = false;
+      const std::vector<unsigned char> bytes = in[m]->read(&guards);
+      EXPECT_TRUE(guards) << "message " << m;
+      size_t wrong = 0;
+      for (size_t i = 0; i < shapes[m].span; ++i) {
+        const bool sent_byte = !shapes[m].strided || i % 64 < 8;
+        wrong += bytes[i] != (sent_byte ? expect[m][i] : kPoison) ? 1 : 0;
+      }
+      EXPECT_EQ(wrong, 0u) << "round " << round << ", message " << m;
+    }
+  }
+  MPI_Type_free(&strided);
+  MPI_Type_free(&small);
+}
+
 // Every message of the job to rank 0 with MPI_ANY_SOURCE and MPI_ANY_TAG:
 // the library's matching, the status of the message that matched.
 TEST_F(Direct, AnySourceAnyTagMatchAsTheLibraryDoes) {
