@@ -4,10 +4,14 @@
 # auto, the model's choice), and prints one markdown table of one-way times.
 #   pingpong-compare.sh [--bench PATH] [--preload PATH] [--osu] [--json FILE] [--ipc] [-- bench options]
 # --contiguous (a bench option): contiguous messages, block 0 in the table.
-# --ipc: one more preloaded run with the device-direct transport on
-#   (STRATA_P2P_IPC=on for every message of at least 512 B: the receiver
-#   pulls from the sender's GPU) and two more columns, its time and
-#   auto / ipc (docs/device.md);
+# The method runs keep the device-direct transport off (STRATA_P2P_IPC=off).
+# --ipc: two more preloaded runs, one with the device-direct transport for
+#   every message of at least 512 B (STRATA_P2P_IPC=on: the receiver pulls
+#   from the sender's GPU), one with nothing set (the runtime's own choice of
+#   transport and method), and their columns: ipc, default, the GB/s of
+#   ipc, the peer copy floor (one process copying GPU 1 -> GPU 0, measured
+#   by the plain run), plain / default and default / best (the best of the
+#   methods and ipc; docs/device.md);
 # --osu: OSU micro-benchmark columns instead of the table, per block size:
 #   # Size, Plain and Strata (auto) Latency (us) and Bandwidth (MB/s), Ratio
 #   (plain / Strata);
@@ -52,14 +56,17 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpirun -np 2 "$bench" --staging app "${extra[@]}" >"$work/plain" || { echo "plain run failed" >&2; exit 1; }
 for m in oneshot staged span auto; do
-  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_METHOD=$m "$bench" \
+  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_METHOD=$m -x STRATA_P2P_IPC=off \
+    "$bench" \
     --staging none "${extra[@]}" >"$work/$m" ||
     { echo "preloaded run ($m) failed" >&2; exit 1; }
 done
 if [ "$ipc" = yes ]; then
   mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_P2P_IPC=on \
-    -x STRATA_P2P_IPC_MIN_BYTES=512 "$bench" --staging none "${extra[@]}" >"$work/ipc" ||
-    { echo "preloaded run (ipc) failed" >&2; exit 1; }
+    -x STRATA_P2P_IPC_MIN_BYTES=512 -x STRATA_P2P_IPC_MIN_STRIDED_BYTES=512 "$bench" --staging none "${extra[@]}" \
+    >"$work/ipc" || { echo "preloaded run (ipc) failed" >&2; exit 1; }
+  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" "$bench" --staging none "${extra[@]}" \
+    >"$work/default" || { echo "preloaded run (default) failed" >&2; exit 1; }
 fi
 if grep -q '"verified":false' "$work"/*; then echo "pingpong-compare: a run did not verify" >&2; exit 1; fi
 value() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }
@@ -79,13 +86,16 @@ if [ "$osu" = yes ]; then
        { printf "%-10s%*.2f%*.2f%*.2f%*.2f%*.2f\n", $2, w[1], $4, w[2], $8, w[3], $2 / $4, w[4], $2 / $8, w[5], $4 / $8 }' \
     <(sort -n -k1,1 -k2,2 -s "$work/joined")
 elif [ "$ipc" = yes ]; then
-  # The floor: one process copying the packed bytes GPU 1 -> GPU 0 (the plain run measures it).
-  echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | strata ipc (µs) | ipc GB/s | peer copy (µs) | peer copy GB/s | plain / auto | auto / best method | auto / ipc |"
+  echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | strata ipc (µs) | strata default (µs) | ipc GB/s | peer copy (µs) | peer copy GB/s | plain / default | default / best |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-  paste -d' ' "$work/joined" <(value "$work/ipc" us) <(value "$work/plain" peer_copy_us) |
-    awk '{ best = $5; if ($6 < best) best = $6; if ($7 < best) best = $7;
-           block = $1 == 0 ? "contig" : $1; peer = $10 > 0 ? sprintf("%.1f | %.1f", $10, $2 / $10 / 1e3) : "- | -";
-           printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %.2f | %.2f | %.2f |\n", block, $2, $4, $5, $6, $7, $8, $9, $2 / $9 / 1e3, peer, $4 / $8, $8 / best, $8 / $9 }'
+  # Fields: 1 block, 2 bytes, 3 stride, 4 plain, 5-8 oneshot staged span auto, 9 ipc, 10 default, 11 peer copy.
+  paste -d' ' "$work/joined" <(value "$work/ipc" us) <(value "$work/default" us) \
+    <(value "$work/plain" peer_copy_us | sed 's/^$/-1/') |
+    awk '{ best = $5; if ($6 < best) best = $6; if ($7 < best) best = $7; if ($9 < best) best = $9;
+           block = $1 == 0 ? "contig" : $1;
+           peer = $11 != "" && $11 > 0 ? sprintf("%.1f | %.1f", $11, $2 / $11 / 1e3) : "- | -";
+           printf "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %.2f | %.2f |\n",
+                  block, $2, $4, $5, $6, $7, $8, $9, $10, $2 / $9 / 1e3, peer, $4 / $10, $10 / best }'
 else
   echo "| block B | bytes | plain, staged by hand (µs) | strata oneshot (µs) | strata staged (µs) | strata span (µs) | strata auto (µs) | plain / auto | auto / best method |"
   echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -104,7 +114,8 @@ if [ -n "$json_out" ]; then
     printf '  "host": "%s",\n  "time_utc": "%s",\n  "ranks": 2,\n' "$(hostname)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     printf '  "compare": "plain: --staging app; Strata: --staging none preloaded, one run per STRATA_METHOD",\n'
     printf '  "rows": [\n'
-    cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto" $([ "$ipc" = yes ] && echo "$work/ipc") |
+    cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto" \
+      $([ "$ipc" = yes ] && echo "$work/ipc $work/default") |
       grep '^{' | sed 's/^/    /; $!s/$/,/'
     printf '  ]\n}\n'
   } >"$json_out" || { echo "pingpong-compare: cannot write $json_out" >&2; exit 1; }

@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace strata::interposer {
@@ -28,21 +30,31 @@ std::atomic<bool> g_active{false};
 
 namespace {
 
-enum class Mode { off, on };
+enum class Mode { off, on, automatic };
 config::ChoiceParam<Mode> g_mode{
     "STRATA_P2P_IPC",
-    Mode::off,
-    {{"off", Mode::off}, {"on", Mode::on}},
-    "Device point-to-point between ranks of one node: on (the receiver pulls a large message from the sender's GPU "
-    "through CUDA/HIP IPC; every rank must say so), off (staged through pinned host memory). Not measured on GPUs "
-    "yet: off by default"};
+    Mode::automatic,
+    {{"auto", Mode::automatic}, {"on", Mode::on}, {"off", Mode::off}},
+    "Device point-to-point between ranks of one node: the receiver pulls a message from the sender's GPU through "
+    "CUDA/HIP IPC (a message to self: copied on the device). auto = on, except where a node has more ranks than "
+    "GPUs and no MPS daemon (ranks sharing a GPU then time-slice it, and the transport's device work measured "
+    "slower than staging, docs/device.md); on = wherever the GPUs reach each other; off = staged through pinned "
+    "host memory. Every rank must ask for it (one rank's off turns it off for the job)"};
 config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
-                             int64_t{64} * 1024,
-                             "With STRATA_P2P_IPC=on: the smallest device message (packed bytes) that goes through "
-                             "IPC; smaller ones are staged",
+                             1024,
+                             "The smallest contiguous device message (bytes) that goes through IPC; smaller ones are "
+                             "staged (measured on 2 x H100: IPC wins from 1 KiB, docs/device.md)",
                              2 * static_cast<int64_t>(kDirectDescriptorBytes),
                              INT64_MAX,
                              true};
+config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
+                                     int64_t{16} * 1024,
+                                     "The smallest strided device message (packed bytes) that goes through IPC "
+                                     "(at least STRATA_P2P_IPC_MIN_BYTES; measured on 2 x H100: IPC wins from 16 KiB, "
+                                     "where its pack and unpack kernels cost what staging's do below)",
+                                     2 * static_cast<int64_t>(kDirectDescriptorBytes),
+                                     INT64_MAX,
+                                     true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "With STRATA_P2P_IPC=on: how long a completing send waits for its receiver to pull the "
                             "bytes before it moves them to a bounce buffer of its own and completes",
@@ -73,6 +85,7 @@ void release_bounce(void*, void* bounce) { delete static_cast<Staging*>(bounce);
 
 struct State {
   int world_rank = -1;
+  int32_t pid = 0;
   uint64_t token = 0;
   std::vector<uint8_t> reads_me;  // by world rank: the rank proved it reads this rank's GPU memory
   std::unique_ptr<slots::SlotTable> table;
@@ -158,7 +171,8 @@ std::vector<uint8_t> prove_node_peers(MPI_Comm node, State& state, int world_siz
   if (real().MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, node) == MPI_SUCCESS) {
     for (int j = 0; j < size; ++j) {
       const Probe& p = all[static_cast<size_t>(j)];
-      row[static_cast<size_t>(j)] = j != me && mine.ok && p.ok && reads(p) ? 1 : 0;
+      // Itself: a message to self is copied on the device (no IPC).
+      row[static_cast<size_t>(j)] = mine.ok && p.ok && (j == me || reads(p)) ? 1 : 0;
     }
   }
   // Every rank has read what it could before any probe buffer goes.
@@ -179,7 +193,34 @@ std::vector<uint8_t> prove_node_peers(MPI_Comm node, State& state, int world_siz
 
 }  // namespace
 
-uint8_t job_flag() noexcept { return g_mode.get() == Mode::on ? kDirectFlag : 0; }
+uint8_t job_flag() noexcept { return g_mode.get() != Mode::off ? kDirectFlag : 0; }
+
+namespace {
+
+// Is an MPS control daemon serving this node? Its clients find it through
+// the control pipe in CUDA_MPS_PIPE_DIRECTORY (default /tmp/nvidia-mps).
+bool mps_daemon_running() {
+  const char* dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+  const std::string control = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp/nvidia-mps") + "/control";
+  return access(control.c_str(), F_OK) == 0;
+}
+
+// STRATA_P2P_IPC=auto on this rank: does this node keep a GPU per rank (or
+// share GPUs through MPS)? Collective over `node`.
+bool node_suits_direct(MPI_Comm node) {
+  if (g_mode.get() == Mode::on) return true;
+  int node_size = 0, devices = 0;
+  real().MPI_Comm_size(node, &node_size);
+  if (!gpu::available() || gpu::device_count(&devices) != Status::ok || devices <= 0) return false;
+  if (node_size <= devices || mps_daemon_running()) return true;
+  STRATA_LOG_ONCE(info, kDevice,
+                  "STRATA_P2P_IPC=auto: %d ranks share this node's %d GPU(s) without MPS; device messages are staged "
+                  "(STRATA_P2P_IPC=on takes IPC anyway)",
+                  node_size, devices);
+  return false;
+}
+
+}  // namespace
 
 void setup(MPI_Comm world) noexcept {
   if (!coll::caller_flag_everywhere(kDirectFlag) || coll::job_token() == 0) return;
@@ -189,13 +230,22 @@ void setup(MPI_Comm world) noexcept {
     int world_size = 0;
     real().MPI_Comm_rank(world, &state->world_rank);
     real().MPI_Comm_size(world, &world_size);
+    state->pid = static_cast<int32_t>(getpid());
     MPI_Comm node = MPI_COMM_NULL;
     if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
+    // Every rank takes part in what follows, then agrees (the transport is
+    // on everywhere or nowhere: every receive must know to look for descriptors).
+    int suits = node_suits_direct(node) ? 1 : 0, everywhere = 0;
+    if (real().MPI_Allreduce(&suits, &everywhere, 1, MPI_INT, MPI_MIN, world) != MPI_SUCCESS || everywhere == 0) {
+      real().MPI_Comm_free(&node);
+      return;
+    }
     state->reads_me = prove_node_peers(node, *state, world_size);
     int node_size = 0;
     real().MPI_Comm_size(node, &node_size);
     real().MPI_Comm_free(&node);
-    const int readers = static_cast<int>(std::count(state->reads_me.begin(), state->reads_me.end(), 1));
+    const int readers = static_cast<int>(std::count(state->reads_me.begin(), state->reads_me.end(), 1)) -
+                        state->reads_me[static_cast<size_t>(state->world_rank)];
     if (readers < node_size - 1) {  // the fallback, said once per rank
       STRATA_LOG_ONCE(info, kDevice,
                       "STRATA_P2P_IPC=on: %d of the %d other ranks of this node read this rank's GPU memory through "
@@ -239,10 +289,11 @@ bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
   if (g_state == nullptr || !g_state->table || plan.path != Path::device_pack || plan.method == Method::device) {
     return false;  // a GPU-aware library moves device buffers itself
   }
-  if (plan.bytes < g_min_bytes.get() || dest < 0) return false;
+  const int64_t least = plan.layout.block().contiguous() ? g_min_bytes.get()
+                                                         : std::max(g_min_bytes.get(), g_min_strided_bytes.get());
+  if (plan.bytes < least || dest < 0) return false;
   const int w = coll::world_rank_of(comm, dest);
-  return w >= 0 && w != g_state->world_rank && static_cast<size_t>(w) < g_state->reads_me.size() &&
-         g_state->reads_me[static_cast<size_t>(w)] != 0;
+  return w >= 0 && static_cast<size_t>(w) < g_state->reads_me.size() && g_state->reads_me[static_cast<size_t>(w)] != 0;
 }
 
 }  // namespace device_direct
@@ -357,7 +408,7 @@ bool packed_head(const DirectTarget& target, char* head) {
 // and the mapping stay held until finish_queued_pulls.
 struct QueuedPull {
   slots::Claim claim;
-  char* mapped_base;
+  char* mapped_base;  // null: this process's own memory (a message to self)
 };
 std::vector<QueuedPull>& queued_pulls() {
   static thread_local std::vector<QueuedPull> pulls;
@@ -426,7 +477,14 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   char* base = nullptr;
   gpu::ScopedDevice on(target.device);  // mapped into the receiving GPU's context (a host target: any)
   Status s = on.status();
-  if (s == Status::ok) s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
+  // A message to self: the sender's memory is this process's (CUDA refuses
+  // to open a handle where it was exported).
+  const bool own = fields.slot.table.pid == state->pid;
+  if (own) {
+    base = reinterpret_cast<char*>(static_cast<uintptr_t>(e.base));
+  } else if (s == Status::ok) {
+    s = gpu::ipc_import(static_cast<uint64_t>(fields.slot.table.pid), e, &base);
+  }
   // Queued: the slot and the mapping stay held until finish_queued_pulls.
   bool queued = false;
   if (s == Status::ok) {
@@ -434,13 +492,13 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
     s = pull(target, base + e.offset, bytes, !queue);
     if (s == Status::ok && queue) {
       try {
-        queued_pulls().push_back(QueuedPull{claim, base});
+        queued_pulls().push_back(QueuedPull{claim, own ? nullptr : base});
         queued = true;
       } catch (...) {  // no room to remember it: wait for it now
         s = wait_for_queued_unpacks();
       }
     }
-    if (!queued) (void)gpu::ipc_release(base);
+    if (!queued && !own) (void)gpu::ipc_release(base);
   }
   if (!queued) (void)state->peers.finish(&claim);  // the sender may reuse its memory now
   if (s != Status::ok) {
@@ -460,7 +518,7 @@ bool have_queued_pulls() noexcept { return !queued_pulls().empty(); }
 void finish_queued_pulls() noexcept {
   device_direct::State* state = device_direct::g_state;
   for (QueuedPull& p : queued_pulls()) {
-    (void)gpu::ipc_release(p.mapped_base);
+    if (p.mapped_base != nullptr) (void)gpu::ipc_release(p.mapped_base);
     if (state != nullptr) (void)state->peers.finish(&p.claim);  // the sender may reuse its memory now
   }
   queued_pulls().clear();

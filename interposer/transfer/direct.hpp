@@ -10,9 +10,11 @@
 // bounce of its own and completes, so no send waits on the receiver's
 // progress.
 //
-// Off unless every rank asks for it (STRATA_P2P_IPC=on; the same answer on
-// every rank, agreed at MPI_Init): then every receive of exactly a
-// descriptor's size, host buffers included, is checked for one.
+// On where every rank asks for it (STRATA_P2P_IPC=auto, the default, or on)
+// and, under auto, no node has more ranks than GPUs without MPS (the same
+// answer on every rank, agreed at MPI_Init): then every receive of exactly
+// a descriptor's size, host buffers included, is checked for one. A message
+// to self goes the same way, copied on the device without IPC.
 #pragma once
 
 #include "interposer/transfer/direct_active.hpp"

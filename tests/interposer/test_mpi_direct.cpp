@@ -545,3 +545,72 @@ TEST_F(Direct, ProbesReportTheMessagesSize) {
 }
 
 }  // namespace
+
+// Whether the job took the transport (STRATA_P2P_IPC=auto, the default):
+// the variants that run only this test set the machine (GPUs per node,
+// an MPS control pipe) and STRATA_TEST_EXPECT_DIRECT (1: a 128 KiB device
+// message goes through IPC; 0: staged). Every message arrives either way.
+TEST(DirectPolicy, TheMachineDecidesUnderAuto) {
+  const char* expect = std::getenv("STRATA_TEST_EXPECT_DIRECT");
+  if (expect == nullptr) GTEST_SKIP() << "run by the policy variants";
+  if (!strata_test::all_ranks_agree(strata_test::test_device_count() > 0)) GTEST_SKIP() << "no device";
+  if (size() % 2 != 0) GTEST_SKIP() << "needs an even number of ranks";
+  ASSERT_NE(preload_counters(), nullptr) << "run preloaded";
+  strata_test::test_device_select(rank() % strata_test::test_device_count());
+  constexpr size_t kBytes = 128 << 10;
+  uint64_t seed = std::random_device{}();
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  const std::vector<unsigned char> payload = random_bytes(kBytes, seed + static_cast<uint64_t>(rank() / 2));
+  DeviceBuffer buf(kBytes);
+  ASSERT_TRUE(buf);
+  const uint64_t sent = sends_direct();
+  if (sender()) {
+    buf.fill(payload);
+    ASSERT_EQ(MPI_Send(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 1, MPI_COMM_WORLD), MPI_SUCCESS);
+    EXPECT_EQ(sends_direct() - sent, std::strcmp(expect, "1") == 0 ? 1u : 0u);
+  } else {
+    ASSERT_EQ(MPI_Recv(buf.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              MPI_SUCCESS);
+    bool guards = false;
+    EXPECT_EQ(buf.read(&guards), payload);
+    EXPECT_TRUE(guards);
+  }
+}
+
+// A device message to self takes the transport without IPC (the receiver
+// copies from its own memory on the device): contiguous and strided, with
+// the receive posted first and after.
+TEST_F(Direct, MessagesToSelfAreCopiedOnTheDevice) {
+  constexpr int kBlocks = 8192;  // 64 KiB packed
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
+  MPI_Type_commit(&strided);
+  const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
+  for (int shape = 0; shape < 2; ++shape) {
+    const bool strided_shape = shape == 1;
+    const size_t bytes = strided_shape ? span : size_t{96} << 10;
+    const int count = strided_shape ? 1 : static_cast<int>(bytes);
+    const MPI_Datatype type = strided_shape ? strided : MPI_BYTE;
+    const std::vector<unsigned char> source = random_bytes(bytes, seed(6000 + shape) ^ static_cast<uint64_t>(rank()));
+    DeviceBuffer out(bytes), in(bytes);
+    ASSERT_TRUE(out && in);
+    out.fill(source);
+    const uint64_t sent = sends_direct(), got = recvs_direct();
+    MPI_Request requests[2];
+    ASSERT_EQ(MPI_Irecv(in.data(), count, type, rank(), 9, MPI_COMM_WORLD, &requests[0]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Isend(out.data(), count, type, rank(), 9, MPI_COMM_WORLD, &requests[1]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(2, requests, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(sends_direct(), sent + 1) << "shape " << shape;
+    EXPECT_EQ(recvs_direct(), got + 1) << "shape " << shape;
+    bool guards = false;
+    const std::vector<unsigned char> received = in.read(&guards);
+    EXPECT_TRUE(guards);
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; ++i) {
+      const bool sent_byte = !strided_shape || i % 64 < 8;
+      wrong += received[i] != (sent_byte ? source[i] : kPoison) ? 1 : 0;
+    }
+    EXPECT_EQ(wrong, 0u) << "shape " << shape;
+  }
+  MPI_Type_free(&strided);
+}

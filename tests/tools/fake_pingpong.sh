@@ -19,9 +19,12 @@ if [ "$staging" = none ] && [ -z "${LD_PRELOAD:-}" ]; then
   exit 1
 fi
 method=${STRATA_METHOD:-auto}
-[ "${STRATA_P2P_IPC:-off}" = on ] && method=ipc
+[ "${STRATA_P2P_IPC:-}" = on ] && method=ipc
+# Nothing set (the runtime's own choice): "default".
+[ "$staging" = none ] && [ -z "${STRATA_P2P_IPC:-}" ] && [ -z "${STRATA_METHOD:-}" ] && method=default
 case "$staging/$method" in
   none/ipc) factor=5 ;;
+  none/default) factor=6 ;;
   app/*) factor=40 ;;
   none/oneshot) factor=12 ;;
   none/staged) factor=16 ;;
@@ -32,6 +35,8 @@ for bytes in 1024 65536; do
   for block in 8 64; do
     stride=$((block * 2 > 64 ? block * 2 : 64))
     us=$(awk -v b="$bytes" -v f="$factor" -v k="$block" 'BEGIN { printf "%.3f", 5 + f * b / 65536 * (k == 8 ? 2 : 1) }')
-    echo "{\"block\":$block,\"bytes\":$bytes,\"stride\":$stride,\"us\":$us,\"staging\":\"$staging\",\"method\":\"$method\",\"verified\":true}"
+    peer=$(awk -v b="$bytes" 'BEGIN { printf "%.3f", 2 + b / 65536 }')
+    [ "$staging" = app ] || peer=-1
+    echo "{\"block\":$block,\"bytes\":$bytes,\"stride\":$stride,\"us\":$us,\"staging\":\"$staging\",\"method\":\"$method\",\"verified\":true,\"peer_copy_us\":$peer}"
   done
 done
