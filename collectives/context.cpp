@@ -174,6 +174,8 @@ Status Context::find_shared_gpus() noexcept {
     return Status::mpi_error;
   }
   std::set<std::pair<uint64_t, int>> used;
+  device_seen_ = me.device;
+  shared_gpu_ = false;
   nccl_everywhere_ = true;
   for (const Where& w : all) {
     if (w.device >= 0 && !used.emplace(w.host, w.device).second) shared_gpu_ = true;
@@ -236,9 +238,17 @@ bool Context::agree_on_device(Exchange exchange, bool mine) noexcept {
 bool Context::agree(Agreement& a, bool mine) noexcept {
   g_decisions.fetch_add(1, std::memory_order_relaxed);
   if (++a.calls < a.next) return a.device;
-  int vote = mine ? 1 : 0;
+  // A rank whose current device is not the one the context saw (a program
+  // that calls a collective before cudaSetDevice: every rank was on device
+  // 0 then, so the GPUs looked shared) has the ranks look again, together.
+  int current = -1;
+  if (gpu::available() && gpu::get_device(&current) != Status::ok) current = -1;
+  constexpr int kOnDevice = 1, kSameDevice = 2;
+  int vote = (mine ? kOnDevice : 0) | (current == device_seen_ ? kSameDevice : 0);
   int all = 0;
-  if (real().MPI_Allreduce(&vote, &all, 1, MPI_INT, MPI_LAND, comm()) != MPI_SUCCESS) all = 0;
+  if (real().MPI_Allreduce(&vote, &all, 1, MPI_INT, MPI_BAND, comm()) != MPI_SUCCESS) all = kSameDevice;
+  if ((all & kSameDevice) == 0 && find_shared_gpus() != Status::ok) all = kSameDevice;  // keeps the old view
+  all &= kOnDevice;
   const bool changed = a.calls > 1 && (all != 0) != a.device;
   a.device = all != 0;
   a.period = changed ? 1 : std::min<uint64_t>(a.period * 2, static_cast<uint64_t>(agreement_period_limit()));

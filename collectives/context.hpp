@@ -87,6 +87,7 @@ class Context {
   model::Machine machine_[2];
   bool shared_gpu_ = false;
   bool nccl_everywhere_ = false;
+  int device_seen_ = -1;  // this rank's current device when find_shared_gpus last looked
   struct Agreement {
     uint64_t calls = 0;
     uint64_t next = 1;    // the call that agrees next

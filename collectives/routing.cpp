@@ -76,7 +76,9 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
     mark_library_only(comm);  // every later routed call with host buffers: the library at once
   }
   if (!mappable) return d;
-  const bool device = c.nccl_capable() && c.agree_on_device(collective, bytes, mine_on_device);
+  // The vote first: it may find that the ranks moved to GPUs of their own
+  // since the context was made (Context::agree), which nccl_capable reads.
+  const bool device = c.agree_on_device(collective, bytes, mine_on_device) && c.nccl_capable();
   Algorithm a = wanted != Algorithm::automatic ? wanted : c.choose(collective, bytes, device);
   if (device) {
     d.route = Route::nccl;
@@ -103,10 +105,11 @@ Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_
   if (!context) return context.status();
   d.context = context.value();
   Context& c = *d.context;
-  if (!c.nccl_capable()) return d;
   // p2p_available() is part of the vote: an NCCL older than 2.7 anywhere
-  // makes it the library's call everywhere.
-  if (c.agree_on_device(exchange, mine_on_device && device::p2p_available())) d.route = Route::nccl;
+  // makes it the library's call everywhere. The vote first (see decide).
+  if (c.agree_on_device(exchange, mine_on_device && device::p2p_available()) && c.nccl_capable()) {
+    d.route = Route::nccl;
+  }
   STRATA_LOG(debug, kColl, "%s: %s", to_string(exchange), to_string(d.route));
   return d;
 }

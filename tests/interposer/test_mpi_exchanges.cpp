@@ -361,6 +361,30 @@ TEST(Exchanges, Allgatherv) {
 // memory its buffers are in: the same class as the library alone gives for
 // host buffers (before, device buffers got Strata's MPI_ERR_ARG from the
 // routing decision).
+#if defined(STRATA_TEST_DEVICE_MEMORY)
+// A program that calls a collective before it picks each rank's GPU (every
+// rank still on device 0 then, so the GPUs looked shared when Strata first
+// saw the communicator), then moves data on its own GPUs: the device call
+// still takes the NCCL route (the ranks look at their GPUs again).
+TEST(Exchanges, RanksThatPickTheirGpuAfterTheFirstCollective) {
+  REQUIRE_MEMORY();
+  const int devices = strata_test::test_device_count();
+  if (!expect_nccl() || !strata_test::all_ranks_agree(devices >= size_of(MPI_COMM_WORLD))) {
+    GTEST_SKIP() << "needs the NCCL route and a GPU per rank";
+  }
+  MPI_Comm comm = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+  strata_test::test_device_select(0);
+  int one = 1, all = 0;
+  ASSERT_EQ(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, comm), MPI_SUCCESS);
+  EXPECT_EQ(all, size_of(comm));
+  strata_test::test_device_select(rank_in(MPI_COMM_WORLD) % devices);
+  Types types;
+  alltoall(comm, types.all().front(), 1000, false);  // contiguous: expects Strata's (NCCL) route
+  MPI_Comm_free(&comm);
+}
+#endif
+
 TEST(Exchanges, NullCommunicatorIsTheLibrarysError) {
   REQUIRE_MEMORY();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
