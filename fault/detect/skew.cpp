@@ -13,6 +13,7 @@ namespace strata::fault {
 namespace {
 
 constexpr size_t kMaxPending = 4096;  // collectives waiting for members' samples
+constexpr size_t kFewestForSpread = 4;  // members needed to estimate their spread (median/MAD)
 
 }  // namespace
 
@@ -51,7 +52,7 @@ void SkewDetector::add(int rank, const oob::CollSample& s) {
     if (it == m->end()) return;
     position = static_cast<size_t>(it - m->begin());
   }
-  if (n < 3 || position >= n) return;  // no median worth the name
+  if (n < 2 || position >= n) return;  // one rank: nobody to compare with
   const auto key = std::make_pair(s.comm, s.seq);
   auto it = pending_.find(key);
   if (it == pending_.end()) {
@@ -79,8 +80,23 @@ void SkewDetector::evaluate(uint64_t comm, uint64_t seq, Pending& p) {
   std::vector<double> compute(p.compute.begin(), p.compute.end());
   const double median_compute = stats::median(compute);
   std::vector<double> lateness(n);
-  for (size_t i = 0; i < n; ++i) lateness[i] = static_cast<double>(p.compute[i]) - median_compute;
-  const stats::Robust ref = stats::robust(lateness);
+  stats::Robust ref;
+  if (n >= kFewestForSpread) {
+    for (size_t i = 0; i < n; ++i) lateness[i] = static_cast<double>(p.compute[i]) - median_compute;
+    ref = stats::robust(lateness);
+  } else {
+    // Two or three members tell no spread apart from a slow one (of two,
+    // each is half the difference from the median): each is measured
+    // against the median of the others, scored on the minimum shift alone.
+    std::vector<double> others;
+    for (size_t i = 0; i < n; ++i) {
+      others.clear();
+      for (size_t j = 0; j < n; ++j) {
+        if (j != i) others.push_back(compute[j]);
+      }
+      lateness[i] = compute[i] - (others.empty() ? compute[i] : stats::median(others));
+    }
+  }
   std::vector<double> arrival(p.start.begin(), p.start.end());
   const double median_arrival = stats::median(arrival);
   const OpKind kind = static_cast<OpKind>(p.kind);

@@ -7,7 +7,10 @@
 // this measure (that is the link detector's business); arrival times are
 // only quoted in the message. Lateness is scored against the members'
 // median/MAD with robust_z (min shift: max(STRATA_FAULT_SLOW_MIN_US, rel x
-// median compute time)) and each rank's scores feed its CUSUM. An alarm
+// median compute time)) and each rank's scores feed its CUSUM. Two or three
+// members are too few for a spread (of two, each is half their difference
+// from the median): each is measured against the median of the others and
+// scored on the minimum shift alone. An alarm
 // names the rank, the first late collective of the run (onset) and the one
 // that raised it.
 #pragma once

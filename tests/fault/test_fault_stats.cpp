@@ -144,16 +144,16 @@ TEST(Window, SlidingMedianMatchesTheLastValues) {
 struct SkewRun {
   std::vector<Diagnosis> alarms;
 };
-SkewRun run_skew(unsigned s, int slow, double extra_ns, uint64_t onset, uint64_t count, bool outliers) {
+SkewRun run_skew(unsigned s, int slow, double extra_ns, uint64_t onset, uint64_t count, bool outliers, int ranks = 8) {
   SlowParams p;  // defaults: min shift 10 ms
-  SkewDetector d(8, p);
+  SkewDetector d(ranks, p);
   std::mt19937 rng(s);
   std::exponential_distribution<double> noise(1.0 / 300000.0);  // 0.3 ms mean
   SkewRun out;
   int64_t t = 0;
   for (uint64_t seq = 1; seq <= count; ++seq) {
     t += 5000000;
-    for (int r = 0; r < 8; ++r) {
+    for (int r = 0; r < ranks; ++r) {
       oob::CollSample c;
       c.comm = 0;
       c.seq = seq;
@@ -184,6 +184,26 @@ TEST(SkewDetector, FindsTheLateRankWithinTenCollectives) {
     EXPECT_LE(d.detect_seq, 110u);
     EXPECT_LE(d.onset_seq, 100u);  // the run may start on a noisy sample just before
     EXPECT_GE(d.onset_seq, 95u);
+  }
+}
+
+// Two and three ranks (a job of 2 GPUs): too few for the members' spread,
+// the slow one is still named within ten collectives, and noise with
+// outliers raises nothing.
+TEST(SkewDetector, FindsTheLateRankOfTwoOrThree) {
+  for (int ranks : {2, 3}) {
+    for (unsigned s = 0; s < 10; ++s) {
+      const int slow = static_cast<int>(s % static_cast<unsigned>(ranks));
+      SkewRun run = run_skew(seed() + s, slow, 50e6, 100, 140, true, ranks);
+      ASSERT_EQ(run.alarms.size(), 1u) << ranks << " ranks, seed " << seed() + s;
+      EXPECT_EQ(run.alarms[0].ranks, std::vector<int>{slow});
+      EXPECT_GE(run.alarms[0].detect_seq, 100u);
+      EXPECT_LE(run.alarms[0].detect_seq, 110u);
+    }
+    for (unsigned s = 0; s < 3; ++s) {
+      SkewRun quiet = run_skew(seed() + 200 + s, -1, 0, 0, 3000, true, ranks);
+      EXPECT_TRUE(quiet.alarms.empty()) << ranks << " ranks: " << quiet.alarms[0].message;
+    }
   }
 }
 
