@@ -158,7 +158,7 @@ const char* special_handling(const std::string& name) {
       {"MPI_Request_get_status", "a complete Strata request's data is in place when it says so"},
       {"MPI_Request_free", "an active Strata request finishes later; an inactive persistent one is freed"},
       {"MPI_Cancel", "the library's cancel; a cancelled receive is not unpacked"},
-      {"MPI_Probe", "the library's; with STRATA_P2P_IPC=on a device-direct message reports its own size"},
+      {"MPI_Probe", "the library's; with the device-direct transport (STRATA_P2P_IPC) a device-direct message reports its own size"},
       {"MPI_Iprobe", "as MPI_Probe"},
       {"MPI_Mprobe", "as MPI_Probe; a device-direct message gets a handle of Strata's"},
       {"MPI_Improbe", "as MPI_Mprobe"},

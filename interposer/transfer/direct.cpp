@@ -56,7 +56,7 @@ config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
                                      INT64_MAX,
                                      true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
-                            "With STRATA_P2P_IPC=on: how long a completing send waits for its receiver to pull the "
+                            "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits for its receiver to pull the "
                             "bytes before it moves them to a bounce buffer of its own and completes",
                             0, 10'000'000};
 
@@ -138,7 +138,7 @@ void* make_probe(Probe* mine) {
   if (!gpu::available() || gpu::device_count(&devices) != Status::ok || devices <= 0) return nullptr;
   if (!all_devices_reach_each_other(devices)) {
     STRATA_LOG_ONCE(info, kDevice,
-                    "STRATA_P2P_IPC=on: not every pair of this rank's %d GPUs has peer access; its "
+                    "device-direct transport: not every pair of this rank's %d GPUs has peer access; its "
                     "device messages are staged",
                     devices);
     return nullptr;
@@ -248,7 +248,7 @@ void setup(MPI_Comm world) noexcept {
                         state->reads_me[static_cast<size_t>(state->world_rank)];
     if (readers < node_size - 1) {  // the fallback, said once per rank
       STRATA_LOG_ONCE(info, kDevice,
-                      "STRATA_P2P_IPC=on: %d of the %d other ranks of this node read this rank's GPU memory through "
+                      "device-direct transport: %d of the %d other ranks of this node read this rank's GPU memory through "
                       "IPC; device messages to the others are staged",
                       readers, node_size - 1);
     }
@@ -261,15 +261,15 @@ void setup(MPI_Comm world) noexcept {
     if (table) {
       state->table = std::move(table).value();
     } else {
-      STRATA_LOG_ONCE(warn, kDevice, "STRATA_P2P_IPC=on: no completion slots (%s); this rank's device sends are staged",
+      STRATA_LOG_ONCE(warn, kDevice, "device-direct transport: no completion slots (%s); this rank's device sends are staged",
                       to_string(table.status()));
     }
-    STRATA_LOG(debug, kDevice, "STRATA_P2P_IPC=on: %d node peer(s) read this rank's GPU memory", readers);
+    STRATA_LOG(debug, kDevice, "device-direct transport: %d node peer(s) read this rank's GPU memory", readers);
     g_state = state.release();
     // Descriptors may come from any rank now: every receive checks.
     g_active.store(true, std::memory_order_relaxed);
   } catch (...) {
-    STRATA_LOG_ONCE(warn, kDevice, "STRATA_P2P_IPC=on: setup failed (out of memory); device sends are staged");
+    STRATA_LOG_ONCE(warn, kDevice, "device-direct transport: setup failed (out of memory); device sends are staged");
   }
 }
 

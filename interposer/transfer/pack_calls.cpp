@@ -203,7 +203,7 @@ void on_init() {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
   device_direct::setup(
-      MPI_COMM_WORLD);   // STRATA_P2P_IPC=on everywhere: first contact with the node's GPUs (collective)
+      MPI_COMM_WORLD);   // STRATA_P2P_IPC asked everywhere: first contact with the node's GPUs (collective)
   log_init_line(rank);   // info, rank 0: the job's one line
   (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
