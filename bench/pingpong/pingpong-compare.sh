@@ -114,8 +114,12 @@ if [ -n "$json_out" ]; then
     printf '  "host": "%s",\n  "time_utc": "%s",\n  "ranks": 2,\n' "$(hostname)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     printf '  "compare": "plain: --staging app; Strata: --staging none preloaded, one run per STRATA_METHOD",\n'
     printf '  "rows": [\n'
-    cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto" \
-      $([ "$ipc" = yes ] && echo "$work/ipc $work/default") |
+    # The ipc and default runs set no STRATA_METHOD (their rows say auto): named by their run here.
+    { cat "$work/plain" "$work/oneshot" "$work/staged" "$work/span" "$work/auto"
+      if [ "$ipc" = yes ]; then
+        sed 's/"method":"auto"/"method":"ipc"/' "$work/ipc"
+        sed 's/"method":"auto"/"method":"default"/' "$work/default"
+      fi; } |
       grep '^{' | sed 's/^/    /; $!s/$/,/'
     printf '  ]\n}\n'
   } >"$json_out" || { echo "pingpong-compare: cannot write $json_out" >&2; exit 1; }
