@@ -246,7 +246,7 @@ static int run_tool(int argc, char** argv) {
       strata::tools::OsuTable table({"Latency (us)", "Bandwidth (MB/s)"});
       table.comment(contiguous ? std::string("contiguous (MPI_BYTE)")
                                : "hvector of " + std::to_string(block) + " B blocks at stride " +
-                    std::to_string(std::max(64L, stride_factor * block)) + " B");
+                                     std::to_string(std::max(64L, stride_factor * block)) + " B");
       for (const auto& row : rows) {
         if (row["block"].get<long>() != block) continue;
         const double us = row["us"].get<double>();

@@ -12,7 +12,7 @@
 namespace strata::fault {
 namespace {
 
-constexpr size_t kMaxPending = 4096;  // collectives waiting for members' samples
+constexpr size_t kMaxPending = 4096;    // collectives waiting for members' samples
 constexpr size_t kFewestForSpread = 4;  // members needed to estimate their spread (median/MAD)
 
 }  // namespace

@@ -63,7 +63,7 @@ struct Deferred {
   MPI_Request handle = MPI_REQUEST_NULL;  // the user's
   HandleState* state = nullptr;           // owned by the handle
   Outgoing out;
-  DevicePart part{};  // device_pack: the message's one part
+  DevicePart part{};    // device_pack: the message's one part
   bool direct = false;  // travels as a device-direct descriptor (direct.hpp) where it can
   // What the flush packs: device_pack, except a direct message that is
   // contiguous (the receiver reads the user's buffer itself).

@@ -56,7 +56,8 @@ config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
                                      INT64_MAX,
                                      true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
-                            "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits for its receiver to pull the "
+                            "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits "
+                            "for its receiver to pull the "
                             "bytes before it moves them to a bounce buffer of its own and completes",
                             0, 10'000'000};
 
@@ -247,10 +248,11 @@ void setup(MPI_Comm world) noexcept {
     const int readers = static_cast<int>(std::count(state->reads_me.begin(), state->reads_me.end(), 1)) -
                         state->reads_me[static_cast<size_t>(state->world_rank)];
     if (readers < node_size - 1) {  // the fallback, said once per rank
-      STRATA_LOG_ONCE(info, kDevice,
-                      "device-direct transport: %d of the %d other ranks of this node read this rank's GPU memory through "
-                      "IPC; device messages to the others are staged",
-                      readers, node_size - 1);
+      STRATA_LOG_ONCE(
+          info, kDevice,
+          "device-direct transport: %d of the %d other ranks of this node read this rank's GPU memory through "
+          "IPC; device messages to the others are staged",
+          readers, node_size - 1);
     }
     slots::TableConfig config;
     config.bound = std::chrono::microseconds(g_bound_us.get());
@@ -261,7 +263,8 @@ void setup(MPI_Comm world) noexcept {
     if (table) {
       state->table = std::move(table).value();
     } else {
-      STRATA_LOG_ONCE(warn, kDevice, "device-direct transport: no completion slots (%s); this rank's device sends are staged",
+      STRATA_LOG_ONCE(warn, kDevice,
+                      "device-direct transport: no completion slots (%s); this rank's device sends are staged",
                       to_string(table.status()));
     }
     STRATA_LOG(debug, kDevice, "device-direct transport: %d node peer(s) read this rank's GPU memory", readers);
@@ -289,8 +292,8 @@ bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
   if (g_state == nullptr || !g_state->table || plan.path != Path::device_pack || plan.method == Method::device) {
     return false;  // a GPU-aware library moves device buffers itself
   }
-  const int64_t least = plan.layout.block().contiguous() ? g_min_bytes.get()
-                                                         : std::max(g_min_bytes.get(), g_min_strided_bytes.get());
+  const int64_t least =
+      plan.layout.block().contiguous() ? g_min_bytes.get() : std::max(g_min_bytes.get(), g_min_strided_bytes.get());
   if (plan.bytes < least || dest < 0) return false;
   const int w = coll::world_rank_of(comm, dest);
   return w >= 0 && static_cast<size_t>(w) < g_state->reads_me.size() && g_state->reads_me[static_cast<size_t>(w)] != 0;

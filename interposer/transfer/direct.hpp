@@ -107,8 +107,7 @@ struct DirectTarget {
 // With `wait` false, a device target's copies may stay queued on the device
 // (wait_for_queued_unpacks, then finish_queued_pulls, which hands the
 // senders their buffers back).
-bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc,
-                    bool wait = true);
+bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc, bool wait = true);
 // After wait_for_queued_unpacks (whatever it answered): tells the senders of
 // the pulls left queued that their bytes arrived, and releases the mappings.
 bool have_queued_pulls() noexcept;

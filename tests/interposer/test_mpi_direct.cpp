@@ -245,7 +245,7 @@ uint64_t deferred_flushes() { return preload_counters() ? preload_counters()->de
 // one batch (one flush: a device-direct MPI_Isend no longer posts the ones
 // deferred before it), and every byte arrives, gaps keeping their poison.
 TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
-  constexpr int kBlocks = 16384;  // 128 KiB packed: over IPC
+  constexpr int kBlocks = 16384;    // 128 KiB packed: over IPC
   constexpr int kSmallBlocks = 64;  // 512 B packed: staged
   MPI_Datatype strided = MPI_DATATYPE_NULL, small = MPI_DATATYPE_NULL;
   MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
@@ -279,8 +279,7 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
       const uint64_t k = 5000 + static_cast<uint64_t>(round * 10 + m);
       out.back()->fill(random_bytes(sh.span, seed(static_cast<int>(k)) ^ static_cast<uint64_t>(rank())));
       expect.push_back(random_bytes(sh.span, seed(static_cast<int>(k)) ^ static_cast<uint64_t>(partner())));
-      ASSERT_EQ(MPI_Irecv(in.back()->data(), sh.count, sh.type, partner(), m, MPI_COMM_WORLD, &recvs[m]),
-                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Irecv(in.back()->data(), sh.count, sh.type, partner(), m, MPI_COMM_WORLD, &recvs[m]), MPI_SUCCESS);
     }
     const uint64_t flushes = deferred_flushes(), sent = sends_direct(), got = recvs_direct();
     for (int m = 0; m < kShapes; ++m) {
