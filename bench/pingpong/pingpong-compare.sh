@@ -7,11 +7,12 @@
 # The method runs keep the device-direct transport off (STRATA_P2P_IPC=off).
 # --ipc: two more preloaded runs, one with the device-direct transport for
 #   every message of at least 512 B (STRATA_P2P_IPC=on: the receiver pulls
-#   from the sender's GPU), one with nothing set (the runtime's own choice of
-#   transport and method), and their columns: ipc, default, the GB/s of
-#   ipc, the peer copy floor (one process copying GPU 1 -> GPU 0, measured
-#   by the plain run), plain / default and default / best (the best of the
-#   methods and ipc; docs/device.md);
+#   from the sender's GPU), one with STRATA_P2P_IPC=auto and nothing else
+#   set (the runtime's own choice of transport and method, "default"), and
+#   their columns: ipc, default, the GB/s of ipc, the peer copy floor (one
+#   process copying GPU 1 -> GPU 0, measured by the plain run), plain /
+#   default and default / best (the best of the methods and ipc;
+#   docs/device.md);
 # --osu: OSU micro-benchmark columns instead of the table, per block size:
 #   # Size, Plain and Strata (auto) Latency (us) and Bandwidth (MB/s), Ratio
 #   (plain / Strata);
@@ -65,8 +66,8 @@ if [ "$ipc" = yes ]; then
   mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_P2P_IPC=on \
     -x STRATA_P2P_IPC_MIN_BYTES=512 -x STRATA_P2P_IPC_MIN_STRIDED_BYTES=512 "$bench" --staging none "${extra[@]}" \
     >"$work/ipc" || { echo "preloaded run (ipc) failed" >&2; exit 1; }
-  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" "$bench" --staging none "${extra[@]}" \
-    >"$work/default" || { echo "preloaded run (default) failed" >&2; exit 1; }
+  mpirun -np 2 ${strata_env[@]+"${strata_env[@]}"} -x LD_PRELOAD="$preload" -x STRATA_P2P_IPC=auto "$bench" \
+    --staging none "${extra[@]}" >"$work/default" || { echo "preloaded run (default) failed" >&2; exit 1; }
 fi
 if grep -q '"verified":false' "$work"/*; then echo "pingpong-compare: a run did not verify" >&2; exit 1; fi
 value() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" "$1"; }

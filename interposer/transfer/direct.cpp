@@ -31,15 +31,21 @@ std::atomic<bool> g_active{false};
 namespace {
 
 enum class Mode { off, on, automatic };
+// Off by default: while it is on, every receive that could hold a
+// descriptor (256 bytes or more, host buffers too) is checked at completion,
+// which a host program pays for (measured: +72 ns per blocking and +0.29 us
+// per non-blocking 1 KiB host receive on the 2-core machine); see
+// docs/device.md.
 config::ChoiceParam<Mode> g_mode{
     "STRATA_P2P_IPC",
-    Mode::automatic,
+    Mode::off,
     {{"auto", Mode::automatic}, {"on", Mode::on}, {"off", Mode::off}},
     "Device point-to-point between ranks of one node: the receiver pulls a message from the sender's GPU through "
     "CUDA/HIP IPC (a message to self: copied on the device). auto = on, except where a node has more ranks than "
     "GPUs and no MPS daemon (ranks sharing a GPU then time-slice it, and the transport's device work measured "
-    "slower than staging, docs/device.md); on = wherever the GPUs reach each other; off = staged through pinned "
-    "host memory. Every rank must ask for it (one rank's off turns it off for the job)"};
+    "slower than staging, docs/device.md); on = wherever the GPUs reach each other; off (the default) = staged "
+    "through pinned host memory: while the transport is on, host receives of 256 bytes or more are checked for "
+    "descriptors and cost more (docs/device.md). Every rank must ask for it (one rank's off turns it off)"};
 config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
                              1024,
                              "The smallest contiguous device message (bytes) that goes through IPC; smaller ones are "

@@ -545,8 +545,8 @@ TEST_F(Direct, ProbesReportTheMessagesSize) {
 
 }  // namespace
 
-// Whether the job took the transport (STRATA_P2P_IPC=auto, the default):
-// the variants that run only this test set the machine (GPUs per node,
+// Whether the job took the transport (STRATA_P2P_IPC=auto, or nothing set:
+// off): the variants that run only this test set the machine (GPUs per node,
 // an MPS control pipe) and STRATA_TEST_EXPECT_DIRECT (1: a 128 KiB device
 // message goes through IPC; 0: staged). Every message arrives either way.
 TEST(DirectPolicy, TheMachineDecidesUnderAuto) {

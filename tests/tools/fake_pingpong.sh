@@ -20,8 +20,8 @@ if [ "$staging" = none ] && [ -z "${LD_PRELOAD:-}" ]; then
 fi
 method=${STRATA_METHOD:-auto}
 [ "${STRATA_P2P_IPC:-}" = on ] && method=ipc
-# Nothing set (the runtime's own choice): "default".
-[ "$staging" = none ] && [ -z "${STRATA_P2P_IPC:-}" ] && [ -z "${STRATA_METHOD:-}" ] && method=default
+# STRATA_P2P_IPC=auto and no method (the runtime's own choice): "default".
+[ "$staging" = none ] && [ "${STRATA_P2P_IPC:-}" = auto ] && [ -z "${STRATA_METHOD:-}" ] && method=default
 case "$staging/$method" in
   none/ipc) factor=5 ;;
   none/default) factor=6 ;;
