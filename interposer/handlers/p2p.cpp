@@ -66,6 +66,21 @@ namespace {
 int recv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Status*& status) {
   fault::P2pScope rec(fault::OpKind::recv, comm, clamp_count(out.count), out.type, source, 0);
   if (passes_through(id, Side::recv, out)) return library();
+  // Contiguous host data with device-direct descriptors about: the library
+  // receives into the user's buffer, and only a message of exactly a
+  // descriptor's size is looked at (no plan, no staging).
+  if (source != MPI_PROC_NULL && contiguous_host(out)) {
+    MPI_Status local;
+    if (status == MPI_STATUS_IGNORE) status = &local;
+    int rc = library();
+    if (rc == MPI_SUCCESS) {
+      if (int done = complete_host_recv(const_cast<void*>(out.pointer()), out.count, out.type, *status);
+          done != MPI_SUCCESS) {
+        rc = raise_error(comm, done, calls::name_of(id));
+      }
+    }
+    return rc;
+  }
   const Plan p = plan_side(id, Side::recv, source, out);
   if (p.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) return library();
   Incoming in;

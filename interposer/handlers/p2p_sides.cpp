@@ -23,9 +23,13 @@ Plan plan_side(calls::Id id, Side side, int peer, const calls::Buf& buf) {
   return p;
 }
 
+bool contiguous_host(const calls::Buf& buf) noexcept {
+  return shape_of(buf.type) == TypeShape::contiguous && !gpu::maybe_device(buf.pointer());
+}
+
 bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept {
   if (side == Side::recv && device_direct::active() && may_get_descriptor(buf)) return false;  // direct.hpp
-  if (shape_of(buf.type) != TypeShape::contiguous || gpu::maybe_device(buf.pointer())) return false;
+  if (!contiguous_host(buf)) return false;
   if (log::enabled(log::Level::debug, log::kP2p)) {
     STRATA_LOG(debug, kP2p, "%s %s: library (contiguous host data)", calls::name_of(id),
                side == Side::send ? "send" : "recv");

@@ -35,6 +35,8 @@ bool passes_through(calls::Id id, Side side, const calls::Buf& buf) noexcept;
 // descriptor (direct.hpp)? Not one too small to hold one: a larger message
 // would be MPI_ERR_TRUNCATE there either way.
 bool may_get_descriptor(const calls::Buf& buf) noexcept;
+// Host memory of a datatype whose elements are single runs of bytes.
+bool contiguous_host(const calls::Buf& buf) noexcept;
 
 // Registers a started request with what its completion must do.
 void track(MPI_Request request, PendingOp&& op);

@@ -215,6 +215,19 @@ int complete_recv(Incoming& in, MPI_Status& status, bool wait, const unsigned ch
   return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
 }
 
+int complete_host_recv(void* buf, int64_t count, MPI_Datatype type, MPI_Status& status) {
+  int received = 0;
+  if (mpi::real().MPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS ||
+      received != static_cast<int>(kDirectDescriptorBytes)) {
+    return MPI_SUCCESS;
+  }
+  Incoming in;  // what prepare_recv makes of a receive the library serves
+  in.buffer = in.user = buf;
+  in.count = in.user_count = count;
+  in.type = in.user_type = type;
+  return complete_recv(in, status);
+}
+
 int complete_kept_recv(Incoming& in, const unsigned char* bytes, bool descriptor, MPI_Status& status) {
   constexpr int kBytes = static_cast<int>(kDirectDescriptorBytes);
   mpi::real().MPI_Status_set_elements(&status, MPI_BYTE, kBytes);  // what the library delivered

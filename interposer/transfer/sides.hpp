@@ -78,6 +78,11 @@ int refresh_recv(Incoming& in);
 // descriptor, instead of those in the receive's buffer.
 int complete_recv(Incoming& in, MPI_Status& status, bool wait = true, const unsigned char* kept = nullptr);
 
+// complete_recv of a receive the library served into the user's host
+// buffer (contiguous data): looks only at a message of exactly a
+// descriptor's size.
+int complete_host_recv(void* buf, int64_t count, MPI_Datatype type, MPI_Status& status);
+
 // A message a probe kept (kDirectDescriptorBytes bytes, a descriptor or the
 // program's own) delivered to a prepared receive as the library would have,
 // then completed; `status` says what arrived.
