@@ -11,9 +11,9 @@ namespace strata::interposer {
 // floor(log2(v)) within [0, buckets): values below 2 land in bucket 0, the
 // largest in the last bucket.
 inline int log2_bucket(int64_t v, int buckets) {
-  int b = 0;
-  while (b + 1 < buckets && (int64_t{1} << (b + 1)) <= v) ++b;
-  return b;
+  if (v < 2) return 0;
+  const int b = 63 - __builtin_clzll(static_cast<unsigned long long>(v));  // NOLINT(google-runtime-int)
+  return std::min(b, buckets - 1);
 }
 
 // log2(v) as a real number (v below 1 counts as 1), for distances between sizes.

@@ -2,10 +2,13 @@
 // reference models.
 #include "interposer/model/device_model.hpp"
 #include "interposer/model/host_model.hpp"
+#include "interposer/model/log2_buckets.hpp"
 #include "interposer/transfer/engine_choice.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <random>
 #include <string>
 
 namespace {
@@ -254,3 +257,24 @@ TEST(EngineChoice, SizesAndDirectionsAreKeptApart) {
 }
 
 }  // namespace
+
+// The buckets against the definition, a loop over powers of two: values
+// below 2 in bucket 0, the largest clamped to the last bucket.
+TEST(Log2Buckets, MatchTheLoopOverPowersOfTwo) {
+  auto naive = [](int64_t v, int buckets) {
+    int b = 0;
+    while (b + 1 < buckets && (int64_t{1} << (b + 1)) <= v) ++b;
+    return b;
+  };
+  std::mt19937_64 rng(std::random_device{}());
+  for (int buckets : {1, 2, 12, 33, 40, 63}) {
+    for (int64_t v : {int64_t{-5}, int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{1} << 40,
+                      (int64_t{1} << 40) - 1, INT64_MAX}) {
+      EXPECT_EQ(strata::interposer::log2_bucket(v, buckets), naive(v, buckets)) << v << " in " << buckets;
+    }
+    for (int i = 0; i < 2000; ++i) {
+      const int64_t v = static_cast<int64_t>(rng() >> (rng() % 63));
+      ASSERT_EQ(strata::interposer::log2_bucket(v, buckets), naive(v, buckets)) << v << " in " << buckets;
+    }
+  }
+}
