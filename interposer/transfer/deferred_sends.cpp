@@ -149,7 +149,6 @@ int post_direct(Deferred& d) {
     return MPI_SUCCESS;
   }
   if (s != Status::not_supported) return mpi::error_class(s);
-  d.direct = false;
   if (!packed) return prepare_send(d.plan, d.buf, d.count, d.type, &d.out);
   d.out.host = Staging::acquire(pinned_pool(), d.plan.bytes);
   if (!d.out.host) return MPI_ERR_NO_MEM;
@@ -214,11 +213,14 @@ void flush_deferred_sends_now() noexcept {
         fail(d, mpi::error_class(packed));
         continue;
       }
-      if (int rc = d.direct ? post_direct(d) : MPI_SUCCESS; rc != MPI_SUCCESS) {
-        fail(d, rc);
-        continue;
+      if (d.direct) {  // its descriptor, or its bytes staged: post_direct sets what goes to the library
+        if (int rc = post_direct(d); rc != MPI_SUCCESS) {
+          fail(d, rc);
+          continue;
+        }
+      } else if (d.plan.path == Path::device_pack) {
+        send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
       }
-      if (!d.direct && d.plan.path == Path::device_pack) send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
       MPI_Request library = MPI_REQUEST_NULL;
       const int rc = real().MPI_Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
       if (rc != MPI_SUCCESS) {

@@ -613,3 +613,43 @@ TEST_F(Direct, MessagesToSelfAreCopiedOnTheDevice) {
   }
   MPI_Type_free(&strided);
 }
+
+// More strided MPI_Isends in flight than the sender has completion slots
+// (64): those past the slots are staged through host memory after the
+// flush packed them on the device, and every message still arrives whole.
+TEST_F(Direct, MoreSendsInFlightThanSlotsAreStaged) {
+  constexpr int kMessages = 72;
+  constexpr int kBlocks = 4096;  // 32 KiB packed
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
+  MPI_Type_commit(&strided);
+  const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
+  std::vector<std::unique_ptr<DeviceBuffer>> out, in;
+  std::vector<std::vector<unsigned char>> expect;
+  std::vector<MPI_Request> requests(2 * kMessages);
+  for (int m = 0; m < kMessages; ++m) {
+    out.push_back(std::make_unique<DeviceBuffer>(span));
+    in.push_back(std::make_unique<DeviceBuffer>(span));
+    ASSERT_TRUE(*out.back() && *in.back());
+    out.back()->fill(random_bytes(span, seed(7000 + m) ^ static_cast<uint64_t>(rank())));
+    expect.push_back(random_bytes(span, seed(7000 + m) ^ static_cast<uint64_t>(partner())));
+    ASSERT_EQ(MPI_Irecv(in.back()->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests[m]), MPI_SUCCESS);
+  }
+  const uint64_t sent = sends_direct();
+  for (int m = 0; m < kMessages; ++m) {
+    ASSERT_EQ(MPI_Isend(out[m]->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests[kMessages + m]),
+              MPI_SUCCESS);
+  }
+  ASSERT_EQ(MPI_Waitall(2 * kMessages, requests.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  EXPECT_GT(sends_direct(), sent);
+  EXPECT_LT(sends_direct(), sent + kMessages) << "every send found a slot: the test staged none";
+  for (int m = 0; m < kMessages; ++m) {
+    bool guards = false;
+    const std::vector<unsigned char> got = in[m]->read(&guards);
+    EXPECT_TRUE(guards) << "message " << m;
+    size_t wrong = 0;
+    for (size_t i = 0; i < span; ++i) wrong += got[i] != (i % 64 < 8 ? expect[m][i] : kPoison) ? 1 : 0;
+    EXPECT_EQ(wrong, 0u) << "message " << m;
+  }
+  MPI_Type_free(&strided);
+}
