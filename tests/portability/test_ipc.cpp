@@ -296,6 +296,13 @@ class Ipc : public ::testing::Test {
     std::string why;
     ASSERT_TRUE(peer->start(&why)) << why;
   }
+  // Fills `bytes` at `ptr` with pattern(seed), exports them (*e) and has the
+  // peer import and check them (*r, its reply).
+  void export_and_check(Peer& peer, void* ptr, uint64_t seed, size_t bytes, gpu::IpcExport* e, Reply* r) {
+    ASSERT_OK(fill(ptr, seed, bytes));
+    ASSERT_OK(gpu::ipc_export(ptr, e));
+    *r = peer.check(*e, seed, bytes);
+  }
   uint64_t seed_ = 0;
 };
 
@@ -517,10 +524,9 @@ TEST_F(Ipc, ReallocatedRangeIsNeverReadThroughAStaleMapping) {
   const size_t n = 64 * 1024;
   void* a = nullptr;
   ASSERT_OK(gpu::malloc_device(&a, n));
-  ASSERT_OK(fill(a, seed_, n));
   gpu::IpcExport e1{};
-  ASSERT_OK(gpu::ipc_export(a, &e1));
-  Reply r = peer.check(e1, seed_, n);
+  Reply r;
+  ASSERT_NO_FATAL_FAILURE(export_and_check(peer, a, seed_, n, &e1, &r));
   ASSERT_EQ(r.status, 0);
   ASSERT_EQ(r.value, kNoMismatch);
   const gpu::IpcCacheStats p1 = r.stats;
@@ -539,12 +545,10 @@ TEST_F(Ipc, ReallocatedRangeIsNeverReadThroughAStaleMapping) {
     GTEST_SKIP() << "the runtime never placed a new allocation at the freed address";
   }
   const uint64_t seed2 = fresh_seed();
-  ASSERT_OK(fill(a, seed2, n));
   gpu::IpcExport e2{};
-  ASSERT_OK(gpu::ipc_export(a, &e2));
+  ASSERT_NO_FATAL_FAILURE(export_and_check(peer, a, seed2, n, &e2, &r));
   ASSERT_EQ(e2.base, e1.base);
   ASSERT_NE(e2.buffer_id, e1.buffer_id);
-  r = peer.check(e2, seed2, n);
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.value, kNoMismatch) << "the peer read old bytes through a stale mapping (first wrong byte at " << r.value
                                   << ")";
@@ -567,10 +571,9 @@ TEST_F(Ipc, NewAllocationOverlappingAFreedOneReplacesItsMapping) {
   const size_t n = 4 << 20;
   void* a = nullptr;
   ASSERT_OK(gpu::malloc_device(&a, n));
-  ASSERT_OK(fill(a, seed_, n));
   gpu::IpcExport e1{};
-  ASSERT_OK(gpu::ipc_export(a, &e1));
-  Reply r = peer.check(e1, seed_, n);
+  Reply r;
+  ASSERT_NO_FATAL_FAILURE(export_and_check(peer, a, seed_, n, &e1, &r));
   ASSERT_EQ(r.status, 0);
   ASSERT_EQ(r.value, kNoMismatch);
   const gpu::IpcCacheStats p1 = r.stats;
@@ -594,11 +597,9 @@ TEST_F(Ipc, NewAllocationOverlappingAFreedOneReplacesItsMapping) {
   for (void* p : held) EXPECT_OK(gpu::free_device(p));
   if (b == nullptr) GTEST_SKIP() << "the runtime never placed a new allocation inside the freed range";
   const uint64_t seed2 = fresh_seed();
-  ASSERT_OK(fill(b, seed2, n / 4));
   gpu::IpcExport e2{};
-  ASSERT_OK(gpu::ipc_export(b, &e2));
+  ASSERT_NO_FATAL_FAILURE(export_and_check(peer, b, seed2, n / 4, &e2, &r));
   ASSERT_NE(e2.base, e1.base);
-  r = peer.check(e2, seed2, n / 4);
   EXPECT_EQ(r.status, 0) << "the peer could not open the new allocation";
   EXPECT_EQ(r.value, kNoMismatch);
   EXPECT_EQ(r.stats.stale_replaced, p1.stale_replaced + 1);
