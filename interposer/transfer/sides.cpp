@@ -221,10 +221,8 @@ int complete_host_recv(void* buf, int64_t count, MPI_Datatype type, MPI_Status& 
       received != static_cast<int>(kDirectDescriptorBytes)) {
     return MPI_SUCCESS;
   }
-  Incoming in;  // what prepare_recv makes of a receive the library serves
-  in.buffer = in.user = buf;
-  in.count = in.user_count = count;
-  in.type = in.user_type = type;
+  Incoming in;
+  (void)prepare_recv(Plan{}, buf, count, type, &in);  // a receive the library serves (Path::library): no staging
   return complete_recv(in, status);
 }
 
