@@ -71,34 +71,22 @@ void report(const char* which, long bytes, double seconds) {
 }
 
 // One-way time of a ping-pong between ranks 0 and 1 (the others idle).
-void pingpong(const char* which, const void* send, void* recv, int count, MPI_Datatype type, long bytes) {
+// `irecv_first`: rank 0 posts its receive first (MPI_Irecv, then MPI_Send,
+// then MPI_Wait), the path of a halo's non-blocking receives.
+void pingpong(const char* which, const void* send, void* recv, int count, MPI_Datatype type, long bytes,
+              bool irecv_first = false) {
   const int peer = rank_ == 0 ? 1 : 0;
   const bool active = rank_ < 2;
   const double rt = timed([&] {
     if (!active) return;
-    if (rank_ == 0) {
-      MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
-      MPI_Recv(recv, count, type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(recv, count, type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
-    }
-  });
-  report(which, bytes, rt / 2);
-}
-
-// The same with the receive posted first (MPI_Irecv, then MPI_Send, then
-// MPI_Wait): the path of a halo's non-blocking receives.
-void ipingpong(const char* which, const void* send, void* recv, int count, MPI_Datatype type, long bytes) {
-  const int peer = rank_ == 0 ? 1 : 0;
-  const bool active = rank_ < 2;
-  const double rt = timed([&] {
-    if (!active) return;
-    MPI_Request r = MPI_REQUEST_NULL;
-    if (rank_ == 0) {
+    if (rank_ == 0 && irecv_first) {
+      MPI_Request r = MPI_REQUEST_NULL;
       MPI_Irecv(recv, count, type, peer, 7, MPI_COMM_WORLD, &r);
       MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
       MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else if (rank_ == 0) {
+      MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
+      MPI_Recv(recv, count, type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
       MPI_Recv(recv, count, type, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       MPI_Send(send, count, type, peer, 7, MPI_COMM_WORLD);
@@ -114,8 +102,8 @@ void run_pingpong() {
   pingpong("pingpong", a.data(), b.data(), 1, MPI_BYTE, 1);
   pingpong("pingpong", a.data(), b.data(), 8, MPI_BYTE, 8);
   pingpong("pingpong", a.data(), b.data(), 1024, MPI_BYTE, 1024);
-  ipingpong("ipingpong", a.data(), b.data(), 8, MPI_BYTE, 8);
-  ipingpong("ipingpong", a.data(), b.data(), 1024, MPI_BYTE, 1024);
+  pingpong("ipingpong", a.data(), b.data(), 8, MPI_BYTE, 8, true);
+  pingpong("ipingpong", a.data(), b.data(), 1024, MPI_BYTE, 1024, true);
 }
 
 void run_vector(long max_extent) {
