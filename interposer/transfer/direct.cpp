@@ -63,8 +63,8 @@ config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
                                      true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits "
-                            "for its receiver to pull the "
-                            "bytes before it moves them to a bounce buffer of its own and completes",
+                            "for its receiver to pull the bytes before it moves them to a bounce buffer of its own "
+                            "and completes",
                             0, 10'000'000};
 
 // What a rehoming copies: the bytes the descriptor named.

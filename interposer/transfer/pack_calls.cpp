@@ -202,8 +202,8 @@ void on_init() {
   if (coll::learn_job(MPI_COMM_WORLD, summary_flag() | init_line_flags() | device_direct::job_flag()) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
-  device_direct::setup(
-      MPI_COMM_WORLD);   // STRATA_P2P_IPC asked everywhere: first contact with the node's GPUs (collective)
+  // STRATA_P2P_IPC asked everywhere: first contact with the node's GPUs (collective).
+  device_direct::setup(MPI_COMM_WORLD);
   log_init_line(rank);   // info, rank 0: the job's one line
   (void)fault::start();  // STRATA_FAULT=1: recorder, watchdog, out-of-band channel (collective)
 }
