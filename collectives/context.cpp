@@ -157,30 +157,47 @@ Status Context::build_two_level() noexcept {
 }
 
 // From the real hosts and devices, not the (possibly emulated) topology.
+// A GPU is known by its PCI address, not its ordinal: ranks each given one
+// GPU through CUDA_VISIBLE_DEVICES all see device 0, on different GPUs.
 Status Context::find_shared_gpus() noexcept {
   struct Where {
     uint64_t host;
-    int device;
+    int64_t gpu;  // PCI address, -1: none
+    int devices;  // visible to the rank
     int nccl;
-  } me{0, -1, 0};
+  } me{0, -1, 0, 0};
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   if (real().MPI_Get_processor_name(name, &length) != MPI_SUCCESS) return Status::mpi_error;
   me.host = std::hash<std::string>{}(std::string(name, static_cast<size_t>(length)));
-  if (gpu::available() && gpu::get_device(&me.device) != Status::ok) me.device = -1;
-  me.nccl = me.device >= 0 && device::nccl_available() ? 1 : 0;
+  int device = -1;
+  gpu::DeviceProperties props;
+  if (gpu::available() && gpu::get_device(&device) == Status::ok && gpu::properties(device, &props) == Status::ok &&
+      gpu::device_count(&me.devices) == Status::ok) {
+    me.gpu = (int64_t{props.pci_domain} << 32) | (int64_t{props.pci_bus} << 8) | (props.pci_device & 0xff);
+  } else {
+    device = -1;
+  }
+  me.nccl = me.gpu >= 0 && device::nccl_available() ? 1 : 0;
   std::vector<Where> all(static_cast<size_t>(size()));
   if (real().MPI_Allgather(&me, sizeof me, MPI_BYTE, all.data(), sizeof me, MPI_BYTE, comm()) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
-  std::set<std::pair<uint64_t, int>> used;
-  device_seen_ = me.device;
+  std::set<std::pair<uint64_t, int64_t>> used;
+  std::map<uint64_t, std::pair<int, int>> per_host;  // ranks with a GPU, most GPUs one of them sees
+  device_seen_ = device;
   shared_gpu_ = false;
   nccl_everywhere_ = true;
   for (const Where& w : all) {
-    if (w.device >= 0 && !used.emplace(w.host, w.device).second) shared_gpu_ = true;
-    nccl_everywhere_ = nccl_everywhere_ && w.device >= 0 && w.nccl != 0;
+    if (w.gpu >= 0 && !used.emplace(w.host, w.gpu).second) shared_gpu_ = true;
+    nccl_everywhere_ = nccl_everywhere_ && w.gpu >= 0 && w.nccl != 0;
+    if (w.gpu < 0) continue;
+    std::pair<int, int>& h = per_host[w.host];
+    ++h.first;
+    h.second = std::max(h.second, w.devices);
   }
+  shared_for_good_ = false;
+  for (const auto& [host, h] : per_host) shared_for_good_ = shared_for_good_ || h.first > h.second;
   return Status::ok;
 }
 

@@ -57,6 +57,10 @@ class Context {
   // GPU of its own and loads NCCL (learnt when the context was made, from
   // every rank: the same answer everywhere).
   bool nccl_capable() const noexcept { return nccl_everywhere_ && !shared_gpu_; }
+  // Can it never become so: a rank without a GPU or NCCL, or a node with
+  // more ranks than any of them sees GPUs. Ranks that share a GPU only
+  // because they have not picked theirs yet (all on device 0) may still.
+  bool never_nccl() const noexcept { return !nccl_everywhere_ || shared_for_good_; }
   // Are every rank's buffers of this call in device memory? Agreed by all
   // ranks (an allreduce on the context's communicator) at the first call of
   // each collective and size class and again at calls spaced by doubling
@@ -87,6 +91,7 @@ class Context {
   model::Machine machine_[2];
   bool shared_gpu_ = false;
   bool nccl_everywhere_ = false;
+  bool shared_for_good_ = false;
   int device_seen_ = -1;  // this rank's current device when find_shared_gpus last looked
   struct Agreement {
     uint64_t calls = 0;

@@ -72,10 +72,13 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   if (!context) return context.status();
   d.context = context.value();
   Context& c = *d.context;
-  if (!c.nccl_capable() && !spans_nodes(c) && (wanted == Algorithm::automatic || wanted == Algorithm::library)) {
+  if (c.never_nccl() && !spans_nodes(c) && (wanted == Algorithm::automatic || wanted == Algorithm::library)) {
     mark_library_only(comm);  // every later routed call with host buffers: the library at once
   }
-  if (!mappable) return d;
+  // On a communicator left to the library the ranks vote on nothing: a rank
+  // whose buffers look like host memory at a glance passes it by without
+  // coming here (quick_library), so a vote would have only some ranks in it.
+  if (!mappable || surely_library_only(comm)) return d;
   // The vote first: it may find that the ranks moved to GPUs of their own
   // since the context was made (Context::agree), which nccl_capable reads.
   const bool device = c.agree_on_device(collective, bytes, mine_on_device) && c.nccl_capable();
@@ -105,6 +108,7 @@ Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_
   if (!context) return context.status();
   d.context = context.value();
   Context& c = *d.context;
+  if (surely_library_only(comm)) return d;  // no vote there (see decide)
   // p2p_available() is part of the vote: an NCCL older than 2.7 anywhere
   // makes it the library's call everywhere. The vote first (see decide).
   if (c.agree_on_device(exchange, mine_on_device && device::p2p_available()) && c.nccl_capable()) {

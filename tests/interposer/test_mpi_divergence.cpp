@@ -24,8 +24,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -206,6 +209,54 @@ TEST_F(Divergence, NonBlockingAndPersistentCollectives) {
     }
   }
   cases::report_library_workarounds("divergence", substituted, left_out);
+}
+
+// Ranks that share a GPU only because none has picked its own yet (every
+// rank on device 0 when the communicator's first collective ran), then host
+// collectives whose buffers look new to some ranks: a host buffer in memory
+// no call has seen yet may be device memory at a glance, so those ranks ask
+// the routing while the others pass their call straight to the library.
+// Nothing the routing does may be collective then (it was: the device vote,
+// a hang or a mismatched allreduce). Rank 0 takes a fresh mapping each
+// time, the others a buffer every call has seen.
+TEST_F(Divergence, HostBuffersNewToOneRankOnGpusNotYetPicked) {
+  if (!device_ || !strata_test::expect_preload()) GTEST_SKIP() << "needs the interposer and a device";
+  std::snprintf(g_case, sizeof g_case, "host buffers new to rank 0, GPUs not yet picked");
+  alarm(static_cast<unsigned>(seconds_per_case()));
+  strata_test::test_device_select(0);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const int rank = strata_test::world_rank(), np = strata_test::world_size();
+  std::vector<long long> seen(4, 0);
+  MPI_Allreduce(MPI_IN_PLACE, seen.data(), 4, MPI_LONG_LONG, MPI_SUM, comm);  // makes the context
+  constexpr size_t kMapping = size_t{4} << 20;                                // two 2 MiB granules at least
+  std::vector<void*> mappings;
+  std::mt19937_64 random(std::random_device{}());
+  for (int i = 0; i < 12; ++i) {
+    long long* data = seen.data();
+    if (rank == 0) {
+      void* m = mmap(nullptr, kMapping, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      ASSERT_NE(m, MAP_FAILED);
+      mappings.push_back(m);
+      data = static_cast<long long*>(m) + (kMapping / 2) / sizeof(long long);
+    }
+    long long value = static_cast<long long>(random() % 1000);
+    MPI_Bcast(&value, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    for (int k = 0; k < 4; ++k) data[k] = value + rank + k;
+    ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, data, 4, MPI_LONG_LONG, MPI_SUM, comm), MPI_SUCCESS);
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(data[k], np * (value + k) + static_cast<long long>(np) * (np - 1) / 2) << "call " << i;
+    }
+    for (int k = 0; k < 4; ++k) data[k] = rank == 0 ? -k : 12345;
+    ASSERT_EQ(MPI_Bcast(data, 4, MPI_LONG_LONG, 0, comm), MPI_SUCCESS);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(data[k], -k) << "call " << i;
+  }
+  MPI_Comm_free(&comm);
+  for (void* m : mappings) munmap(m, kMapping);
+  const std::string why = decisions_alike();
+  alarm(0);
+  EXPECT_EQ(why, "");
+  have_device();  // each rank back on its own GPU
 }
 
 // The interposer is really there and really staged device buffers.
