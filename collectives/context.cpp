@@ -106,6 +106,11 @@ Result<Context*> Context::of(MPI_Comm comm) noexcept {
   return context;
 }
 
+Context* Context::routed(MPI_Comm comm) noexcept {
+  auto* c = reinterpret_cast<Context*>(contexts().find(comm));
+  return c != nullptr && c->routed_.load(std::memory_order_acquire) ? c : nullptr;
+}
+
 uint64_t decisions_taken() noexcept { return g_decisions.load(std::memory_order_relaxed); }
 
 Result<std::unique_ptr<Context>> Context::create(MPI_Comm comm) noexcept {

@@ -33,6 +33,11 @@ class Context {
  public:
   // The context of `comm`; collective over `comm` the first time.
   static Result<Context*> of(MPI_Comm comm) noexcept;
+  // Without a lock or a call: the context of `comm` where the routing made
+  // it because the communicator's facts ask for one (mark_routed), else
+  // null. The same answer on every rank of `comm`.
+  static Context* routed(MPI_Comm comm) noexcept;
+  void mark_routed() noexcept { routed_.store(true, std::memory_order_release); }
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -92,6 +97,7 @@ class Context {
   bool shared_gpu_ = false;
   bool nccl_everywhere_ = false;
   bool shared_for_good_ = false;
+  std::atomic<bool> routed_{false};
   int device_seen_ = -1;  // this rank's current device when find_shared_gpus last looked
   struct Agreement {
     uint64_t calls = 0;

@@ -61,16 +61,24 @@ const char* to_string(Route route) noexcept {
 Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool mappable, bool mine_on_device,
                         Algorithm algorithm, bool require_context) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
-  int inter = 0;
-  if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
   Decision d;
-  if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
-  if (!require_context && !settings_agree()) return d;  // the same on every rank (job_facts.hpp)
   const Algorithm wanted = algorithm != Algorithm::automatic ? algorithm : forced_algorithm();
-  if (!require_context && !needs_context(comm, wanted)) return d;
-  Result<Context*> context = Context::of(comm);  // every rank, at this same call
-  if (!context) return context.status();
-  d.context = context.value();
+  // A communicator the routing has already made its context for, by its
+  // facts alone: what follows is all there is to ask (every call of a job
+  // whose ranks each have a GPU comes here, host buffers too).
+  d.context = algorithm == Algorithm::automatic ? Context::routed(comm) : nullptr;
+  if (d.context == nullptr) {
+    int inter = 0;
+    if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
+    if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
+    if (!require_context && !settings_agree()) return d;  // the same on every rank (job_facts.hpp)
+    const bool by_facts = settings_agree() && needs_context(comm, forced_algorithm());
+    if (!require_context && !by_facts && !needs_context(comm, wanted)) return d;
+    Result<Context*> context = Context::of(comm);  // every rank, at this same call
+    if (!context) return context.status();
+    d.context = context.value();
+    if (by_facts) d.context->mark_routed();
+  }
   Context& c = *d.context;
   if (c.never_nccl() && !spans_nodes(c) && (wanted == Algorithm::automatic || wanted == Algorithm::library)) {
     mark_library_only(comm);  // every later routed call with host buffers: the library at once
@@ -119,6 +127,9 @@ Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_
 }
 
 bool on_current_device(std::initializer_list<const void*> buffers) noexcept {
+  for (const void* b : buffers) {
+    if (b != nullptr && b != MPI_IN_PLACE && !gpu::maybe_device(b)) return false;  // host memory, known as such
+  }
   int current = -1;
   if (!gpu::available() || gpu::get_device(&current) != Status::ok) return false;
   bool any = false;
