@@ -65,7 +65,7 @@ class Context {
   // Can it never become so: a rank without a GPU or NCCL, or a node with
   // more ranks than any of them sees GPUs. Ranks that share a GPU only
   // because they have not picked theirs yet (all on device 0) may still.
-  bool never_nccl() const noexcept { return !nccl_everywhere_ || shared_for_good_; }
+  bool never_nccl() const noexcept { return !nccl_everywhere_ || (shared_gpu_ && shared_for_good_); }
   // Are every rank's buffers of this call in device memory? Agreed by all
   // ranks (an allreduce on the context's communicator) at the first call of
   // each collective and size class and again at calls spaced by doubling

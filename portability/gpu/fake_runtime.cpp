@@ -5,6 +5,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 
+#include <cstdlib>
 #include <utility>
 
 namespace strata::gpu::fake {
@@ -15,6 +16,20 @@ config::IntParam g_devices{"STRATA_FAKE_DEVICE", 0,
                            "memory that faults when the host touches it, copies and packs run on the host at the "
                            "call) so that every device code path runs without a GPU; 0: no device",
                            0, 64};
+
+config::BoolParam g_per_rank{"STRATA_FAKE_DEVICE_PER_RANK", false,
+                             "Only in builds without CUDA or HIP, for tests: each process's stand-in devices are "
+                             "other physical GPUs than its node neighbours' (PCI addresses by node-local rank), as "
+                             "CUDA_VISIBLE_DEVICES set per rank gives every rank a device 0 of its own"};
+
+// The process's rank on its node, from the launcher (Open MPI, MPICH's
+// Hydra, Slurm); 0 where none says.
+int local_rank() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  }
+  return 0;
+}
 
 thread_local const char* t_last_error = "no error";
 thread_local int t_device = 0;
@@ -64,7 +79,8 @@ Status properties(int device, DeviceProperties* out) noexcept {
   p.compute_major = 9;
   p.compute_minor = 0;
   p.pci_domain = 0;
-  p.pci_bus = 0x10 + device;  // distinct per device
+  static const int first = g_per_rank.get() ? local_rank() * count() : 0;
+  p.pci_bus = 0x10 + first + device;  // distinct per device (and per rank: STRATA_FAKE_DEVICE_PER_RANK)
   p.pci_device = 0;
   *out = std::move(p);
   return Status::ok;

@@ -152,6 +152,15 @@ else()
   strata_add_test_variant(NAME test_mpi_collectives_device_fake TARGET test_mpi_collectives_device NP 4 TIMEOUT 300
                           PRELOAD LABELS "interposer;collectives;device"
                           ENV STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_COLLECTIVES=1)
+  # Each rank sees one device, device 0, each a GPU of its own (as
+  # CUDA_VISIBLE_DEVICES set per rank gives): the NCCL route, not the
+  # staged one that ranks sharing a GPU get.
+  strata_add_test_variant(NAME test_mpi_collectives_device_fake_own_device_0 TARGET test_mpi_collectives_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
+                          ENV STRATA_FAKE_DEVICE=1 STRATA_FAKE_DEVICE_PER_RANK=1 STRATA_TEST_EXPECT_COLLECTIVES=nccl)
+  strata_add_test_variant(NAME test_mpi_collectives_device_fake_one_device TARGET test_mpi_collectives_device NP 4
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
+                          ENV STRATA_FAKE_DEVICE=1 STRATA_TEST_EXPECT_COLLECTIVES=staged)
   strata_add_test_variant(NAME test_mpi_collectives_device_fake_hierarchical TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
                           ENV STRATA_FAKE_DEVICE=2 STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical
