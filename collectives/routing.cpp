@@ -86,7 +86,10 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   // On a communicator left to the library the ranks vote on nothing: a rank
   // whose buffers look like host memory at a glance passes it by without
   // coming here (quick_library), so a vote would have only some ranks in it.
-  if (!mappable || surely_library_only(comm)) return d;
+  // A call that names its algorithm (the API; every rank names the same)
+  // still gets it.
+  const bool chosen_by_strata = wanted == Algorithm::automatic || wanted == Algorithm::library;
+  if (!mappable || (chosen_by_strata && surely_library_only(comm))) return d;
   // The vote first: it may find that the ranks moved to GPUs of their own
   // since the context was made (Context::agree), which nccl_capable reads.
   const bool device = c.agree_on_device(collective, bytes, mine_on_device) && c.nccl_capable();

@@ -3,6 +3,7 @@
 // a communicator share this rank's host, against the library's own answer
 // (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups the ranks of a node).
 #include "collectives/job_facts.hpp"
+#include "collectives/routing.hpp"
 #include "support/mpi_test.hpp"
 
 #include <gtest/gtest.h>
@@ -79,6 +80,27 @@ TEST_F(JobFacts, MembersOnMyHostMatchTheLibrarysNodes) {
   }
   MPI_Comm_free(&reversed);
   EXPECT_FALSE(member_on_my_host(MPI_COMM_NULL, 0));
+}
+
+// A communicator left to the library (no GPU on its ranks) still runs the
+// algorithm a call names (the API's calls name theirs, the same on every
+// rank): only the routing's own choice is skipped there, with its vote.
+TEST_F(JobFacts, NamedAlgorithmRunsOnACommunicatorLeftToTheLibrary) {
+  using strata::coll::Algorithm;
+  using strata::coll::Collective;
+  using strata::coll::Route;
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  auto automatic = strata::coll::decide(Collective::allreduce, comm, 64, true, false);
+  ASSERT_TRUE(automatic);
+  EXPECT_EQ(automatic.value().route, Route::library);
+  const bool left = strata::coll::surely_library_only(comm);
+  auto named = strata::coll::decide(Collective::allreduce, comm, 64, true, false, Algorithm::ring, true);
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named.value().route, Route::host);
+  EXPECT_EQ(named.value().algorithm, Algorithm::ring);
+  MPI_Comm_free(&comm);
+  if (!left) GTEST_SKIP() << "the communicator was not left to the library here (GPUs on every rank)";
 }
 
 }  // namespace
