@@ -71,16 +71,22 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
     int inter = 0;
     if (mpi::real().MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return Status::invalid_argument;
     if (inter) return require_context ? Result<Decision>(Status::not_supported) : Result<Decision>(d);
-    if (!require_context && !settings_agree()) return d;  // the same on every rank (job_facts.hpp)
-    const bool by_facts = settings_agree() && needs_context(comm, forced_algorithm());
-    if (!require_context && !by_facts && !needs_context(comm, wanted)) return d;
+    const bool agreed = settings_agree();
+    if (!require_context && !agreed) return d;  // the same on every rank (job_facts.hpp)
+    // Unless the call names its algorithm, `wanted` is the forced one and
+    // the facts' answer is the whole answer.
+    const bool by_facts = agreed && needs_context(comm, forced_algorithm());
+    if (!require_context && !by_facts && (algorithm == Algorithm::automatic || !needs_context(comm, wanted))) {
+      return d;
+    }
     Result<Context*> context = Context::of(comm);  // every rank, at this same call
     if (!context) return context.status();
     d.context = context.value();
     if (by_facts) d.context->mark_routed();
   }
   Context& c = *d.context;
-  if (c.never_nccl() && !spans_nodes(c) && (wanted == Algorithm::automatic || wanted == Algorithm::library)) {
+  const bool chosen_by_strata = wanted == Algorithm::automatic || wanted == Algorithm::library;
+  if (chosen_by_strata && c.never_nccl() && !spans_nodes(c)) {
     mark_library_only(comm);  // every later routed call with host buffers: the library at once
   }
   // On a communicator left to the library the ranks vote on nothing: a rank
@@ -88,7 +94,6 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   // coming here (quick_library), so a vote would have only some ranks in it.
   // A call that names its algorithm (the API; every rank names the same)
   // still gets it.
-  const bool chosen_by_strata = wanted == Algorithm::automatic || wanted == Algorithm::library;
   if (!mappable || (chosen_by_strata && surely_library_only(comm))) return d;
   // The vote first: it may find that the ranks moved to GPUs of their own
   // since the context was made (Context::agree), which nccl_capable reads.
