@@ -6,11 +6,13 @@
 // the library's.
 #include "interposer/handlers/handlers.hpp"
 #include "interposer/handlers/p2p_sides.hpp"
+#include "interposer/handlers/watched_recv.hpp"
 
 #include "fault/hooks.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/probed.hpp"
+#include "interposer/transfer/watched_recvs.hpp"
 #include "mpi/real_mpi.hpp"
 
 #include <memory>
@@ -97,11 +99,27 @@ int recv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm com
   return rc;
 }
 
+// Contiguous host data with device-direct descriptors about: the library
+// receives into the user's buffer, and the request is only watched
+// (watched_recvs.hpp); where the table has no room, a full Strata request.
+int irecv_watched(Library library, const Buf& out, MPI_Comm comm, MPI_Request* request) {
+  const int rc = library();
+  if (rc != MPI_SUCCESS) return rc;
+  void* buffer = const_cast<void*>(out.pointer());
+  if (!watched_recvs().add(*request, WatchedRecv{buffer, out.count, out.type, comm})) {
+    watch_refused(*request, buffer, out.count, out.type, comm);
+  }
+  return rc;
+}
+
 int irecv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm comm, MPI_Request* request) {
   fault::P2pScope rec(fault::OpKind::irecv, comm, clamp_count(out.count), out.type, source, 0, request);
   if (passes_through(id, Side::recv, out)) return library();
+  if (source != MPI_PROC_NULL && contiguous_host(out)) return irecv_watched(library, out, comm, request);
   const Plan p = plan_side(id, Side::recv, source, out);
   if (p.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) return library();
+  // Memory the hint did not know yet, now classified as host by the plan.
+  if (p.path == Path::library && contiguous_host(out)) return irecv_watched(library, out, comm, request);
   PendingOp op;
   op.kind = PendingOp::Kind::recv;
   op.comm = comm;

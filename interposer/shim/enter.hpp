@@ -7,13 +7,17 @@
 #include "base/log.hpp"
 #include "interposer/calls/call_ids.hpp"
 #include "interposer/transfer/counters.hpp"
+#include "interposer/handlers/watched_recv.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/direct_active.hpp"
 #include "fault/hooks.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/plan.hpp"
+#include "interposer/transfer/probed.hpp"
 #include "interposer/transfer/summary_time.hpp"
+#include "interposer/transfer/watched_recvs.hpp"
 #include "interposer/types/fast_types.hpp"
+#include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 #include <mpi.h>
@@ -48,6 +52,44 @@ __attribute__((always_inline)) inline bool pass_through(const void* buf, MPI_Dat
          count_own_call(false);
 }
 
+// A receive while the device-direct transport is on (device_direct::
+// active()): any receive that can hold a descriptor may get one. Contiguous
+// host data still goes to the library as asked, from the exported function:
+// a receive too small for a descriptor (or from MPI_PROC_NULL) untouched,
+// any other watched (transfer/watched_recvs.hpp: a blocking one by its
+// status, a non-blocking one by its request). No message kept by a probe
+// may be waiting (probed.hpp): those are matched first, on the general path.
+enum class HostRecv : uint8_t { general, library, watched };
+template <bool Flushes, class Count>
+__attribute__((always_inline)) inline HostRecv host_recv_route(const void* buf, Count count, MPI_Datatype type,
+                                                               int source) noexcept {
+  if (!quiet<Flushes>(log::kP2p) || probed::any_kept() || !gpu::surely_host(buf)) return HostRecv::general;
+  const ShapeAndSize t = fast_shape_and_size(type);
+  if (t.shape != TypeShape::contiguous || !count_own_call(false)) return HostRecv::general;
+  const bool small = t.size != 0 && count >= 0 && static_cast<uint64_t>(count) * t.size < kDirectDescriptorBytes;
+  return source == MPI_PROC_NULL || small ? HostRecv::library : HostRecv::watched;
+}
+// A watched blocking receive, returned by the library with `rc`: only
+// exactly a descriptor's size is looked at.
+template <class Count>
+__attribute__((always_inline)) inline int host_recv_done(int rc, void* buf, Count count, MPI_Datatype type,
+                                                         MPI_Comm comm, MPI_Status* status) noexcept {
+  int received = 0;
+  if (rc != MPI_SUCCESS || mpi::real().MPI_Get_count(status, MPI_BYTE, &received) != MPI_SUCCESS ||
+      received != static_cast<int>(kDirectDescriptorBytes)) {
+    return rc;
+  }
+  return handlers::host_recv_arrived(buf, static_cast<int64_t>(count), type, comm, *status);
+}
+// A watched non-blocking receive, posted.
+template <class Count>
+__attribute__((always_inline)) inline void watch_host_recv(MPI_Request request, void* buf, Count count,
+                                                           MPI_Datatype type, MPI_Comm comm) noexcept {
+  if (!watched_recvs().add(request, WatchedRecv{buf, static_cast<int64_t>(count), type, comm})) {
+    handlers::watch_refused(request, buf, static_cast<int64_t>(count), type, comm);
+  }
+}
+
 // A collective's pass-through: quiet (collectives flush), and then every
 // buffer host memory of a datatype known to be one run of bytes per
 // element (host_contiguous, below, once per buffer argument).
@@ -64,10 +106,10 @@ __attribute__((always_inline)) inline bool host_bytes(const void* buf) noexcept 
 __attribute__((always_inline)) inline bool passed() noexcept { return count_own_call(false); }
 
 // A completion call among whose requests none can be Strata's: no Strata
-// request pending, no deferred send, no orphan to progress, the recorder
+// request pending, no host receive watched for descriptors, no deferred send, no orphan to progress, the recorder
 // off. The library's call at once.
 __attribute__((always_inline)) inline bool nothing_to_complete() noexcept {
-  return quiet<true>(0) && pending_empty() && count_own_call(false);
+  return quiet<true>(0) && pending_empty() && watched_empty() && count_own_call(false);
 }
 
 template <calls::Kind K, class LibraryCall, class Handler>

@@ -110,11 +110,32 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 
 #define STRATA_FAST_send(fn, args, arguments) STRATA_FAST_P2P(true, fn, args, arguments)
 #define STRATA_FAST_isend(fn, args, arguments) STRATA_FAST_P2P(true, fn, args, arguments)
-// A receive passes only where no device-direct descriptor can arrive.
-#define STRATA_FAST_recv(fn, args, arguments) \
-  if (!::strata::interposer::device_direct::active()) STRATA_FAST_P2P(true, fn, args, arguments)
-#define STRATA_FAST_irecv(fn, args, arguments) \
-  if (!::strata::interposer::device_direct::active()) STRATA_FAST_P2P(false, fn, args, arguments)
+// A receive passes straight where no device-direct descriptor can arrive;
+// where one can, contiguous host data still goes to the library from here
+// and is watched (enter.hpp, host_recv_route). The parameters' names are
+// those of mpi/calls/mpi_calls.hpp.
+#define STRATA_HOST_RECV(flush, fn, args, arguments)                                           \
+  if (!::strata::interposer::device_direct::active()) {                                        \
+    STRATA_FAST_P2P(flush, fn, args, arguments)                                                \
+  } else if (const ::strata::interposer::shim::HostRecv strata_route =                         \
+                 ::strata::interposer::shim::host_recv_route<flush>(buf, count, type, source); \
+             strata_route == ::strata::interposer::shim::HostRecv::library) {                  \
+    return ::strata::mpi::real().fn args;                                                      \
+  } else if (strata_route == ::strata::interposer::shim::HostRecv::watched)
+#define STRATA_FAST_recv(fn, args, arguments)                                                                 \
+  STRATA_HOST_RECV(true, fn, args, arguments) {                                                               \
+    MPI_Status strata_local;                                                                                  \
+    MPI_Status* const strata_status = status == MPI_STATUS_IGNORE ? &strata_local : status;                   \
+    return ::strata::interposer::shim::host_recv_done(                                                        \
+        ::strata::mpi::real().fn(buf, count, type, source, tag, comm, strata_status), buf, count, type, comm, \
+        strata_status);                                                                                       \
+  }
+#define STRATA_FAST_irecv(fn, args, arguments)                                                                   \
+  STRATA_HOST_RECV(false, fn, args, arguments) {                                                                 \
+    const int strata_rc = ::strata::mpi::real().fn args;                                                         \
+    if (strata_rc == MPI_SUCCESS) ::strata::interposer::shim::watch_host_recv(*request, buf, count, type, comm); \
+    return strata_rc;                                                                                            \
+  }
 #define STRATA_FAST_special(fn, args, arguments)
 #define STRATA_FAST_completion(fn, args, arguments) \
   if (::strata::interposer::shim::nothing_to_complete()) return ::strata::mpi::real().fn args;

@@ -11,6 +11,7 @@
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/watched_recvs.hpp"
 #include "mpi/real_mpi.hpp"
 
 #include <vector>
@@ -26,6 +27,20 @@ struct Outcome {
   int error;
 };
 
+// A watched receive still active goes back into the table; where it has no
+// room now (other threads filled the neighbourhood), into the table of
+// Strata's requests, as a receive the library serves.
+PendingOp as_pending(const WatchedRecv& w) {
+  PendingOp op;
+  op.kind = PendingOp::Kind::recv;
+  op.comm = w.comm;
+  (void)prepare_recv(Plan{}, w.buffer, w.count, w.type, &op.recv);  // the library's path: no staging
+  return op;
+}
+void keep_watching(MPI_Request handle, const WatchedRecv& w) {
+  if (!watched_recvs().add(handle, w)) pending().put_back(handle, as_pending(w));
+}
+
 // Strata's entries among the requests of one call. The storage is a
 // per-thread scratch vector, so a warm call allocates nothing (completion
 // calls never nest within a thread). The shim flushed the deferred sends
@@ -34,14 +49,22 @@ struct Outcome {
 // by the library's request for the length of the call.
 class Taken {
  public:
-  Taken(int count, MPI_Request* requests) : requests_(requests), items_(scratch()) {
+  Taken(int count, MPI_Request* requests) : requests_(requests), items_(scratch()), watched_(watched_scratch()) {
     items_.clear();
+    watched_.clear();
+    const bool strata_requests = !pending().empty();
+    const bool watched_requests = !watched_empty();
     for (int i = 0; i < count; ++i) {
       if (requests[i] == MPI_REQUEST_NULL) continue;
-      if (std::optional<PendingOp> op = pending().take(requests[i])) {
-        items_.push_back({i, requests[i], std::move(*op), false});
-        if (items_.back().op.library != MPI_REQUEST_NULL) requests[i] = items_.back().op.library;
+      if (strata_requests) {
+        if (std::optional<PendingOp> op = pending().take(requests[i])) {
+          items_.push_back({i, requests[i], std::move(*op), false});
+          if (items_.back().op.library != MPI_REQUEST_NULL) requests[i] = items_.back().op.library;
+          continue;
+        }
       }
+      WatchedRecv w;
+      if (watched_requests && watched_recvs().take(requests[i], &w)) watched_.push_back({i, requests[i], w, false});
     }
   }
   Taken(const Taken&) = delete;
@@ -51,9 +74,13 @@ class Taken {
       if (!item.finished) keep(item);
     }
     items_.clear();
+    for (Watched& w : watched_) {
+      if (!w.finished) keep(w);
+    }
+    watched_.clear();
   }
 
-  bool empty() const { return items_.empty(); }
+  bool empty() const { return items_.empty() && watched_.empty(); }
 
   // After the library call, which returned `rc`: the requests done(index)
   // says it completed (or that it set to MPI_REQUEST_NULL) are finished
@@ -66,7 +93,7 @@ class Taken {
   // synchronisation, not one per receive.
   template <class Done, class OutcomeOf>
   int settle(int rc, Done done, OutcomeOf outcome) {
-    int strata_rc = MPI_SUCCESS;
+    int strata_rc = settle_watched(done, outcome);
     bool queued = false;
     for (Item& item : items_) {
       item.finished = true;
@@ -116,8 +143,43 @@ class Taken {
     static thread_local std::vector<Item> items;
     return items;
   }
+
+  // A watched host receive (watched_recvs.hpp): the library's own request
+  // in the user's buffer. Completed, it is looked at only where exactly a
+  // descriptor's size arrived; still active, it is watched again.
+  struct Watched {
+    int index;
+    MPI_Request handle;
+    WatchedRecv what;
+    bool finished = false;
+  };
+  void keep(Watched& w) {
+    requests_[w.index] = w.handle;
+    keep_watching(w.handle, w.what);
+  }
+  template <class Done, class OutcomeOf>
+  int settle_watched(Done done, OutcomeOf outcome) {
+    int strata_rc = MPI_SUCCESS;
+    for (Watched& w : watched_) {
+      w.finished = true;
+      if (requests_[w.index] != MPI_REQUEST_NULL && !done(w.index)) {
+        keep(w);
+        continue;
+      }
+      const Outcome o = outcome(w.index);
+      if (o.status == nullptr || o.error != MPI_SUCCESS) continue;
+      const int f = complete_host_recv(w.what.buffer, w.what.count, w.what.type, *o.status);
+      if (strata_rc == MPI_SUCCESS) strata_rc = f;
+    }
+    return strata_rc;
+  }
+  static std::vector<Watched>& watched_scratch() {
+    static thread_local std::vector<Watched> items;
+    return items;
+  }
   MPI_Request* requests_;
   std::vector<Item>& items_;
+  std::vector<Watched>& watched_;
 };
 
 // The statuses array to hand the library: the user's, or ours when the user
@@ -144,7 +206,7 @@ class Statuses {
 // True when no Strata request can be among the caller's: the fast path.
 bool nothing_pending() {
   if (pending().has_orphans()) pending().progress_orphans();
-  return pending().empty() && !have_deferred_sends();
+  return pending().empty() && watched_empty() && !have_deferred_sends();
 }
 
 int error_of(int rc, const MPI_Status& status) { return rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc; }
@@ -292,6 +354,8 @@ int request_free(MPI_Request* request) {
   fault::WaitScope rec(false, request != nullptr ? 1 : 0, request);
   if (nothing_pending() || request == nullptr) return real().MPI_Request_free(request);
   std::optional<PendingOp> op = pending().take(*request);
+  WatchedRecv w;
+  if (!op && !watched_empty() && watched_recvs().take(*request, &w)) op = as_pending(w);  // finished as an orphan
   if (!op) return real().MPI_Request_free(request);
   if (!op->active) {  // persistent and inactive
     const int rc = real().MPI_Request_free(request);
@@ -321,10 +385,29 @@ int cancel(MPI_Request* request) {
   return real().MPI_Cancel(&r);
 }
 
+// MPI_Request_get_status of a watched receive: found complete, it is
+// looked at now (the caller may read the buffer at once) and no longer
+// watched (the completion call that frees it has nothing left to do).
+int watched_status(MPI_Request request, const WatchedRecv& w, int* flag, MPI_Status* status) {
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  int rc = real().MPI_Request_get_status(request, flag, st);
+  if (rc != MPI_SUCCESS || *flag == 0) {
+    keep_watching(request, w);
+    return rc;
+  }
+  rc = complete_host_recv(w.buffer, w.count, w.type, *st);
+  return rc == MPI_SUCCESS ? rc : raise_error(w.comm, rc, "MPI_Request_get_status");
+}
+
 // A request found complete here may be read by the caller at once, so a
 // receive is unpacked (a staged call's results copied back) now; the entry
 // stays, inactive, until the completion call that frees the request.
 int request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  if (request != MPI_REQUEST_NULL && !watched_empty()) {
+    WatchedRecv w;
+    if (watched_recvs().take(request, &w)) return watched_status(request, w, flag, status);
+  }
   if (request == MPI_REQUEST_NULL || pending().empty()) {
     return real().MPI_Request_get_status(request, flag, status);
   }

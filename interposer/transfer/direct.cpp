@@ -339,6 +339,16 @@ Status DirectSend::post(const Plan& plan, const void* buf, Staging* packed_alrea
     STRATA_TRY(device_pack(packed, &part, 1));
     packed_ = std::move(packed.device_staging);
     bytes = packed_.data();
+  } else {
+    // Exported where it lies, read by another process's copy that nothing
+    // orders after this one's work: what the application queued on the
+    // default stream must have landed first (a cudaMemcpy from pageable
+    // memory returns before its DMA does; the receiver then read the
+    // previous message's bytes, test_mpi_direct on 2 GPUs). Packing and
+    // staging run on streams ordered after that stream already.
+    gpu::ScopedDevice on(plan.device);
+    STRATA_TRY(on.status());
+    STRATA_TRY(gpu::stream_synchronize(nullptr));
   }
   // Where this message must go another way, packed bytes go back to the
   // caller that handed them over (it sends them staged).

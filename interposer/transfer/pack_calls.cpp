@@ -16,6 +16,7 @@
 #include "interposer/transfer/probed.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/summary.hpp"
+#include "interposer/transfer/watched_recvs.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "interposer/transfer/trace.hpp"
@@ -217,6 +218,7 @@ int finalize() {
   coll::forget_job();
   pending().drain_orphans();
   pending().clear();
+  watched_recvs().clear();
   log_engine_choices();
   free_byte_types();
   type_cache().clear();

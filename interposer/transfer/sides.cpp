@@ -221,6 +221,8 @@ int complete_host_recv(void* buf, int64_t count, MPI_Datatype type, MPI_Status& 
       received != static_cast<int>(kDirectDescriptorBytes)) {
     return MPI_SUCCESS;
   }
+  int cancelled = 0;
+  if (mpi::real().MPI_Test_cancelled(&status, &cancelled) == MPI_SUCCESS && cancelled != 0) return MPI_SUCCESS;
   Incoming in;
   (void)prepare_recv(Plan{}, buf, count, type, &in);  // a receive the library serves (Path::library): no staging
   return complete_recv(in, status);

@@ -11,6 +11,7 @@ namespace {
 // One word per type: shape (2 bits), reducible (1), block (25 bits), size (36 bits).
 constexpr int kBlockBits = 25;
 constexpr int kSizeBits = 36;
+static_assert(3 + kBlockBits == kFastSizeShift, "fast_shape_and_size reads the size where it is stored");
 
 uint64_t fits(int64_t v, int bits) { return v > 0 && v < (int64_t{1} << bits) ? static_cast<uint64_t>(v) : 0; }
 

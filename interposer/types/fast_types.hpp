@@ -34,6 +34,17 @@ FastType fast_type(MPI_Datatype type) noexcept;
 __attribute__((always_inline)) inline TypeShape fast_shape(MPI_Datatype type) noexcept {
   return static_cast<TypeShape>(g_fast_types.find(type) & 3);
 }
+// fast_shape and the bytes of one element's data (0: not known) from one
+// look-up.
+struct ShapeAndSize {
+  TypeShape shape;
+  uint64_t size;
+};
+constexpr int kFastSizeShift = 28;  // the word: shape (2 bits), reducible (1), block (25), size (36)
+__attribute__((always_inline)) inline ShapeAndSize fast_shape_and_size(MPI_Datatype type) noexcept {
+  const uint64_t w = g_fast_types.find(type);
+  return {static_cast<TypeShape>(w & 3), w >> kFastSizeShift};
+}
 // fast_shape, learning a type not seen yet (a predefined one, or one
 // committed before Strata was there) from the type cache: a lock, once.
 TypeShape learn_shape(MPI_Datatype type) noexcept;

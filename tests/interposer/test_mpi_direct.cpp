@@ -653,3 +653,196 @@ TEST_F(Direct, MoreSendsInFlightThanSlotsAreStaged) {
   }
   MPI_Type_free(&strided);
 }
+
+uint64_t requests_started() { return preload_counters() ? preload_counters()->requests_started : 0; }
+
+// Host MPI_Irecvs while the transport is on are watched, not made Strata
+// requests (interposer/transfer/watched_recvs.hpp): device sends (IPC
+// descriptors) and program messages of exactly a descriptor's size (256
+// host bytes, which must arrive as sent) into host buffers, completed by
+// every completion call in turn; one receive cancelled, one freed with
+// MPI_Request_free before its message came.
+TEST_F(Direct, HostNonBlockingReceivesAreWatchedThroughEveryCompletionCall) {
+  constexpr int kRounds = 9;
+  constexpr size_t kBig = 64 << 10;
+  constexpr size_t kProgram = 256;
+  DeviceBuffer device(kBig);
+  ASSERT_TRUE(device);
+  for (int round = 0; round < kRounds; ++round) {
+    const std::vector<unsigned char> big = random_bytes(kBig, seed(9000 + round));
+    const std::vector<unsigned char> small = random_bytes(kProgram, seed(9100 + round));
+    if (sender()) {
+      device.fill(big);
+      ASSERT_EQ(MPI_Send(device.data(), static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Send(small.data(), static_cast<int>(kProgram), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      continue;
+    }
+    std::vector<unsigned char> host_big(kBig + 2 * kGuard, kPoison), host_small(kProgram + 8 + 2 * kGuard, kPoison);
+    MPI_Request r[2];
+    const uint64_t started = requests_started();
+    ASSERT_EQ(
+        MPI_Irecv(host_big.data() + kGuard, static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD, &r[0]),
+        MPI_SUCCESS);
+    ASSERT_EQ(MPI_Irecv(host_small.data() + kGuard, static_cast<int>(kProgram + 8), MPI_BYTE, partner(), 100 + round,
+                        MPI_COMM_WORLD, &r[1]),
+              MPI_SUCCESS);
+    EXPECT_EQ(requests_started(), started) << "host receives became Strata requests";
+    MPI_Status st[2];
+    int flag = 0, index = -1, outcount = 0, indices[2];
+    switch (round % kRounds) {
+      case 0: ASSERT_EQ(MPI_Waitall(2, r, st), MPI_SUCCESS); break;
+      case 1:
+        ASSERT_EQ(MPI_Wait(&r[0], &st[0]), MPI_SUCCESS);
+        ASSERT_EQ(MPI_Wait(&r[1], &st[1]), MPI_SUCCESS);
+        break;
+      case 2:
+        while (flag == 0) ASSERT_EQ(MPI_Testall(2, r, &flag, st), MPI_SUCCESS);
+        break;
+      case 3:
+        for (int done = 0; done < 2; ++done) {
+          MPI_Status one;
+          ASSERT_EQ(MPI_Waitany(2, r, &index, &one), MPI_SUCCESS);
+          st[index] = one;
+        }
+        break;
+      case 4:
+        for (int done = 0; done < 2;) {
+          MPI_Status some[2];
+          ASSERT_EQ(MPI_Testsome(2, r, &outcount, indices, some), MPI_SUCCESS);
+          if (outcount == MPI_UNDEFINED) break;
+          for (int k = 0; k < outcount; ++k) st[indices[k]] = some[k];  // statuses come in `indices` order
+          done += outcount;
+        }
+        break;
+      case 5:
+        for (int i = 0; i < 2; ++i) {
+          do {
+            ASSERT_EQ(MPI_Request_get_status(r[i], &flag, &st[i]), MPI_SUCCESS);
+          } while (flag == 0);
+        }
+        ASSERT_EQ(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+        break;
+      case 6:
+        for (int i = 0; i < 2; ++i) {
+          flag = 0;
+          while (flag == 0) ASSERT_EQ(MPI_Test(&r[i], &flag, &st[i]), MPI_SUCCESS);
+        }
+        break;
+      case 7: {
+        MPI_Status some[2];
+        ASSERT_EQ(MPI_Waitsome(2, r, &outcount, indices, some), MPI_SUCCESS);
+        for (int k = 0; k < outcount; ++k) st[indices[k]] = some[k];
+        if (outcount == 1) ASSERT_EQ(MPI_Wait(&r[1 - indices[0]], &st[1 - indices[0]]), MPI_SUCCESS);
+        break;
+      }
+      default: {  // freed before completion: the bytes still land, found by later calls
+        ASSERT_EQ(MPI_Request_free(&r[0]), MPI_SUCCESS);
+        ASSERT_EQ(MPI_Wait(&r[1], &st[1]), MPI_SUCCESS);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!std::equal(big.begin(), big.end(), host_big.begin() + kGuard) &&
+               std::chrono::steady_clock::now() < until) {
+          MPI_Waitall(0, nullptr, MPI_STATUSES_IGNORE);  // a completion call: progresses freed requests
+        }
+        st[0] = st[1];
+        MPI_Status_set_elements(&st[0], MPI_BYTE, static_cast<int>(kBig));
+        break;
+      }
+    }
+    int count = -1;
+    MPI_Get_count(&st[0], MPI_BYTE, &count);
+    EXPECT_EQ(count, static_cast<int>(kBig)) << "round " << round;
+    MPI_Get_count(&st[1], MPI_BYTE, &count);
+    EXPECT_EQ(count, static_cast<int>(kProgram)) << "round " << round;
+    if (!std::equal(big.begin(), big.end(), host_big.begin() + kGuard)) {
+      size_t first = 0;
+      while (first < kBig && big[first] == host_big[kGuard + first]) ++first;
+      const std::vector<unsigned char> before = random_bytes(kBig, seed(9000 + round - 1));
+      const std::vector<unsigned char> after = random_bytes(kBig, seed(9000 + round + 1));
+      size_t poisoned = 0, as_before = 0, as_after = 0;
+      for (size_t i = 0; i < kBig; ++i) {
+        poisoned += host_big[kGuard + i] == kPoison;
+        as_before += host_big[kGuard + i] == before[i];
+        as_after += host_big[kGuard + i] == after[i];
+      }
+      ADD_FAILURE() << "round " << round << ": the device message's bytes differ from byte " << first << " ("
+                    << poisoned << " poisoned, " << as_before << " as the round before, " << as_after
+                    << " as the round after; rehomed so far " << rehomed() << ", pulled " << recvs_direct() << ")";
+    }
+    EXPECT_TRUE(std::equal(small.begin(), small.end(), host_small.begin() + kGuard)) << "round " << round;
+    size_t guards = 0;
+    for (size_t i = 0; i < kGuard; ++i) {
+      guards += (host_big[i] != kPoison) + (host_big[kGuard + kBig + i] != kPoison);
+      guards += (host_small[i] != kPoison) + (host_small[kGuard + kProgram + 8 + i] != kPoison);
+    }
+    for (size_t i = kProgram; i < kProgram + 8; ++i) guards += host_small[kGuard + i] != kPoison;
+    EXPECT_EQ(guards, 0u) << "round " << round;
+  }
+  // A watched receive cancelled: the cancellation is the library's, the
+  // buffer untouched.
+  if (!sender()) {
+    std::vector<unsigned char> host(kBig, kPoison);
+    MPI_Request r;
+    ASSERT_EQ(MPI_Irecv(host.data(), static_cast<int>(kBig), MPI_BYTE, partner(), 999, MPI_COMM_WORLD, &r),
+              MPI_SUCCESS);
+    ASSERT_EQ(MPI_Cancel(&r), MPI_SUCCESS);
+    MPI_Status st;
+    ASSERT_EQ(MPI_Wait(&r, &st), MPI_SUCCESS);
+    int cancelled = 0;
+    MPI_Test_cancelled(&st, &cancelled);
+    EXPECT_EQ(cancelled, 1);
+    EXPECT_EQ(std::count(host.begin(), host.end(), kPoison), static_cast<long>(kBig));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// More host MPI_Irecvs in flight than the watch table holds (2048 slots):
+// 5000 program messages of exactly a descriptor's size fill it (every
+// slot's neighbourhood is then taken), so the receives of three device
+// sends posted after them are refused by the table and become Strata
+// requests; the descriptors are still recognised (the bytes arrive, pulled
+// through IPC) and the program's 256-byte messages arrive as sent.
+TEST_F(Direct, MoreHostReceivesInFlightThanTheWatchHolds) {
+  constexpr int kMessages = 5000;
+  constexpr int kDevice = 3;
+  constexpr size_t kBytes = 256;
+  constexpr size_t kBig = 64 << 10;
+  const std::vector<unsigned char> expect = random_bytes(kMessages * kBytes, seed(9500));
+  std::vector<std::vector<unsigned char>> big, got_big;
+  std::vector<std::unique_ptr<DeviceBuffer>> device;
+  for (int d = 0; d < kDevice; ++d) {
+    big.push_back(random_bytes(kBig, seed(9600 + d)));
+    got_big.emplace_back(kBig + kGuard, kPoison);
+    device.push_back(std::make_unique<DeviceBuffer>(kBig));
+    ASSERT_TRUE(*device.back());
+  }
+  std::vector<unsigned char> got(kMessages * kBytes + kGuard, kPoison);
+  std::vector<MPI_Request> r(kMessages + kDevice);
+  const uint64_t started = requests_started(), pulled = recvs_direct();
+  for (int m = 0; m < kMessages; ++m) {
+    unsigned char* at = sender() ? const_cast<unsigned char*>(expect.data()) : got.data();
+    ASSERT_EQ(sender()
+                  ? MPI_Isend(at + m * kBytes, static_cast<int>(kBytes), MPI_BYTE, partner(), 5, MPI_COMM_WORLD, &r[m])
+                  : MPI_Irecv(at + m * kBytes, static_cast<int>(kBytes), MPI_BYTE, partner(), 5, MPI_COMM_WORLD, &r[m]),
+              MPI_SUCCESS);
+  }
+  for (int d = 0; d < kDevice; ++d) {
+    if (sender()) device[d]->fill(big[d]);
+    ASSERT_EQ(sender() ? MPI_Isend(device[d]->data(), static_cast<int>(kBig), MPI_BYTE, partner(), 6, MPI_COMM_WORLD,
+                                   &r[kMessages + d])
+                       : MPI_Irecv(got_big[d].data(), static_cast<int>(kBig), MPI_BYTE, partner(), 6, MPI_COMM_WORLD,
+                                   &r[kMessages + d]),
+              MPI_SUCCESS);
+  }
+  if (!sender()) EXPECT_GE(requests_started(), started + kDevice) << "the watch table never filled";
+  ASSERT_EQ(MPI_Waitall(kMessages + kDevice, r.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+  if (sender()) return;
+  EXPECT_TRUE(std::equal(expect.begin(), expect.end(), got.begin()));
+  EXPECT_EQ(std::count(got.end() - kGuard, got.end(), kPoison), static_cast<long>(kGuard));
+  EXPECT_EQ(recvs_direct(), pulled + kDevice) << "descriptors not recognised";
+  for (int d = 0; d < kDevice; ++d) {
+    EXPECT_TRUE(std::equal(big[d].begin(), big[d].end(), got_big[d].begin())) << "device message " << d;
+    EXPECT_EQ(std::count(got_big[d].end() - kGuard, got_big[d].end(), kPoison), static_cast<long>(kGuard));
+  }
+}
