@@ -31,21 +31,20 @@ std::atomic<bool> g_active{false};
 namespace {
 
 enum class Mode { off, on, automatic };
-// Off by default: while it is on, every receive that could hold a
-// descriptor (256 bytes or more, host buffers too) is checked at completion,
-// which a host program pays for (measured: +72 ns per blocking and +0.29 us
-// per non-blocking 1 KiB host receive on the 2-core machine); see
+// auto by default: a host receive pays a few nanoseconds while the
+// transport is on (watched_recvs.hpp), and a job that shows no GPU use at
+// MPI_Init never turns it on (no context is made for it); see
 // docs/device.md.
 config::ChoiceParam<Mode> g_mode{
     "STRATA_P2P_IPC",
-    Mode::off,
+    Mode::automatic,
     {{"auto", Mode::automatic}, {"on", Mode::on}, {"off", Mode::off}},
     "Device point-to-point between ranks of one node: the receiver pulls a message from the sender's GPU through "
-    "CUDA/HIP IPC (a message to self: copied on the device). auto = on, except where a node has more ranks than "
-    "GPUs and no MPS daemon (ranks sharing a GPU then time-slice it, and the transport's device work measured "
-    "slower than staging, docs/device.md); on = wherever the GPUs reach each other; off (the default) = staged "
-    "through pinned host memory: while the transport is on, host receives of 256 bytes or more are checked for "
-    "descriptors and cost more (docs/device.md). Every rank must ask for it (one rank's off turns it off)"};
+    "CUDA/HIP IPC (a message to self: copied on the device). auto (the default) = on where some rank shows GPU use "
+    "at MPI_Init (a GPU context already made, or CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES "
+    "set) and no node has more ranks than GPUs without an MPS daemon (ranks sharing a GPU then time-slice it, and "
+    "the transport's device work measured slower than staging, docs/device.md); on = wherever the GPUs reach each "
+    "other; off = staged through pinned host memory. Every rank must ask for it (one rank's off turns it off)"};
 config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
                              1024,
                              "The smallest contiguous device message (bytes) that goes through IPC; smaller ones are "
@@ -212,6 +211,19 @@ bool mps_daemon_running() {
   return access(control.c_str(), F_OK) == 0;
 }
 
+// Does this process show GPU use at MPI_Init: a context made already, or
+// the launcher gave it GPUs of its own? A host program run with the preload
+// on a GPU node shows neither, and then no context is made for the
+// transport's first contact (measured on 2 x H200: +200 ms at MPI_Init and
+// 520 MiB of GPU memory per rank).
+bool shows_gpu_use() {
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return true;
+  }
+  return gpu::context_active();
+}
+
 // STRATA_P2P_IPC=auto on this rank: does this node keep a GPU per rank (or
 // share GPUs through MPS)? Collective over `node`.
 bool node_suits_direct(MPI_Comm node) {
@@ -241,9 +253,19 @@ void setup(MPI_Comm world) noexcept {
     MPI_Comm node = MPI_COMM_NULL;
     if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
     // Every rank takes part in what follows, then agrees (the transport is
-    // on everywhere or nowhere: every receive must know to look for descriptors).
-    int suits = node_suits_direct(node) ? 1 : 0, everywhere = 0;
-    if (real().MPI_Allreduce(&suits, &everywhere, 1, MPI_INT, MPI_MIN, world) != MPI_SUCCESS || everywhere == 0) {
+    // on everywhere or nowhere: every receive must know to look for
+    // descriptors): every node suits it, and under auto some rank uses a GPU
+    // (the others may pick theirs after MPI_Init).
+    const int mine[2] = {node_suits_direct(node) ? 1 : 0,
+                         g_mode.get() == Mode::on || shows_gpu_use() ? 0 : 1};  // MIN: 0 where any rank uses one
+    int agreed[2] = {0, 1};
+    if (real().MPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, world) != MPI_SUCCESS || agreed[0] == 0 ||
+        agreed[1] != 0) {
+      if (agreed[0] != 0 && agreed[1] != 0) {
+        STRATA_LOG_ONCE(info, kDevice,
+                        "STRATA_P2P_IPC=auto: no rank used a GPU before MPI_Init (no context, no *_VISIBLE_DEVICES); "
+                        "device messages are staged (STRATA_P2P_IPC=on takes IPC anyway)");
+      }
       real().MPI_Comm_free(&node);
       return;
     }

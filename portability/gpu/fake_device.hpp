@@ -49,6 +49,9 @@ Status stream_create(Stream* stream, bool ordered_after_default) noexcept;
 Status stream_destroy(Stream stream) noexcept;
 // ok for the default stream (null) and for live streams of ours.
 Status check_stream(Stream stream, const char* call) noexcept;
+// Has this process allocated stand-in device memory (its "context": what
+// a program that used the GPU before asking has)?
+bool allocated_any() noexcept;
 Status event_create(Event* event, bool timing) noexcept;
 Status event_destroy(Event event) noexcept;
 Status event_record(Event event, Stream stream) noexcept;

@@ -197,6 +197,8 @@ int new_memfd(size_t bytes, int pid, uint64_t serial) {
 
 }  // namespace
 
+bool allocated_any() noexcept { return g_serial.load(std::memory_order_relaxed) > 0; }
+
 Status malloc_device(void** ptr, size_t bytes) noexcept {
   if (ptr == nullptr) return Status::invalid_argument;
   if (bytes == 0) {  // as cudaMalloc: success and no memory

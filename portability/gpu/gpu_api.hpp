@@ -51,6 +51,10 @@ Status get_device(int* device) noexcept;
 Status properties(int device, DeviceProperties* out) noexcept;
 // Synchronizes the whole current device (tests and tear-down only).
 Status device_synchronize() noexcept;
+// Has this process a live context on one of its devices (the program used
+// a GPU before asking)? Asks the driver, creates nothing; false where it
+// cannot tell.
+bool context_active() noexcept;
 
 // --- streams and events -------------------------------------------------------
 // A stream; `ordered_after_default`: its work also waits for work queued

@@ -940,4 +940,59 @@ Status graph_destroy(GraphExec exec) noexcept {
 
 const char* last_error_string() noexcept { return t_last_error; }
 
+// The primary context's state per device, from the driver: CUDA through
+// the runtime's driver entry point (libcuda is not linked), HIP directly.
+bool context_active() noexcept {
+  if (!available()) return false;
+  int n = 0;
+  if (gpuGetDeviceCount(&n) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return false;
+  }
+#if defined(__HIPCC__)
+  for (int d = 0; d < n; ++d) {
+    unsigned int flags = 0;
+    int active = 0;
+    if (hipDevicePrimaryCtxGetState(d, &flags, &active) == hipSuccess && active != 0) return true;
+  }
+  (void)hipGetLastError();
+  return false;
+#else
+  using GetStateFn = CUresult(CUDAAPI*)(CUdevice, unsigned int*, int*);
+  using DeviceGetFn = CUresult(CUDAAPI*)(CUdevice*, int);
+  void* state = nullptr;
+  void* get = nullptr;
+#if CUDART_VERSION >= 12050
+  cudaDriverEntryPointQueryResult a = cudaDriverEntryPointSymbolNotFound, b = a;
+  const bool found =
+      cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &state, 7000, cudaEnableDefault, &a) ==
+          cudaSuccess &&
+      cudaGetDriverEntryPointByVersion("cuDeviceGet", &get, 2000, cudaEnableDefault, &b) == cudaSuccess &&
+      a == cudaDriverEntryPointSuccess && b == cudaDriverEntryPointSuccess;
+#elif CUDART_VERSION >= 12000
+  cudaDriverEntryPointQueryResult a = cudaDriverEntryPointSymbolNotFound, b = a;
+  const bool found =
+      cudaGetDriverEntryPoint("cuDevicePrimaryCtxGetState", &state, cudaEnableDefault, &a) == cudaSuccess &&
+      cudaGetDriverEntryPoint("cuDeviceGet", &get, cudaEnableDefault, &b) == cudaSuccess &&
+      a == cudaDriverEntryPointSuccess && b == cudaDriverEntryPointSuccess;
+#else
+  const bool found = false;
+#endif
+  if (!found || state == nullptr || get == nullptr) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  for (int d = 0; d < n; ++d) {
+    CUdevice dev = 0;
+    unsigned int flags = 0;
+    int active = 0;
+    if (reinterpret_cast<DeviceGetFn>(get)(&dev, d) == CUDA_SUCCESS &&
+        reinterpret_cast<GetStateFn>(state)(dev, &flags, &active) == CUDA_SUCCESS && active != 0) {
+      return true;
+    }
+  }
+  return false;
+#endif
+}
+
 }  // namespace strata::gpu

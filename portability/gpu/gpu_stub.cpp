@@ -37,6 +37,7 @@ Status set_device(int device) noexcept { STRATA_FAKE_OR(set_device(device), kNo)
 Status get_device(int* device) noexcept { STRATA_FAKE_OR(get_device(device), kNo); }
 Status properties(int device, DeviceProperties* out) noexcept { STRATA_FAKE_OR(properties(device, out), kNo); }
 Status device_synchronize() noexcept { return fake::enabled() ? Status::ok : kNo; }
+bool context_active() noexcept { return fake::enabled() && fake::allocated_any(); }
 
 Status stream_create(Stream* s, bool ordered) noexcept { STRATA_FAKE_OR(stream_create(s, ordered), kNo); }
 Status stream_destroy(Stream s) noexcept { STRATA_FAKE_OR(stream_destroy(s), kNo); }

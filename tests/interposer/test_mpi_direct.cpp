@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -72,6 +73,14 @@ class DeviceBuffer {
   size_t bytes_;
   unsigned char* base_ = nullptr;
 };
+
+// STRATA_TEST_DEVICE_BEFORE_INIT=1 (a policy variant): the program
+// allocates device memory before MPI_Init, at static initialisation, as a
+// program that picks its GPU first does; the preload then finds a context.
+const bool g_device_before_init = [] {
+  if (std::getenv("STRATA_TEST_DEVICE_BEFORE_INIT") != nullptr) (void)strata_test::test_device_alloc(4096);
+  return true;
+}();
 
 uint64_t sends_direct() { return preload_counters() ? preload_counters()->sends_direct : 0; }
 uint64_t recvs_direct() { return preload_counters() ? preload_counters()->recvs_direct : 0; }
@@ -545,10 +554,12 @@ TEST_F(Direct, ProbesReportTheMessagesSize) {
 
 }  // namespace
 
-// Whether the job took the transport (STRATA_P2P_IPC=auto, or nothing set:
-// off): the variants that run only this test set the machine (GPUs per node,
-// an MPS control pipe) and STRATA_TEST_EXPECT_DIRECT (1: a 128 KiB device
-// message goes through IPC; 0: staged). Every message arrives either way.
+// Whether the job took the transport (STRATA_P2P_IPC=auto, also when
+// nothing is set): the variants that run only this test set the machine
+// (GPUs per node, an MPS control pipe), whether the program shows GPU use
+// at MPI_Init (CUDA_VISIBLE_DEVICES, or device memory allocated before it)
+// and STRATA_TEST_EXPECT_DIRECT (1: a 128 KiB device message goes through
+// IPC; 0: staged). Every message arrives either way.
 TEST(DirectPolicy, TheMachineDecidesUnderAuto) {
   const char* expect = std::getenv("STRATA_TEST_EXPECT_DIRECT");
   if (expect == nullptr) GTEST_SKIP() << "run by the policy variants";
