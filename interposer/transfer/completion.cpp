@@ -219,9 +219,33 @@ bool completed_in(int rc, const MPI_Status& status) {
 
 }  // namespace
 
+// MPI_Wait on one request where only watched host receives can be among
+// Strata's (the common case of a host program while the device-direct
+// transport is on): the entry by the handle, no scratch lists. False when
+// other Strata requests or deferred sends are about (the general path).
+bool wait_watched(MPI_Request* request, MPI_Status* status, int* rc) {
+  if (!pending().empty() || have_deferred_sends() || request == nullptr) return false;
+  const MPI_Request handle = *request;
+  WatchedRecv w;
+  if (handle == MPI_REQUEST_NULL || !watched_recvs().take(handle, &w)) {
+    *rc = real().MPI_Wait(request, status);
+    return true;
+  }
+  MPI_Status local;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &local : status;
+  *rc = real().MPI_Wait(request, st);
+  if (*request != MPI_REQUEST_NULL) {  // not completed (an error left it active)
+    keep_watching(handle, w);
+  } else if (*rc == MPI_SUCCESS) {
+    *rc = complete_host_recv(w.buffer, w.count, w.type, *st);
+  }
+  return true;
+}
+
 int wait(MPI_Request* request, MPI_Status* status) {
   fault::WaitScope rec(true, 1, request);
   if (nothing_pending()) return real().MPI_Wait(request, status);
+  if (int rc = MPI_SUCCESS; wait_watched(request, status, &rc)) return rc;
   Taken taken(1, request);
   if (taken.empty()) return real().MPI_Wait(request, status);
   MPI_Status local;
