@@ -226,11 +226,36 @@ bool shows_gpu_use() {
 
 // STRATA_P2P_IPC=auto on this rank: does this node keep a GPU per rank (or
 // share GPUs through MPS)? Collective over `node`.
+// The node's physical GPUs that its ranks see, told apart by PCI address
+// (ranks bound to one GPU each by CUDA_VISIBLE_DEVICES all see a device 0,
+// each another one). Collective over `node`.
+int node_gpus(MPI_Comm node, int devices) {
+  constexpr int kMost = 16;
+  int64_t mine[kMost];
+  std::fill(mine, mine + kMost, int64_t{-1});
+  for (int d = 0; d < std::min(devices, kMost); ++d) {
+    gpu::DeviceProperties p;
+    if (gpu::properties(d, &p) != Status::ok) continue;
+    mine[d] = (int64_t{p.pci_domain} << 32) | (int64_t{p.pci_bus} << 8) | (p.pci_device & 0xff);
+  }
+  int node_size = 0;
+  real().MPI_Comm_size(node, &node_size);
+  std::vector<int64_t> all(static_cast<size_t>(node_size) * kMost, -1);
+  if (real().MPI_Allgather(mine, kMost, MPI_INT64_T, all.data(), kMost, MPI_INT64_T, node) != MPI_SUCCESS) {
+    return devices;
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return static_cast<int>(std::count_if(all.begin(), all.end(), [](int64_t k) { return k >= 0; }));
+}
+
 bool node_suits_direct(MPI_Comm node) {
-  if (g_mode.get() == Mode::on) return true;
   int node_size = 0, devices = 0;
   real().MPI_Comm_size(node, &node_size);
-  if (!gpu::available() || gpu::device_count(&devices) != Status::ok || devices <= 0) return false;
+  if (!gpu::available() || gpu::device_count(&devices) != Status::ok) devices = 0;
+  devices = node_gpus(node, devices);  // every rank takes part, whatever its mode
+  if (g_mode.get() == Mode::on) return true;
+  if (devices <= 0) return false;
   if (node_size <= devices || mps_daemon_running()) return true;
   STRATA_LOG_ONCE(info, kDevice,
                   "STRATA_P2P_IPC=auto: %d ranks share this node's %d GPU(s) without MPS; device messages are staged "
