@@ -2,7 +2,7 @@
 
 #include "base/log.hpp"
 #include "interposer/handlers/p2p_sides.hpp"
-#include "interposer/transfer/pending.hpp"
+#include "interposer/transfer/watched_recvs.hpp"
 #include "interposer/transfer/sides.hpp"
 
 namespace strata::interposer::handlers {
@@ -19,11 +19,7 @@ int host_recv_arrived(void* buffer, int64_t count, MPI_Datatype type, MPI_Comm c
 
 void watch_refused(MPI_Request request, void* buffer, int64_t count, MPI_Datatype type, MPI_Comm comm) noexcept {
   try {
-    PendingOp op;
-    op.kind = PendingOp::Kind::recv;
-    op.comm = comm;
-    (void)prepare_recv(Plan{}, buffer, count, type, &op.recv);  // the library's path: no staging
-    track(request, std::move(op));
+    track(request, as_pending(WatchedRecv{buffer, count, type, comm}));
   } catch (...) {
     STRATA_LOG(error, kP2p,
                "MPI_Irecv: out of memory while watching a receive; a device-direct message it gets "

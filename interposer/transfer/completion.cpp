@@ -29,14 +29,7 @@ struct Outcome {
 
 // A watched receive still active goes back into the table; where it has no
 // room now (other threads filled the neighbourhood), into the table of
-// Strata's requests, as a receive the library serves.
-PendingOp as_pending(const WatchedRecv& w) {
-  PendingOp op;
-  op.kind = PendingOp::Kind::recv;
-  op.comm = w.comm;
-  (void)prepare_recv(Plan{}, w.buffer, w.count, w.type, &op.recv);  // the library's path: no staging
-  return op;
-}
+// Strata's requests.
 void keep_watching(MPI_Request handle, const WatchedRecv& w) {
   if (!watched_recvs().add(handle, w)) pending().put_back(handle, as_pending(w));
 }

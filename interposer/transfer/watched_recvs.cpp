@@ -1,5 +1,7 @@
 #include "interposer/transfer/watched_recvs.hpp"
 
+#include "interposer/transfer/sides.hpp"
+
 #include <cstring>
 
 namespace strata::interposer {
@@ -74,5 +76,13 @@ WatchedRecvs g_table;  // namespace scope, zero-initialised: no guard on the hot
 }  // namespace
 
 WatchedRecvs& watched_recvs() noexcept { return g_table; }
+
+PendingOp as_pending(const WatchedRecv& w) {
+  PendingOp op;
+  op.kind = PendingOp::Kind::recv;
+  op.comm = w.comm;
+  (void)prepare_recv(Plan{}, w.buffer, w.count, w.type, &op.recv);  // the library's path: no staging
+  return op;
+}
 
 }  // namespace strata::interposer

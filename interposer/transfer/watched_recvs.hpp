@@ -19,6 +19,8 @@
 // find an old entry.
 #pragma once
 
+#include "interposer/transfer/pending.hpp"
+
 #include <mpi.h>
 
 #include <atomic>
@@ -59,5 +61,9 @@ class WatchedRecvs {
 };
 
 WatchedRecvs& watched_recvs() noexcept;
+
+// A watched receive as a full Strata request (a receive the library serves,
+// no staging): where the table has no room for it.
+PendingOp as_pending(const WatchedRecv& w);
 
 }  // namespace strata::interposer
