@@ -118,8 +118,9 @@ int irecv_posted(Id id, Library library, const Buf& out, int source, MPI_Comm co
   if (source != MPI_PROC_NULL && contiguous_host(out)) return irecv_watched(library, out, comm, request);
   const Plan p = plan_side(id, Side::recv, source, out);
   if (p.path == Path::library && (source == MPI_PROC_NULL || !may_get_descriptor(out))) return library();
-  // Memory the hint did not know yet, now classified as host by the plan.
-  if (p.path == Path::library && contiguous_host(out)) return irecv_watched(library, out, comm, request);
+  // Memory the hint does not know as host (not classified yet, or a granule
+  // shared with device memory), classified as host by the plan.
+  if (source != MPI_PROC_NULL && p.host_contiguous) return irecv_watched(library, out, comm, request);
   PendingOp op;
   op.kind = PendingOp::Kind::recv;
   op.comm = comm;

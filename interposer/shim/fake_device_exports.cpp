@@ -39,6 +39,15 @@ STRATA_API void strata_fake_device_free(void* ptr) {
   if (stand_in()) (void)gpu::free_device(ptr);
 }
 
+STRATA_API void* strata_fake_device_malloc_host(size_t bytes) {
+  void* p = nullptr;
+  return stand_in() && gpu::malloc_pinned(&p, bytes, false) == Status::ok ? p : nullptr;
+}
+
+STRATA_API void strata_fake_device_free_host(void* ptr) {
+  if (stand_in()) (void)gpu::free_pinned(ptr);
+}
+
 STRATA_API int strata_fake_device_memcpy(void* dst, const void* src, size_t bytes) {
   if (!stand_in()) return -1;
   if (gpu::memcpy_async(dst, src, bytes, nullptr) != Status::ok) return -1;

@@ -52,6 +52,10 @@ int strata_fake_device_select(int device);
  * the allocation fails. */
 void* strata_fake_device_malloc(size_t bytes);
 void strata_fake_device_free(void* ptr);
+/* Page-locked host memory (cudaMallocHost's stand-in): the host reads and
+ * writes it; the pointer cache classifies it as pinned host memory. */
+void* strata_fake_device_malloc_host(size_t bytes);
+void strata_fake_device_free_host(void* ptr);
 /* Copies `bytes` in either direction (device or host on each side) and
  * waits; 0 on success. */
 int strata_fake_device_memcpy(void* dst, const void* src, size_t bytes);

@@ -19,6 +19,12 @@ Plan library(const char* reason) {
   return p;
 }
 
+Plan library_host_contiguous(const char* reason) {
+  Plan p = library(reason);
+  p.host_contiguous = true;
+  return p;
+}
+
 // GPU data. A GPU-aware library takes contiguous data as it is; otherwise
 // nothing may reach the library with a device pointer.
 Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo> info, int device, Access access) {
@@ -73,7 +79,7 @@ Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, A
   // The pass-through path: no lock, no allocation (fast_types.hpp).
   const FastType fast = fast_type(type);
   if (fast.shape != TypeShape::unknown && !gpu::maybe_device(buf)) {
-    if (fast.shape == TypeShape::contiguous) return library("contiguous host data");
+    if (fast.shape == TypeShape::contiguous) return library_host_contiguous("contiguous host data");
     if (!fast.reducible) return library("irreducible datatype");
     if (fast.block > 0 && fast.size > 0 && count <= INT_MAX / fast.size &&
         !use_strata_host_pack(op, fast.size * count, fast.block)) {
@@ -94,7 +100,7 @@ Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, A
   p.layout = BufferLayout(std::move(info), count);
   const StridedBlock& layout = p.layout.block();
   p.bytes = layout.packed_bytes();
-  if (layout.contiguous()) return library("contiguous");
+  if (layout.contiguous()) return library_host_contiguous("contiguous");
   if (p.bytes > INT_MAX) return library("more than INT_MAX packed bytes");
   if (!use_strata_host_pack(op, p.bytes, layout.block)) return library("the model prefers the library");
   p.path = Path::host_pack;

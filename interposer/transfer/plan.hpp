@@ -53,6 +53,7 @@ struct Plan {
   Method method = Method::staged;  // device_pack
   Span span;                       // device_span: the bytes (count, datatype) can touch
   const char* reason = "";         // why the library, for debug logs
+  bool host_contiguous = false;    // library: contiguous data in host memory (classified)
 };
 
 // Whether a call reads the buffer (send, pack) or writes it (receive, unpack).

@@ -154,6 +154,10 @@ int refresh_recv(Incoming& in) {
 
 namespace {
 
+bool device_or_managed(device::MemoryKind kind) noexcept {
+  return kind == device::MemoryKind::device || kind == device::MemoryKind::managed;
+}
+
 // A descriptor where the receive's bytes are (direct.hpp): pulls the
 // message it names into the receive's buffer; false: the bytes are data.
 bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, bool wait, int* rc) {
@@ -175,8 +179,8 @@ bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, 
     case Path::device_span:  // into the host copy of the span; complete_recv writes it back
       target.buffer = in.host.data() - plan.span.lo;
       break;
-    case Path::library:  // host memory; a GPU-aware library's device buffers never get descriptors
-      if (!gpu::surely_host(in.user) && gpu::classify(in.user).kind != device::MemoryKind::host) return false;
+    case Path::library:  // host memory, pinned or not; a GPU-aware library's device buffers never get descriptors
+      if (!gpu::surely_host(in.user) && device_or_managed(gpu::classify(in.user).kind)) return false;
       break;
   }
   if (plan.path == Path::device_span || plan.path == Path::library) {

@@ -808,6 +808,70 @@ TEST_F(Direct, HostNonBlockingReceivesAreWatchedThroughEveryCompletionCall) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Device sends received into page-locked host memory (cudaMallocHost: what
+// GPU programs receive into), blocking and not: the descriptor was taken for
+// the program's bytes (pinned memory is not MemoryKind::host), so the
+// receive got the descriptor's 256 bytes instead of the message. And the
+// non-blocking receives are watched, not Strata requests: the pointer hint
+// never knows pinned memory as host (nor any host buffer sharing a 2 MiB
+// granule with device memory, as under ASan's allocator), so only the
+// plan's classification says it is host. Each round also a program message
+// of exactly a descriptor's size.
+TEST_F(Direct, HostReceivesIntoPinnedMemoryAreWatched) {
+  constexpr int kRounds = 4;
+  constexpr size_t kBig = 64 << 10;
+  constexpr size_t kProgram = 256;
+  DeviceBuffer device(kBig);
+  ASSERT_TRUE(device);
+  const size_t bytes = kBig + kProgram + 3 * kGuard;
+  auto* pinned = static_cast<unsigned char*>(sender() ? nullptr : strata_test::test_pinned_alloc(bytes));
+  if (!sender()) ASSERT_NE(pinned, nullptr);
+  unsigned char* big_at = sender() ? nullptr : pinned + kGuard;
+  unsigned char* small_at = sender() ? nullptr : big_at + kBig + kGuard;
+  const uint64_t pulled = recvs_direct();
+  for (int round = 0; round < kRounds; ++round) {
+    const std::vector<unsigned char> big = random_bytes(kBig, seed(9700 + round));
+    const std::vector<unsigned char> small = random_bytes(kProgram, seed(9800 + round));
+    if (sender()) {
+      device.fill(big);
+      ASSERT_EQ(MPI_Send(device.data(), static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Send(small.data(), static_cast<int>(kProgram), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      continue;
+    }
+    std::memset(pinned, kPoison, bytes);
+    if (round % 2 == 1) {  // blocking
+      ASSERT_EQ(MPI_Recv(big_at, static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                MPI_SUCCESS);
+      ASSERT_EQ(MPI_Recv(small_at, static_cast<int>(kProgram), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE),
+                MPI_SUCCESS);
+    } else {
+      MPI_Request r[2];
+      const uint64_t started = requests_started();
+      ASSERT_EQ(MPI_Irecv(big_at, static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD, &r[0]),
+                MPI_SUCCESS);
+      ASSERT_EQ(
+          MPI_Irecv(small_at, static_cast<int>(kProgram), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD, &r[1]),
+          MPI_SUCCESS);
+      EXPECT_EQ(requests_started(), started) << "round " << round << ": pinned host receives became Strata requests";
+      ASSERT_EQ(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    }
+    EXPECT_TRUE(std::equal(big.begin(), big.end(), big_at)) << "round " << round;
+    EXPECT_TRUE(std::equal(small.begin(), small.end(), small_at)) << "round " << round;
+    size_t guards = 0;
+    for (size_t i = 0; i < kGuard; ++i) {
+      guards += (pinned[i] != kPoison) + (big_at[kBig + i] != kPoison) + (small_at[kProgram + i] != kPoison);
+    }
+    EXPECT_EQ(guards, 0u) << "round " << round;
+  }
+  if (!sender()) {
+    EXPECT_EQ(recvs_direct(), pulled + kRounds) << "the device messages were not pulled";
+    strata_test::test_pinned_free(pinned);
+  }
+}
+
 // More host MPI_Irecvs in flight than the watch table holds (2048 slots):
 // 5000 program messages of exactly a descriptor's size fill it (every
 // slot's neighbourhood is then taken), so the receives of three device

@@ -38,6 +38,11 @@ inline void* test_device_alloc(size_t bytes) {
   return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
 }
 inline void test_device_free(void* dev) { cudaFree(dev); }
+inline void* test_pinned_alloc(size_t bytes) {
+  void* p = nullptr;
+  return cudaMallocHost(&p, bytes) == cudaSuccess ? p : nullptr;
+}
+inline void test_pinned_free(void* host) { cudaFreeHost(host); }
 inline void test_device_to(void* dev, const void* host, size_t bytes) {
   cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
 }
@@ -56,7 +61,9 @@ struct FakeDevice {
   void* (*malloc)(size_t) = nullptr;
   void (*free)(void*) = nullptr;
   int (*memcpy)(void*, const void*, size_t) = nullptr;
-  bool complete() const { return count && select && malloc && free && memcpy; }
+  void* (*malloc_host)(size_t) = nullptr;
+  void (*free_host)(void*) = nullptr;
+  bool complete() const { return count && select && malloc && free && memcpy && malloc_host && free_host; }
 };
 
 template <class F>
@@ -72,6 +79,8 @@ inline const FakeDevice& fake_device() {
     find(&d.malloc, "strata_fake_device_malloc");
     find(&d.free, "strata_fake_device_free");
     find(&d.memcpy, "strata_fake_device_memcpy");
+    find(&d.malloc_host, "strata_fake_device_malloc_host");
+    find(&d.free_host, "strata_fake_device_free_host");
     return d.complete() ? d : FakeDevice{};
   }();
   return f;
@@ -100,6 +109,13 @@ inline void* test_device_alloc(size_t bytes) {
 }
 inline void test_device_free(void* dev) {
   if (test_device_count() > 0) detail::fake_device().free(dev);
+}
+// Page-locked host memory (the stand-in's: null without a stand-in device).
+inline void* test_pinned_alloc(size_t bytes) {
+  return test_device_count() > 0 ? detail::fake_device().malloc_host(bytes) : nullptr;
+}
+inline void test_pinned_free(void* host) {
+  if (test_device_count() > 0) detail::fake_device().free_host(host);
 }
 inline void test_device_to(void* dev, const void* host, size_t bytes) {
   detail::copy_or_abort(dev, host, bytes, "test_device_to");
