@@ -1,13 +1,13 @@
 #include "interposer/handlers/p2p_sides.hpp"
 
 #include "interposer/transfer/counters.hpp"
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/direct_active.hpp"
 #include "interposer/transfer/trace.hpp"
 #include "interposer/types/fast_types.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/device_transfer.hpp"
 
 namespace strata::interposer::handlers {
 
@@ -78,8 +78,8 @@ int prepare_replace(calls::Id id, const calls::Buf& buf, int dest, int source, O
   switch (in->plan.path) {
     case Path::host_pack: pack_host(p.layout.block(), user, in->host.data()); break;
     case Path::device_pack: {
-      const DevicePart part = whole(p, user);
-      const Status s = device_pack(in->device, &part, 1);
+      const mover::DevicePart part = whole(p, user);
+      const Status s = mover::device_pack(in->device, &part, 1);
       if (s != Status::ok) return mpi::error_class(s);
       break;
     }

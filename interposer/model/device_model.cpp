@@ -3,8 +3,8 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
-#include "interposer/model/log2_buckets.hpp"
 #include "interposer/transfer/gpu_aware.hpp"
+#include "portability/numeric/log2_buckets.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +15,10 @@
 #include <sstream>
 
 namespace strata::interposer {
+
+using numeric::log2_bucket;
+using numeric::log2_of;
+
 namespace {
 
 enum class Forced { automatic, device, oneshot, staged, span };
@@ -33,21 +37,7 @@ config::ChoiceParam<Forced> g_method{
 
 std::atomic<int> g_override{-1};
 
-const char* const kNames[] = {"device", "oneshot", "staged", "span"};
-
-bool parse_method(const std::string& name, Method* out) {
-  for (int i = 0; i < 4; ++i) {
-    if (name == kNames[i]) {
-      *out = static_cast<Method>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
-
-const char* to_string(Method method) { return kNames[static_cast<int>(method)]; }
 
 DeviceModel DeviceModel::builtin() {
   Result<DeviceModel> m = from_json(reference_device_model_json());
@@ -79,7 +69,9 @@ Result<DeviceModel> DeviceModel::parse(const std::string& text) {
   DeviceModel m;
   for (const nlohmann::json& p : device["transfer"]) {
     DeviceSample s;
-    if (!p.is_object() || !parse_method(p.value("method", std::string()), &s.method)) return Status::invalid_argument;
+    if (!p.is_object() || !mover::method_from_string(p.value("method", std::string()), &s.method)) {
+      return Status::invalid_argument;
+    }
     s.block = p.value("block", int64_t{0});
     s.bytes = p.value("bytes", int64_t{0});
     s.ns = p.value("ns", 0.0);

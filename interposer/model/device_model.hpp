@@ -1,4 +1,5 @@
-// Which method moves a device buffer best: DEVICE (pack on the device, hand
+// Which of the mover's methods (portability/mover/method.hpp) moves a device
+// buffer best: DEVICE (pack on the device, hand
 // the device buffer to a GPU-aware MPI), ONE_SHOT (the kernel writes straight
 // into mapped pinned host memory; the receiver's kernel reads from it),
 // STAGED (pack on the device, copy to pinned host memory in pipelined
@@ -12,14 +13,16 @@
 
 #include <strata/status.hpp>
 
+#include "portability/mover/method.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace strata::interposer {
 
-enum class Method { device, oneshot, staged, span };
-const char* to_string(Method method);
+using mover::Method;
+using mover::to_string;
 
 struct DeviceSample {
   Method method = Method::staged;

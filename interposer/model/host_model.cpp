@@ -5,7 +5,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/paths.hpp"
-#include "interposer/model/log2_buckets.hpp"
+#include "portability/numeric/log2_buckets.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +16,10 @@
 #include <thread>
 
 namespace strata::interposer {
+
+using numeric::log2_bucket;
+using numeric::log2_of;
+
 namespace {
 
 enum class HostPackMode { automatic, always, never };

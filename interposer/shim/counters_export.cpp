@@ -18,7 +18,7 @@ STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   snapshot.calls_intercepted = strata::interposer::calls_intercepted();
   snapshot.calls_passed_through = strata::interposer::calls_passed_through();
 #define STRATA_COUNTER_COPY(name, what) snapshot.name = c.name.load();
-  STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_COPY)
+  STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_COPY, STRATA_COUNTER_COPY)
 #undef STRATA_COUNTER_COPY
   snapshot.collective_decisions = strata::coll::decisions_taken();
   return &snapshot;

@@ -14,11 +14,13 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/gpu_aware.hpp"
 #include "interposer/transfer/sides.hpp"
-#include "interposer/transfer/staging.hpp"
 #include "interposer/transfer/trace.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
+#include "portability/mover/device_transfer.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -60,11 +62,11 @@ struct VSide {
   std::shared_ptr<const TypeInfo> type;
   std::vector<int> dense;  // packed: dense displacements, in elements
   MPI_Datatype byte_type = MPI_DATATYPE_NULL;
-  Staging host;          // host_pack: the packed bytes; device_span: the span's copy
-  DeviceMessage device;  // device_pack
+  mover::Staging host;          // host_pack: the packed bytes; device_span: the span's copy
+  mover::DeviceMessage device;  // device_pack
   std::vector<StridedBlock> layouts;
-  std::vector<DevicePart> parts;  // device_pack: one per peer with elements
-  Span span;                      // device_span
+  std::vector<mover::DevicePart> parts;  // device_pack: one per peer with elements
+  Span span;                             // device_span
 
   const void* buffer(const void* user) const {
     switch (path) {
@@ -111,7 +113,8 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
   if (!info) return MPI_SUCCESS;
   if (plan.path == Path::device_span) {
     s->span = union_span(info->layout, peers, counts, displs);
-    const Status st = copy_span_to_host(plan.device, static_cast<const char*>(buf), s->span.lo, s->span.hi, &s->host);
+    const Status st =
+        mover::copy_span_to_host(plan.device, static_cast<const char*>(buf), s->span.lo, s->span.hi, &s->host);
     if (st != Status::ok) return mpi::error_class(st);
     s->path = Path::device_span;
     return MPI_SUCCESS;
@@ -128,7 +131,7 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
   }
   s->type = info;
   if (plan.path == Path::host_pack) {
-    s->host = Staging::host(bytes);
+    s->host = mover::Staging::host(bytes);
     if (!s->host) return MPI_SUCCESS;
     s->path = Path::host_pack;
     return MPI_SUCCESS;
@@ -139,11 +142,11 @@ int prepare_vside(const char* call, const char* side, const void* buf, int peers
     if (counts[i] == 0) continue;
     s->layouts.push_back(repeat(info->layout.element, counts[i]));
     char* at = static_cast<char*>(const_cast<void*>(buf)) + static_cast<int64_t>(displs[i]) * info->layout.extent;
-    s->parts.push_back(DevicePart{&s->layouts.back(), at, s->dense[static_cast<size_t>(i)] * info->layout.size});
+    s->parts.push_back(mover::DevicePart{&s->layouts.back(), at, s->dense[static_cast<size_t>(i)] * info->layout.size});
   }
-  s->device = DeviceMessage(plan.device, plan.method);  // the plan's: never span for data written
+  s->device = mover::DeviceMessage(plan.device, plan.method);  // the plan's: never span for data written
   Status st = s->device.reserve(bytes);
-  if (st == Status::ok && sending) st = device_pack(s->device, s->parts.data(), s->parts.size());
+  if (st == Status::ok && sending) st = mover::device_pack(s->device, s->parts.data(), s->parts.size());
   if (st != Status::ok) return mpi::error_class(st);
   s->path = Path::device_pack;
   return MPI_SUCCESS;
@@ -171,7 +174,7 @@ int finish_recv_vside(VSide& s, void* user, int peers, const int counts[], const
     case Path::library: return MPI_SUCCESS;
     case Path::host_pack: move_host_side(s, user, peers, counts, displs, false); break;
     case Path::device_pack:
-      if (const Status st = device_unpack(s.device, s.parts.data(), s.parts.size(), bytes); st != Status::ok) {
+      if (const Status st = mover::device_unpack(s.device, s.parts.data(), s.parts.size(), bytes); st != Status::ok) {
         return mpi::error_class(st);
       }
       break;
@@ -284,7 +287,7 @@ namespace {
 // absolute, for MPI_BOTTOM.
 struct WSide {
   bool any = false;  // some neighbour's data is packed
-  Staging staging;
+  mover::Staging staging;
   std::vector<MPI_Aint> addresses;
   std::vector<MPI_Datatype> types;
   std::vector<BufferLayout> layouts;
@@ -308,7 +311,7 @@ void prepare_w(const char* side, const void* buf, int peers, const int counts[],
     w.offsets[k] = total;
     total += p.bytes;
   }
-  if (total > 0 && total <= INT_MAX) w.staging = Staging::host(total);
+  if (total > 0 && total <= INT_MAX) w.staging = mover::Staging::host(total);
   for (size_t k = 0; k < n; ++k) {
     if (w.offsets[k] >= 0 && w.staging) {
       w.types[k] = byte_type(w.layouts[k].block().packed_bytes() / counts[k]);
@@ -333,7 +336,7 @@ namespace {
 // is safe; writing one back is not, see plan.hpp).
 struct WSpan {
   bool active = false;
-  Staging host;
+  mover::Staging host;
   Span span;
 };
 
@@ -367,7 +370,7 @@ int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint
     return MPI_SUCCESS;
   }
   w->span = all;
-  if (copy_span_to_host(device, static_cast<const char*>(buf), all.lo, all.hi, &w->host) != Status::ok) {
+  if (mover::copy_span_to_host(device, static_cast<const char*>(buf), all.lo, all.hi, &w->host) != Status::ok) {
     return MPI_ERR_INTERN;
   }
   w->active = true;
@@ -379,9 +382,9 @@ int prepare_wspan(const void* buf, int peers, const int counts[], const MPI_Aint
 // contiguous byte types at absolute addresses.
 struct WDevice {
   bool active = false;
-  DeviceMessage message;
+  mover::DeviceMessage message;
   std::vector<StridedBlock> layouts;
-  std::vector<DevicePart> parts;
+  std::vector<mover::DevicePart> parts;
   std::vector<MPI_Aint> addresses;
   std::vector<MPI_Datatype> types;
   int64_t bytes = 0;
@@ -407,7 +410,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
     offsets[k] = w->bytes;
     if (counts[k] == 0) continue;
     w->layouts.push_back(repeat(info->layout.element, counts[k]));
-    w->parts.push_back(DevicePart{&w->layouts.back(), static_cast<char*>(buf) + displs[k], w->bytes});
+    w->parts.push_back(mover::DevicePart{&w->layouts.back(), static_cast<char*>(buf) + displs[k], w->bytes});
     w->types[k] = byte_type(info->layout.size);
     if (w->types[k] == MPI_DATATYPE_NULL) return MPI_ERR_INTERN;
     w->bytes += w->layouts.back().packed_bytes();
@@ -416,7 +419,7 @@ int prepare_wdevice(void* buf, int peers, const int counts[], const MPI_Aint dis
   if (w->bytes > INT_MAX) return kStageWholeCall;
   Method method = choose_method(w->bytes, block == INT64_MAX ? 1 : block);
   if (method == Method::span) method = Method::oneshot;
-  w->message = DeviceMessage(device, method);
+  w->message = mover::DeviceMessage(device, method);
   if (w->message.reserve(std::max<int64_t>(w->bytes, 1)) != Status::ok) return MPI_ERR_NO_MEM;
   for (size_t k = 0; k < n; ++k) real().MPI_Get_address(w->message.mpi_buffer() + offsets[k], &w->addresses[k]);
   w->active = true;
@@ -447,7 +450,7 @@ int neighbor_alltoallw_device(const void* sendbuf, const int sendcounts[], const
                                          recv.active ? recv.addresses.data() : rdispls,
                                          recv.active ? recv.types.data() : recvtypes, comm);
   if (rc == MPI_SUCCESS && recv.active &&
-      device_unpack(recv.message, recv.parts.data(), recv.parts.size(), recv.bytes) != Status::ok) {
+      mover::device_unpack(recv.message, recv.parts.data(), recv.parts.size(), recv.bytes) != Status::ok) {
     rc = raise_error(comm, MPI_ERR_INTERN, "MPI_Neighbor_alltoallw");
   }
   return rc;

@@ -7,12 +7,12 @@
 
 #include "fault/hooks.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/watched_recvs.hpp"
 #include "mpi/real_mpi.hpp"
+#include "portability/mover/device_transfer.hpp"
 
 #include <vector>
 
@@ -106,7 +106,9 @@ class Taken {
       item.keep_after_wait = item.op.persistent;
     }
     queued = queued || have_queued_pulls();
-    if (queued && wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) strata_rc = MPI_ERR_INTERN;
+    if (queued && mover::wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) {
+      strata_rc = MPI_ERR_INTERN;
+    }
     finish_queued_pulls();  // device-direct senders get their buffers back, once their bytes arrived
     // A persistent request goes back only now: a queued unpack points into
     // its plan (the layout of count > 1 elements), which moving it would

@@ -2,12 +2,12 @@
 
 #include <strata/datatype.hpp>
 
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
 
 #include <climits>
 
@@ -34,15 +34,15 @@ int ContiguousView::open(void* user, int64_t count, MPI_Datatype type, bool read
   bytes_ = t.value().size * count;
   if (contiguous(t.value()) || count <= 0 || bytes_ == 0) return MPI_SUCCESS;
   if (bytes_ > INT_MAX || count > INT_MAX) return MPI_ERR_COUNT;  // MPI_Pack's int positions
-  packed_ = Staging::host(bytes_);
+  packed_ = mover::Staging::host(bytes_);
   if (!packed_) return MPI_ERR_NO_MEM;
   const Span s = span_of(t.value(), count);
   char* host_user = static_cast<char*>(user);
   if (on_device(static_cast<char*>(user) + s.lo)) {
     span_lo_ = s.lo;
-    span_ = Staging::acquire(pinned_pool(), s.hi - s.lo);
+    span_ = mover::Staging::acquire(mover::pinned_pool(), s.hi - s.lo);
     if (!span_) return MPI_ERR_NO_MEM;
-    const Status copied = copy_bytes(span_.data(), static_cast<char*>(user) + s.lo, s.hi - s.lo);
+    const Status copied = mover::copy_bytes(span_.data(), static_cast<char*>(user) + s.lo, s.hi - s.lo);
     if (copied != Status::ok) return mpi::error_class(copied);
     host_user = span_.data() - s.lo;
   }

@@ -6,7 +6,7 @@
 // buffer's span copied back).
 #pragma once
 
-#include "interposer/transfer/staging.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <mpi.h>
 
@@ -29,8 +29,8 @@ class ContiguousView {
   int64_t count_ = 0;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   int64_t bytes_ = 0;
-  Staging packed_;  // empty when the datatype is contiguous
-  Staging span_;    // device buffers: the host copy of the span
+  mover::Staging packed_;  // empty when the datatype is contiguous
+  mover::Staging span_;    // device buffers: the host copy of the span
   int64_t span_lo_ = 0;
 };
 

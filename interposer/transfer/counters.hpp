@@ -1,6 +1,8 @@
 // What the interposer did, for tests, logs and the preload's query function.
 #pragma once
 
+#include "portability/mover/counters.hpp"
+
 #include <atomic>
 #include <cstdint>
 
@@ -10,7 +12,9 @@ namespace strata::interposer {
 // field of strata_preload_counters_t and the key of STRATA_SUMMARY_JSON) and
 // what it counts (the row of the STRATA_SUMMARY table). The struct below,
 // the C export (shim/counters_export.cpp) and the summary are made from it.
-#define STRATA_INTERPOSER_COUNTERS(X)                                         \
+// X: a counter of the interposer's own; MOVER: one the device data mover
+// keeps (portability/mover/counters.hpp, same name), read from there.
+#define STRATA_INTERPOSER_COUNTERS(X, MOVER)                                  \
   X(packs_by_strata, "MPI_Pack/MPI_Unpack by Strata's engine")                \
   X(sends_packed, "send sides packed by Strata")                              \
   X(recvs_unpacked, "receive sides unpacked by Strata")                       \
@@ -23,16 +27,29 @@ namespace strata::interposer {
   X(collectives_staged, "collectives on GPU buffers staged through the host") \
   X(sends_deferred, "device sends packed at the next MPI call")               \
   X(deferred_flushes, "flushes of deferred sends")                            \
-  X(parts_by_copy_engine, "device parts moved by the copy engine")            \
+  MOVER(parts_by_copy_engine, "device parts moved by the copy engine")        \
   X(sends_direct, "device sends a node peer pulled through IPC")              \
   X(recvs_direct, "receives pulled from a node peer's GPU through IPC")       \
   X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)")
+
+// A counter the mover keeps, read like the interposer's own (load()).
+class MoverCount {
+ public:
+  explicit constexpr MoverCount(std::atomic<uint64_t> mover::Counters::*member) : member_(member) {}
+  uint64_t load() const { return (mover::counters().*member_).load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> mover::Counters::*member_;
+};
 
 struct Counters {
   // `name` declares a member: it cannot be parenthesised.
   // NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define STRATA_COUNTER_MEMBER(name, what) std::atomic<uint64_t> name{0};
-  STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_MEMBER)
+  // NOLINTNEXTLINE(bugprone-macro-parentheses)
+#define STRATA_MOVER_MEMBER(name, what) MoverCount name{&mover::Counters::name};
+  STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_MEMBER, STRATA_MOVER_MEMBER)
+#undef STRATA_MOVER_MEMBER
 #undef STRATA_COUNTER_MEMBER
 };
 

@@ -8,6 +8,8 @@
 #include "interposer/transfer/sides.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
+#include "portability/mover/copies.hpp"
+#include "portability/mover/device_transfer.hpp"
 
 #include <atomic>
 #include <climits>
@@ -63,8 +65,8 @@ struct Deferred {
   MPI_Request handle = MPI_REQUEST_NULL;  // the user's
   HandleState* state = nullptr;           // owned by the handle
   Outgoing out;
-  DevicePart part{};    // device_pack: the message's one part
-  bool direct = false;  // travels as a device-direct descriptor (direct.hpp) where it can
+  mover::DevicePart part{};  // device_pack: the message's one part
+  bool direct = false;       // travels as a device-direct descriptor (direct.hpp) where it can
   // What the flush packs: device_pack, except a direct message that is
   // contiguous (the receiver reads the user's buffer itself).
   bool packs() const { return plan.path == Path::device_pack && !(direct && plan.layout.block().contiguous()); }
@@ -150,9 +152,10 @@ int post_direct(Deferred& d) {
   }
   if (s != Status::not_supported) return mpi::error_class(s);
   if (!packed) return prepare_send(d.plan, d.buf, d.count, d.type, &d.out);
-  d.out.host = Staging::acquire(pinned_pool(), d.plan.bytes);
+  d.out.host = mover::Staging::acquire(mover::pinned_pool(), d.plan.bytes);
   if (!d.out.host) return MPI_ERR_NO_MEM;
-  if (const Status c = copy_bytes(d.out.host.data(), d.out.device.device_staging.data(), d.plan.bytes); c != Status::ok)
+  if (const Status c = mover::copy_bytes(d.out.host.data(), d.out.device.device_staging.data(), d.plan.bytes);
+      c != Status::ok)
     return mpi::error_class(c);
   send_packed(&d.out, d.out.host.data(), d.plan.bytes);
   return MPI_SUCCESS;
@@ -174,7 +177,7 @@ int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type,
   Deferred d(plan, buf, count, type, dest, tag, comm);
   d.direct = device_direct::takes(plan, comm, dest);
   if (d.packs()) {  // a direct message is packed on the device, where the receiver reads it
-    d.out.device = DeviceMessage(plan.device, d.direct ? Method::device : plan.method);
+    d.out.device = mover::DeviceMessage(plan.device, d.direct ? Method::device : plan.method);
     if (const Status s = d.out.device.reserve(plan.bytes); s != Status::ok) return mpi::error_class(s);
   } else if (plan.path != Path::device_pack) {  // host_pack (STRATA_DEFER_SENDS=all)
     if (int rc = prepare_send(plan, buf, count, type, &d.out); rc != MPI_SUCCESS) return rc;
@@ -197,16 +200,16 @@ void flush_deferred_sends_now() noexcept {
   try {
     std::lock_guard<std::mutex> flushing(flush_mutex());
     static thread_local std::vector<Deferred> batch;
-    static thread_local std::vector<PackTask> tasks;
+    static thread_local std::vector<mover::PackTask> tasks;
     batch.clear();
     tasks.clear();
     queue().take_all(batch);
     for (Deferred& d : batch) {
       if (!d.packs()) continue;
       d.part = whole(d.plan, d.buf);
-      tasks.push_back(PackTask{&d.out.device, &d.part, 1});
+      tasks.push_back(mover::PackTask{&d.out.device, &d.part, 1});
     }
-    const Status packed = device_pack_all(tasks.data(), tasks.size());
+    const Status packed = mover::device_pack_all(tasks.data(), tasks.size());
     if (!tasks.empty()) counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     for (Deferred& d : batch) {
       if (d.packs() && packed != Status::ok) {

@@ -4,12 +4,13 @@
 #include "base/log.hpp"
 #include "collectives/job_facts.hpp"
 #include "interposer/transfer/counters.hpp"
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/job_flags.hpp"
 #include "interposer/types/type_cache.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/ipc_cache.hpp"
+#include "portability/mover/copies.hpp"
+#include "portability/mover/device_transfer.hpp"
 
 #include <unistd.h>
 
@@ -76,9 +77,10 @@ struct Source {
 // The bounce: device memory of the sender's, exported like any buffer.
 Status copy_out(void*, void* message, slots::Location* where, void** bounce) {
   const auto* source = static_cast<const Source*>(message);
-  auto held = std::make_unique<Staging>(Staging::acquire(device_pool(source->device), source->size));
+  auto held =
+      std::make_unique<mover::Staging>(mover::Staging::acquire(mover::device_pool(source->device), source->size));
   if (!*held) return Status::out_of_memory;
-  STRATA_TRY(copy_bytes(held->data(), source->bytes, source->size));
+  STRATA_TRY(mover::copy_bytes(held->data(), source->bytes, source->size));
   gpu::IpcExport e{};
   STRATA_TRY(gpu::ipc_export(held->data(), &e));
   std::memcpy(where->bytes, &e, sizeof e);
@@ -87,7 +89,7 @@ Status copy_out(void*, void* message, slots::Location* where, void** bounce) {
   return Status::ok;
 }
 
-void release_bounce(void*, void* bounce) { delete static_cast<Staging*>(bounce); }
+void release_bounce(void*, void* bounce) { delete static_cast<mover::Staging*>(bounce); }
 
 struct State {
   int world_rank = -1;
@@ -118,7 +120,7 @@ bool reads(const Probe& peer) {
   char* base = nullptr;
   if (gpu::ipc_import(static_cast<uint64_t>(peer.pid), peer.buffer, &base) != Status::ok) return false;
   uint64_t got = 0;
-  const bool ok = copy_bytes(&got, base + peer.buffer.offset, sizeof got) == Status::ok && got == peer.pattern;
+  const bool ok = mover::copy_bytes(&got, base + peer.buffer.offset, sizeof got) == Status::ok && got == peer.pattern;
   (void)gpu::ipc_release(base);
   return ok;
 }
@@ -151,7 +153,7 @@ void* make_probe(Probe* mine) {
   }
   void* buffer = nullptr;
   if (gpu::malloc_device(&buffer, 64) != Status::ok) return nullptr;
-  if (copy_bytes(buffer, &mine->pattern, sizeof mine->pattern) != Status::ok ||
+  if (mover::copy_bytes(buffer, &mine->pattern, sizeof mine->pattern) != Status::ok ||
       gpu::ipc_export(buffer, &mine->buffer) != Status::ok) {
     (void)gpu::free_device(buffer);
     return nullptr;
@@ -371,7 +373,7 @@ DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
   return *this;
 }
 
-Status DirectSend::post(const Plan& plan, const void* buf, Staging* packed_already) {
+Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packed_already) {
   device_direct::State* state = device_direct::g_state;
   if (state == nullptr || !state->table) return Status::not_supported;
   const StridedBlock& block = plan.layout.block();
@@ -380,10 +382,10 @@ Status DirectSend::post(const Plan& plan, const void* buf, Staging* packed_alrea
     packed_ = std::move(*packed_already);
     bytes = packed_.data();
   } else if (!block.contiguous()) {  // packed on the sender's GPU; the receiver unpacks from there
-    DeviceMessage packed(plan.device, Method::device);
+    mover::DeviceMessage packed(plan.device, Method::device);
     STRATA_TRY(packed.reserve(plan.bytes));
-    const DevicePart part{&block, static_cast<char*>(const_cast<void*>(buf)), 0};
-    STRATA_TRY(device_pack(packed, &part, 1));
+    const mover::DevicePart part{&block, static_cast<char*>(const_cast<void*>(buf)), 0};
+    STRATA_TRY(mover::device_pack(packed, &part, 1));
     packed_ = std::move(packed.device_staging);
     bytes = packed_.data();
   } else {
@@ -401,7 +403,7 @@ Status DirectSend::post(const Plan& plan, const void* buf, Staging* packed_alrea
   // caller that handed them over (it sends them staged).
   auto give_back = [&] {
     if (packed_already != nullptr && packed_) *packed_already = std::move(packed_);
-    packed_ = Staging();
+    packed_ = mover::Staging();
     return Status::not_supported;
   };
   gpu::IpcExport e{};
@@ -444,7 +446,7 @@ void DirectSend::complete() {
     packed_.leak();  // a receiver may still read them
   }
   source_ = nullptr;
-  packed_ = Staging();
+  packed_ = mover::Staging();
 }
 
 namespace {
@@ -485,17 +487,17 @@ std::vector<QueuedPull>& queued_pulls() {
 // target; into a device target without waiting where `wait` is false.
 Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wait) {
   if (target.device_layout != nullptr) {
-    DeviceMessage message(target.device, Method::device);
-    message.device_staging = Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
-    const DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
-    const Status s = device_unpack(message, &part, 1, bytes, wait);
+    mover::DeviceMessage message(target.device, Method::device);
+    message.device_staging = mover::Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
+    const mover::DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
+    const Status s = mover::device_unpack(message, &part, 1, bytes, wait);
     message.device_staging.leak();  // the peer's memory, not a pool's
     return s;
   }
   // Host memory laid out by (count, type): through a host copy of the bytes.
-  Staging host = Staging::acquire(pinned_pool(), bytes);
+  mover::Staging host = mover::Staging::acquire(mover::pinned_pool(), bytes);
   if (!host) return Status::out_of_memory;
-  STRATA_TRY(copy_bytes(host.data(), peer, bytes));
+  STRATA_TRY(mover::copy_bytes(host.data(), peer, bytes));
   int size = 0;
   real().MPI_Type_size(target.type, &size);
   const int elements = size > 0 ? static_cast<int>(bytes / size) : 0;
@@ -561,7 +563,7 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
         queued_pulls().push_back(QueuedPull{claim, own ? nullptr : base});
         queued = true;
       } catch (...) {  // no room to remember it: wait for it now
-        s = wait_for_queued_unpacks();
+        s = mover::wait_for_queued_unpacks();
       }
     }
     if (!queued && !own) (void)gpu::ipc_release(base);

@@ -20,8 +20,8 @@
 #include "interposer/transfer/direct_active.hpp"
 #include "interposer/transfer/direct_descriptor.hpp"
 #include "interposer/transfer/plan.hpp"
-#include "interposer/transfer/staging.hpp"
 #include "portability/host/shared_slots.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <mpi.h>
 
@@ -67,7 +67,7 @@ class DirectSend {
   // allocation the runtime cannot export), or the failure of packing.
   // `packed`: the message already packed on the device (a deferred send's
   // batch), taken over on success and left there otherwise.
-  Status post(const Plan& plan, const void* buf, Staging* packed = nullptr);
+  Status post(const Plan& plan, const void* buf, mover::Staging* packed = nullptr);
   explicit operator bool() const { return posted_; }
   // The descriptor to send (its address stays while this lives and moves).
   const DirectDescriptor* descriptor() const { return descriptor_.get(); }
@@ -80,7 +80,7 @@ class DirectSend {
   bool posted_ = false;
   bool sent_ = true;
   slots::Ticket ticket_{};
-  Staging packed_;  // a derived type's packed bytes (device memory)
+  mover::Staging packed_;  // a derived type's packed bytes (device memory)
   std::unique_ptr<DirectDescriptor> descriptor_;
   void* source_ = nullptr;  // what a rehoming copies (heap: the slot table keeps its address)
 };

@@ -3,10 +3,11 @@
 #include <strata/datatype.hpp>
 
 #include "base/log.hpp"
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/types/type_cache.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
+#include "portability/mover/device_transfer.hpp"
 
 #include <climits>
 #include <cstring>
@@ -23,11 +24,11 @@ Status write_reducible(char* user, const char* host, int64_t count, const TypeIn
   const int64_t bytes = layout.packed_bytes();
   if (bytes <= 0) return Status::ok;
   const device::Pointer where = gpu::classify(user + span_of(info.layout, count).lo);
-  DeviceMessage message(where.device, Method::oneshot);
+  mover::DeviceMessage message(where.device, mover::Method::oneshot);
   STRATA_TRY(message.reserve(bytes));
   pack_host(layout, host, message.mpi_buffer());
-  const DevicePart part{&layout, user, 0};
-  return device_unpack(message, &part, 1, bytes, true);
+  const mover::DevicePart part{&layout, user, 0};
+  return mover::device_unpack(message, &part, 1, bytes, true);
 }
 
 }  // namespace
@@ -68,7 +69,7 @@ Status write_exactly(char* user, const char* host, int64_t count, MPI_Datatype t
   const TypeLayout& t = measured.value();
   if (contiguous(t)) {
     const Span s = span_of(t, count);
-    return copy_bytes(user + s.lo, host + s.lo, s.hi - s.lo);
+    return mover::copy_bytes(user + s.lo, host + s.lo, s.hi - s.lo);
   }
   if (info && info->reducible) return write_reducible(user, host, count, *info);
   Result<std::vector<std::pair<int64_t, int64_t>>> runs = covered_runs(count, type);
@@ -79,7 +80,7 @@ Status write_exactly(char* user, const char* host, int64_t count, MPI_Datatype t
                     "each): slow, but no byte outside the datatype is touched",
                     runs.value().size());
   }
-  return copy_runs(user, host, runs.value().data(), runs.value().size());
+  return mover::copy_runs(user, host, runs.value().data(), runs.value().size());
 }
 
 }  // namespace strata::interposer

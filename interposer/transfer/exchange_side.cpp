@@ -1,10 +1,10 @@
 #include "interposer/transfer/exchange_side.hpp"
 
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
 
 namespace strata::interposer {
 namespace {
@@ -74,9 +74,9 @@ int ExchangeSide::copy_of(const ExchangeSide& other) {
   for (size_t p = 0; p < blocks_.size(); ++p) {
     const coll::Block& from = other.blocks_[p];
     if (from.bytes == 0) continue;
-    Staging copy = Staging::acquire(pinned_pool(), static_cast<int64_t>(from.bytes));
+    mover::Staging copy = mover::Staging::acquire(mover::pinned_pool(), static_cast<int64_t>(from.bytes));
     if (!copy) return MPI_ERR_NO_MEM;
-    const Status s = copy_bytes(copy.data(), from.data, static_cast<int64_t>(from.bytes));
+    const Status s = mover::copy_bytes(copy.data(), from.data, static_cast<int64_t>(from.bytes));
     if (s != Status::ok) return mpi::error_class(s);
     blocks_[p] = {copy.data(), from.bytes};
     copies_.push_back(std::move(copy));

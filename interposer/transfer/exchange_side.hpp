@@ -8,7 +8,7 @@
 
 #include "collectives/exchange.hpp"
 #include "interposer/transfer/contiguous_view.hpp"
-#include "interposer/transfer/staging.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <mpi.h>
 
@@ -60,7 +60,7 @@ class ExchangeSide {
     ContiguousView view;
   };
   std::vector<View> views_;  // the packed blocks
-  std::vector<Staging> copies_;
+  std::vector<mover::Staging> copies_;
   bool all_direct_ = true;
 };
 

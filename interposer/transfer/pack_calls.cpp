@@ -10,16 +10,18 @@
 #include "base/log.hpp"
 #include "collectives/job_facts.hpp"
 #include "interposer/transfer/all_to_all.hpp"
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/init_line.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/probed.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/summary.hpp"
+#include "interposer/transfer/trace.hpp"
 #include "interposer/transfer/watched_recvs.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
-#include "interposer/transfer/trace.hpp"
+#include "portability/mover/copies.hpp"
+#include "portability/mover/device_transfer.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <climits>
 
@@ -60,23 +62,23 @@ int pack_with_gpu(const Plan& p, const void* inbuf, int incount, MPI_Datatype ty
   if (int rc = prepare_send(p, inbuf, incount, type, &o); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Pack");
   if (o.type == MPI_PACKED) {  // Strata packed: o.count bytes at o.buffer
     if (o.count > room) return truncate_error("MPI_Pack", comm);
-    if (copy_bytes(out, o.buffer, o.count) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
+    if (mover::copy_bytes(out, o.buffer, o.count) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
     *position += o.count;
     counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
     return MPI_SUCCESS;
   }
   // The library packs the host data; into a host buffer when `out` is on the GPU.
-  Staging temp;
+  mover::Staging temp;
   char* target = out;
   if (on_gpu(out)) {
-    temp = Staging::acquire(pinned_pool(), room);
+    temp = mover::Staging::acquire(mover::pinned_pool(), room);
     if (!temp) return raise_error(comm, MPI_ERR_NO_MEM, "MPI_Pack");
     target = temp.data();
   }
   int written = 0;
   const int rc = real().MPI_Pack(o.buffer, o.count, o.type, target, static_cast<int>(room), &written, comm);
   if (rc != MPI_SUCCESS) return rc;
-  if (target != out && copy_bytes(out, target, written) != Status::ok)
+  if (target != out && mover::copy_bytes(out, target, written) != Status::ok)
     return raise_error(comm, MPI_ERR_INTERN, "MPI_Pack");
   *position += written;
   return MPI_SUCCESS;
@@ -94,14 +96,14 @@ int unpack_with_gpu(const Plan& p, const char* in, int64_t available, int* posit
   if (rx.type == MPI_PACKED) {  // Strata unpacks rx.count bytes from rx.buffer
     bytes = rx.count;
     if (bytes > available) return truncate_error("MPI_Unpack", comm);
-    if (copy_bytes(rx.buffer, in, bytes) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Unpack");
+    if (mover::copy_bytes(rx.buffer, in, bytes) != Status::ok) return raise_error(comm, MPI_ERR_INTERN, "MPI_Unpack");
     counters().packs_by_strata.fetch_add(1, std::memory_order_relaxed);
   } else {  // the library unpacks from host memory into rx.buffer (host)
-    Staging temp;
+    mover::Staging temp;
     const char* source = in;
     if (on_gpu(in)) {
-      temp = Staging::acquire(pinned_pool(), available);
-      if (!temp || copy_bytes(temp.data(), in, available) != Status::ok) {
+      temp = mover::Staging::acquire(mover::pinned_pool(), available);
+      if (!temp || mover::copy_bytes(temp.data(), in, available) != Status::ok) {
         return raise_error(comm, MPI_ERR_INTERN, "MPI_Unpack");
       }
       source = temp.data();
@@ -219,10 +221,10 @@ int finalize() {
   pending().drain_orphans();
   pending().clear();
   watched_recvs().clear();
-  log_engine_choices();
+  mover::log_engine_choices();
   free_byte_types();
   type_cache().clear();
-  trim_staging();
+  mover::trim_staging();
   return real().MPI_Finalize();
 }
 

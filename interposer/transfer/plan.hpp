@@ -3,7 +3,7 @@
 //                contiguous types, GPU data for a GPU-aware MPI when contiguous)
 //   host_pack    host data: Strata's host pack into a staging buffer
 //   device_pack  GPU data of a reducible type: Strata's kernels and a method
-//                (device_transfer.hpp)
+//                (portability/mover/device_transfer.hpp)
 //   device_span  GPU data of an irreducible type (or, read, by the span
 //                method): the bytes it spans are copied to pinned host
 //                memory, where the library packs (a send) or unpacks (a

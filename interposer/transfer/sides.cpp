@@ -6,11 +6,12 @@
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
 
 namespace strata::interposer {
 
-DevicePart whole(const Plan& plan, const void* buf) {
-  return DevicePart{&plan.layout.block(), static_cast<char*>(const_cast<void*>(buf)), 0};
+mover::DevicePart whole(const Plan& plan, const void* buf) {
+  return mover::DevicePart{&plan.layout.block(), static_cast<char*>(const_cast<void*>(buf)), 0};
 }
 
 void send_packed(Outgoing* out, const void* packed, int64_t bytes) {
@@ -38,19 +39,19 @@ int reserve_send(const Plan& plan, const void* buf, int64_t count, MPI_Datatype 
   switch (plan.path) {
     case Path::library: return MPI_SUCCESS;
     case Path::host_pack:
-      out->host = Staging::host(plan.bytes);
+      out->host = mover::Staging::host(plan.bytes);
       if (!out->host) return MPI_SUCCESS;  // the library packs it after all
       send_packed(out, out->host.data(), plan.bytes);
       return MPI_SUCCESS;
     case Path::device_pack: {
-      out->device = DeviceMessage(plan.device, plan.method);
+      out->device = mover::DeviceMessage(plan.device, plan.method);
       const Status s = out->device.reserve(plan.bytes);
       if (s != Status::ok) return mpi::error_class(s);
       send_packed(out, out->device.mpi_buffer(), plan.bytes);
       return MPI_SUCCESS;
     }
     case Path::device_span: {
-      out->host = Staging::acquire(pinned_pool(), plan.span.hi - plan.span.lo);
+      out->host = mover::Staging::acquire(mover::pinned_pool(), plan.span.hi - plan.span.lo);
       if (!out->host) return MPI_ERR_NO_MEM;
       out->buffer = out->host.data() - plan.span.lo;  // the library packs the host copy with the user's type
       return MPI_SUCCESS;
@@ -66,13 +67,13 @@ int fill_send(const Plan& plan, const void* buf, Outgoing* out) {
       if (out->host) pack_host(plan.layout.block(), buf, out->host.data());
       return MPI_SUCCESS;
     case Path::device_pack: {
-      const DevicePart part = whole(plan, buf);
-      const Status s = device_pack(out->device, &part, 1);
+      const mover::DevicePart part = whole(plan, buf);
+      const Status s = mover::device_pack(out->device, &part, 1);
       return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
     }
     case Path::device_span: {
-      const Status s =
-          copy_bytes(out->host.data(), static_cast<const char*>(buf) + plan.span.lo, plan.span.hi - plan.span.lo);
+      const Status s = mover::copy_bytes(out->host.data(), static_cast<const char*>(buf) + plan.span.lo,
+                                         plan.span.hi - plan.span.lo);
       if (s != Status::ok) return mpi::error_class(s);
       counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
       return MPI_SUCCESS;
@@ -112,7 +113,7 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
   switch (plan.path) {
     case Path::library: return MPI_SUCCESS;
     case Path::host_pack:
-      in->host = Staging::host(plan.bytes);
+      in->host = mover::Staging::host(plan.bytes);
       if (!in->host) {
         in->plan.path = Path::library;  // the library unpacks it after all
         return MPI_SUCCESS;
@@ -120,7 +121,7 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
       in->buffer = in->host.data();
       break;
     case Path::device_pack: {
-      in->device = DeviceMessage(plan.device, plan.method);
+      in->device = mover::DeviceMessage(plan.device, plan.method);
       const Status s = in->device.reserve(plan.bytes);
       if (s != Status::ok) return mpi::error_class(s);
       in->buffer = in->device.mpi_buffer();
@@ -131,7 +132,7 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
       // the span (filled first: elements that do not arrive keep their
       // values); complete_recv writes exactly the datatype's bytes back.
       const Status s =
-          copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &in->host);
+          mover::copy_span_to_host(plan.device, static_cast<const char*>(buf), plan.span.lo, plan.span.hi, &in->host);
       if (s != Status::ok) return mpi::error_class(s);
       in->buffer = in->host.data() - plan.span.lo;
       counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
@@ -146,7 +147,7 @@ int prepare_recv(const Plan& plan, void* buf, int64_t count, MPI_Datatype type, 
 int refresh_recv(Incoming& in) {
   if (in.plan.path != Path::device_span) return MPI_SUCCESS;
   const Span& span = in.plan.span;
-  const Status s = copy_bytes(in.host.data(), static_cast<const char*>(in.user) + span.lo, span.hi - span.lo);
+  const Status s = mover::copy_bytes(in.host.data(), static_cast<const char*>(in.user) + span.lo, span.hi - span.lo);
   if (s != Status::ok) return mpi::error_class(s);
   counters().spans_copied.fetch_add(1, std::memory_order_relaxed);
   return MPI_SUCCESS;
@@ -171,7 +172,7 @@ bool pulled_direct(Incoming& in, MPI_Status& status, const unsigned char* kept, 
       target.device = plan.device;
       head = in.device.mpi_buffer();
       if (in.device.method() == Method::device) {  // a GPU-aware library received into device staging
-        if (copy_bytes(device_head, head, sizeof device_head) != Status::ok) return false;
+        if (mover::copy_bytes(device_head, head, sizeof device_head) != Status::ok) return false;
         head = device_head;
       }
       break;
@@ -214,8 +215,8 @@ int complete_recv(Incoming& in, MPI_Status& status, bool wait, const unsigned ch
         write_exactly(static_cast<char*>(in.user), in.host.data() - plan.span.lo, in.user_count, in.user_type);
     return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
   }
-  const DevicePart part = whole(plan, in.user);
-  const Status s = device_unpack(in.device, &part, 1, received, wait);
+  const mover::DevicePart part = whole(plan, in.user);
+  const Status s = mover::device_unpack(in.device, &part, 1, received, wait);
   return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
 }
 
@@ -242,7 +243,7 @@ int complete_kept_recv(Incoming& in, const unsigned char* bytes, bool descriptor
   const int64_t capacity = in.type == MPI_PACKED ? in.count : static_cast<int64_t>(size) * in.count;
   if (capacity < kBytes) return MPI_ERR_TRUNCATE;
   if (in.type == MPI_PACKED) {
-    if (copy_bytes(in.buffer, bytes, kBytes) != Status::ok) return MPI_ERR_INTERN;
+    if (mover::copy_bytes(in.buffer, bytes, kBytes) != Status::ok) return MPI_ERR_INTERN;
   } else {
     int position = 0;
     const int rc = mpi::real().MPI_Unpack(bytes, kBytes, &position, in.buffer, size > 0 ? kBytes / size : 0, in.type,

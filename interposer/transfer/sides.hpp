@@ -4,10 +4,10 @@
 // point, all-to-all and pack calls share one implementation.
 #pragma once
 
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/plan.hpp"
-#include "interposer/transfer/staging.hpp"
+#include "portability/mover/device_transfer.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <mpi.h>
 
@@ -17,9 +17,9 @@ struct Outgoing {
   const void* buffer = nullptr;  // what the library sends
   int64_t count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  Staging host;          // host_pack: the packed bytes; device_span: the span's copy
-  DeviceMessage device;  // device_pack
-  DirectSend direct;     // device_pack to a node peer that pulls the bytes itself (direct.hpp)
+  mover::Staging host;          // host_pack: the packed bytes; device_span: the span's copy
+  mover::DeviceMessage device;  // device_pack
+  DirectSend direct;            // device_pack to a node peer that pulls the bytes itself (direct.hpp)
   void leak() {
     host.leak();
     device.leak();
@@ -27,7 +27,7 @@ struct Outgoing {
 };
 
 // The one part of a point-to-point device message: the plan's block over `buf`.
-DevicePart whole(const Plan& plan, const void* buf);
+mover::DevicePart whole(const Plan& plan, const void* buf);
 
 // The send carries Strata's packed bytes: `bytes` of them at `packed`, as
 // MPI_PACKED (counted in sends_packed).
@@ -56,8 +56,8 @@ struct Incoming {
   void* user = nullptr;  // the user's buffer, count and datatype
   int64_t user_count = 0;
   MPI_Datatype user_type = MPI_DATATYPE_NULL;
-  Staging host;
-  DeviceMessage device;
+  mover::Staging host;
+  mover::DeviceMessage device;
   void leak() {
     host.leak();
     device.leak();

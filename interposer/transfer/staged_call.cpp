@@ -3,13 +3,13 @@
 #include <strata/datatype.hpp>
 
 #include "interposer/transfer/counters.hpp"
-#include "interposer/transfer/device_transfer.hpp"
 #include "interposer/transfer/exact_write.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/types/fast_types.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
 
 #include <algorithm>
 
@@ -256,7 +256,7 @@ int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
     m.lo = s.lo;
     m.hi = s.hi;
     m.write = a.write;
-    m.host = Staging::acquire(pinned_pool(), s.hi - s.lo);
+    m.host = mover::Staging::acquire(mover::pinned_pool(), s.hi - s.lo);
     if (!m.host) return MPI_ERR_NO_MEM;
     mirrors.push_back(std::move(m));
     roles.push_back(&b);
@@ -277,7 +277,7 @@ int StagedCall::stage(const CallShape& shape, calls::Bufs bufs, bool copy_now) {
 
 int StagedCall::copy_in() {
   for (Mirror& m : mirrors_) {
-    const Status s = copy_bytes(m.host.data(), m.user + m.lo, m.hi - m.lo);
+    const Status s = mover::copy_bytes(m.host.data(), m.user + m.lo, m.hi - m.lo);
     if (s != Status::ok) return mpi::error_class(s);
   }
   return MPI_SUCCESS;

@@ -14,7 +14,7 @@
 #pragma once
 
 #include "interposer/calls/roles.hpp"
-#include "interposer/transfer/staging.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <mpi.h>
 
@@ -83,7 +83,7 @@ class StagedCall {
     int64_t hi = 0;
     bool write = false;  // the call writes it
     std::vector<Part> parts;
-    Staging host;
+    mover::Staging host;
   };
   std::vector<Mirror> mirrors_;
 };

@@ -39,7 +39,7 @@ std::vector<Count> my_counts() {
       {"calls_intercepted", "MPI calls intercepted", calls_intercepted()},
       {"calls_passed_through", "passed through untouched (STRATA_DISABLE)", calls_passed_through()},
 #define STRATA_COUNTER_ROW(name, what) {#name, what, c.name.load()},
-      STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_ROW)
+      STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_ROW, STRATA_COUNTER_ROW)
 #undef STRATA_COUNTER_ROW
   };
   // Calls and time by path (summary_time.hpp): straight to the library, or

@@ -2,8 +2,8 @@
 // reference models.
 #include "interposer/model/device_model.hpp"
 #include "interposer/model/host_model.hpp"
-#include "interposer/model/log2_buckets.hpp"
-#include "interposer/transfer/engine_choice.hpp"
+#include "portability/mover/engine_choice.hpp"
+#include "portability/numeric/log2_buckets.hpp"
 
 #include <gtest/gtest.h>
 
@@ -175,10 +175,10 @@ TEST(DeviceModel, TheBuiltInReferenceModelLoads) {
   }
 }
 
-// --- kernels or copy engines (engine_choice.hpp) ----------------------------------
+// --- kernels or copy engines (portability/mover/engine_choice.hpp) ---------------------
 
-using strata::interposer::Engine;
-using strata::interposer::EngineChooser;
+using strata::mover::Engine;
+using strata::mover::EngineChooser;
 
 // Feeds `n` picks with the given costs per engine; returns how many picks
 // went to the copy engines.
@@ -270,11 +270,11 @@ TEST(Log2Buckets, MatchTheLoopOverPowersOfTwo) {
   for (int buckets : {1, 2, 12, 33, 40, 63}) {
     for (int64_t v : {int64_t{-5}, int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{1} << 40,
                       (int64_t{1} << 40) - 1, INT64_MAX}) {
-      EXPECT_EQ(strata::interposer::log2_bucket(v, buckets), naive(v, buckets)) << v << " in " << buckets;
+      EXPECT_EQ(strata::numeric::log2_bucket(v, buckets), naive(v, buckets)) << v << " in " << buckets;
     }
     for (int i = 0; i < 2000; ++i) {
       const int64_t v = static_cast<int64_t>(rng() >> (rng() % 63));
-      ASSERT_EQ(strata::interposer::log2_bucket(v, buckets), naive(v, buckets)) << v << " in " << buckets;
+      ASSERT_EQ(strata::numeric::log2_bucket(v, buckets), naive(v, buckets)) << v << " in " << buckets;
     }
   }
 }

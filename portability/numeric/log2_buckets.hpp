@@ -1,12 +1,13 @@
-// Power-of-two buckets of sizes and block lengths, shared by the models
-// (host_model, device_model) and the engine chooser (transfer/engine_choice).
+// Power-of-two buckets of sizes and block lengths, shared by the
+// interposer's models (interposer/model: host_model, device_model) and the
+// mover's engine chooser (portability/mover/engine_choice).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-namespace strata::interposer {
+namespace strata::numeric {
 
 // floor(log2(v)) within [0, buckets): values below 2 land in bucket 0, the
 // largest in the last bucket.
@@ -19,4 +20,4 @@ inline int log2_bucket(int64_t v, int buckets) {
 // log2(v) as a real number (v below 1 counts as 1), for distances between sizes.
 inline double log2_of(int64_t v) { return std::log2(static_cast<double>(std::max<int64_t>(v, 1))); }
 
-}  // namespace strata::interposer
+}  // namespace strata::numeric

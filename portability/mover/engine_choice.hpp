@@ -20,7 +20,7 @@
 
 #include <cstdint>
 
-namespace strata::interposer {
+namespace strata::mover {
 
 enum class Engine { kernels, copies };
 const char* to_string(Engine engine);
@@ -65,4 +65,4 @@ class EngineChooser {
 enum class EngineSetting { automatic, kernels, copies };
 EngineSetting engine_setting();
 
-}  // namespace strata::interposer
+}  // namespace strata::mover

@@ -1,28 +1,32 @@
-// Moving device buffers through an MPI that may know nothing of GPUs.
+// Moving strided device data through a transport that may know nothing of
+// GPUs (an MPI without GPU support): packing and unpacking on the kernels
+// or the copy engines (engine_choice.hpp), through staging (staging.hpp).
 //
 // A message is a list of parts (one for point-to-point, one per peer for
 // all-to-alls), each a strided layout over a device buffer, laid out back to
-// back in the packed bytes MPI moves as MPI_PACKED. The method decides
-// where those bytes live for MPI (see interposer/model/device_model.hpp):
-//   device   device staging memory (only for a GPU-aware MPI)
+// back in the packed bytes the transport moves. The method (method.hpp)
+// decides where those bytes live for it:
+//   device   device staging memory (only for a transport that takes it)
 //   oneshot  mapped pinned host memory, written and read by the kernels
 //   staged   pinned host memory, filled from device staging by the copy
 //            engine, pipelined in chunks (the next chunk is packed while
 //            the previous one is copied)
 // Contiguous parts are plain copies. Every call here waits for the device
-// before returning: MPI may touch the bytes as soon as it has them.
+// before returning (device_unpack may leave that to
+// wait_for_queued_unpacks): the transport may touch the bytes as soon as it
+// has them.
 #pragma once
 
 #include <strata/layout.hpp>
 #include <strata/status.hpp>
 
-#include "interposer/model/device_model.hpp"
-#include "interposer/transfer/staging.hpp"
+#include "portability/mover/method.hpp"
+#include "portability/mover/staging.hpp"
 
+#include <cstddef>
 #include <cstdint>
-#include <utility>
 
-namespace strata::interposer {
+namespace strata::mover {
 
 struct DevicePart {
   const StridedBlock* layout;
@@ -38,13 +42,14 @@ class DeviceMessage {
   // method (span falls back to oneshot).
   DeviceMessage(int device, Method method)
       : device_(device), method_(method == Method::span ? Method::oneshot : method) {}
-  // What MPI sends from or receives into.
+  // What the transport sends from or receives into.
   char* mpi_buffer() const { return method_ == Method::device ? device_staging.data() : host_staging.data(); }
   int device() const { return device_; }
   Method method() const { return method_; }
   // Reserves `bytes` of staging for this message's method.
   Status reserve(int64_t bytes);
-  // Gives up the staging without freeing it (MPI may still touch it).
+  // Gives up the staging without freeing it (the transport may still touch
+  // it).
   void leak() {
     host_staging.leak();
     device_staging.leak();
@@ -83,20 +88,7 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
 Status wait_for_queued_unpacks();
 
 // Logs (STRATA_LOG=info) the calling thread's measured engine times per
-// flush size and the engine each one uses (MPI_Finalize).
+// flush size and the engine each one uses (the interposer's MPI_Finalize).
 void log_engine_choices();
 
-// Copies `bytes` between any two of host, pinned and device memory, and
-// waits for the copy.
-Status copy_bytes(void* dst, const void* src, int64_t bytes);
-// Copies the runs [offset, offset + length) of `src` to the same offsets of
-// `dst` (queued together, one wait).
-Status copy_runs(char* dst, const char* src, const std::pair<int64_t, int64_t>* runs, size_t count);
-
-// Copies the bytes [lo, hi) of a device buffer into `host` (pinned memory),
-// or back: the fallback for datatypes Strata cannot reduce, which the
-// library then packs or unpacks on the host copy.
-Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, Staging* host);
-Status copy_span_to_device(int device, const Staging& host, char* user, int64_t lo, int64_t hi);
-
-}  // namespace strata::interposer
+}  // namespace strata::mover

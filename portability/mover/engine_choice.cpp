@@ -1,12 +1,16 @@
-#include "interposer/transfer/engine_choice.hpp"
+// The engine chooser and STRATA_DEVICE_ENGINE (engine_choice.hpp).
+#include "portability/mover/engine_choice.hpp"
 
 #include "base/config.hpp"
 #include "base/log.hpp"
-#include "interposer/model/log2_buckets.hpp"
+#include "portability/numeric/log2_buckets.hpp"
 
 #include <algorithm>
 
-namespace strata::interposer {
+namespace strata::mover {
+
+using numeric::log2_bucket;
+
 namespace {
 
 config::ChoiceParam<EngineSetting> g_engine{
@@ -90,4 +94,4 @@ void EngineChooser::log_summary(int device) const {
   }
 }
 
-}  // namespace strata::interposer
+}  // namespace strata::mover

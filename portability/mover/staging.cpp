@@ -1,4 +1,5 @@
-#include "interposer/transfer/staging.hpp"
+// The staging pools and their buffers (staging.hpp).
+#include "portability/mover/staging.hpp"
 
 #include "base/config.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -9,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-namespace strata::interposer {
+namespace strata::mover {
 namespace {
 
 config::IntParam g_host_pool_bytes{"STRATA_HOST_POOL_BYTES",
@@ -215,4 +216,4 @@ void trim_staging() {
   for (auto& [device, pool] : device_pools()) pool->trim();
 }
 
-}  // namespace strata::interposer
+}  // namespace strata::mover

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace strata::interposer {
+namespace strata::mover {
 
 class StagingPool;
 
@@ -59,4 +59,4 @@ class Staging {
 // Frees every cached buffer of every pool (MPI_Finalize, tests).
 void trim_staging();
 
-}  // namespace strata::interposer
+}  // namespace strata::mover

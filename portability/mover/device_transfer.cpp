@@ -1,23 +1,25 @@
-#include "interposer/transfer/device_transfer.hpp"
+// Device pack and unpack of strided parts through staging
+// (device_transfer.hpp).
+#include "portability/mover/device_transfer.hpp"
 
 #include "base/config.hpp"
 #include "base/log.hpp"
-#include "interposer/transfer/counters.hpp"
-#include "interposer/transfer/engine_choice.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
 #include "portability/layout/box_copies.hpp"
 #include "portability/layout/strided_index.hpp"
+#include "portability/mover/counters.hpp"
+#include "portability/mover/engine_choice.hpp"
+#include "portability/mover/streams.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <map>
-#include <mutex>
 #include <utility>
 #include <vector>
 
-namespace strata::interposer {
+namespace strata::mover {
+
 namespace {
 
 config::IntParam g_chunk{"STRATA_PIPELINE_CHUNK",
@@ -31,71 +33,6 @@ using Clock = std::chrono::steady_clock;
 
 double micros_since(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-}
-
-// Per thread and device: the stream a flush's packing or unpacking is
-// ordered on (kernels and the copy engine's boxes alike: one wait covers
-// both), one for the staged method's pipelined copies, and an event between
-// them. Threads get their own so that one thread's wait never waits for
-// another thread's work.
-struct Streams {
-  gpu::Stream work = nullptr;
-  gpu::Stream copies = nullptr;
-  gpu::Event ready = nullptr;
-  bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
-  // Strided parts waiting for one batched launch on `work` (launch_jobs),
-  // one queue per direction.
-  std::vector<gpu::PackJob> pack_jobs;
-  std::vector<gpu::PackJob> unpack_jobs;
-  std::vector<gpu::PackJob>& jobs(bool pack) { return pack ? pack_jobs : unpack_jobs; }
-  // Kernels or copy engines, measured (engine_choice.hpp).
-  EngineChooser engines;
-  // The receives unpacked since the last wait with strided parts: the
-  // engine chosen when the first was queued, its key, and the host time
-  // spent queueing so far (the wait adds its own).
-  struct Batch {
-    bool open = false;
-    Engine engine = Engine::kernels;
-    int64_t bytes = 0;
-    int64_t parts = 0;
-    double busy_us = 0;
-  } unpacks;
-};
-
-// Never destroyed: a thread's streams live as long as the process. Made
-// at the thread's first device work only. Each thread's map is also listed
-// in a process-wide table: the process owns them, and leak checkers, which
-// do not scan thread-local storage (the sanitizer stage runs LeakSanitizer
-// with use_tls=0), see them reachable.
-thread_local std::map<int, Streams>* t_streams = nullptr;
-
-std::map<int, Streams>& thread_streams() {
-  if (t_streams == nullptr) {
-    static std::mutex mu;
-    static auto* every_thread = new std::vector<std::map<int, Streams>*>();
-    auto* mine = new std::map<int, Streams>();
-    std::lock_guard<std::mutex> lock(mu);
-    every_thread->push_back(mine);
-    t_streams = mine;
-  }
-  return *t_streams;
-}
-
-Status streams_for(int device, Streams** out) {
-  std::map<int, Streams>* per_device = &thread_streams();
-  auto [it, created] = per_device->try_emplace(device);
-  if (created) {
-    Streams& s = it->second;
-    // Ordered after the default stream: data an application produced there
-    // and did not synchronize is complete before Strata reads it.
-    if (gpu::stream_create(&s.work, true) != Status::ok || gpu::stream_create(&s.copies, true) != Status::ok ||
-        gpu::event_create(&s.ready, /*timing=*/false) != Status::ok) {
-      per_device->erase(it);
-      return Status::device_error;
-    }
-  }
-  *out = &it->second;
-  return Status::ok;
 }
 
 int64_t part_bytes(const DevicePart& p) { return p.layout->packed_bytes(); }
@@ -215,9 +152,9 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
   return gpu::stream_synchronize(s.copies);
 }
 
-// Messages MPI moves from host memory (oneshot and staged): the copy engine
-// can write their bytes straight into the pinned staging, which kernels
-// also reach (it is mapped).
+// Messages the transport moves from host memory (oneshot and staged): the
+// copy engine can write their bytes straight into the pinned staging, which
+// kernels also reach (it is mapped).
 bool host_bound(const DeviceMessage& message) { return message.method() != Method::device; }
 
 // Where the kernels write a message's packed bytes outside the staged
@@ -427,8 +364,9 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
 
 Status wait_for_queued_unpacks() {
   Status result = Status::ok;
-  if (t_streams == nullptr) return result;
-  for (auto& [device, s] : *t_streams) {
+  std::map<int, Streams>* streams = thread_streams_if_any();
+  if (streams == nullptr) return result;
+  for (auto& [device, s] : *streams) {
     if (!s.queued) continue;
     gpu::ScopedDevice on(device);
     Status st = on.status();
@@ -444,69 +382,10 @@ Status wait_for_queued_unpacks() {
   return result;
 }
 
-Status copy_bytes(void* dst, const void* src, int64_t bytes) {
-  if (bytes <= 0) return Status::ok;
-  // On the device that owns either side (the copy engine of that device).
-  const device::Pointer d = gpu::classify(dst);
-  const device::Pointer s_ = gpu::classify(src);
-  const int device = d.device >= 0 ? d.device : s_.device;
-  if (device < 0) {  // host to host
-    std::memcpy(dst, src, static_cast<size_t>(bytes));
-    return Status::ok;
-  }
-  gpu::ScopedDevice on(device);
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(device, &s));
-  STRATA_TRY(gpu::memcpy_async(dst, src, static_cast<size_t>(bytes), s->copies));
-  return gpu::stream_synchronize(s->copies);
-}
-
-Status copy_runs(char* dst, const char* src, const std::pair<int64_t, int64_t>* runs, size_t count) {
-  if (count == 0) return Status::ok;
-  const device::Pointer d = gpu::classify(dst + runs[0].first);
-  const device::Pointer s_ = gpu::classify(src + runs[0].first);
-  const int device = d.device >= 0 ? d.device : s_.device;
-  if (device < 0) {
-    for (size_t i = 0; i < count; ++i) {
-      std::memcpy(dst + runs[i].first, src + runs[i].first, static_cast<size_t>(runs[i].second));
-    }
-    return Status::ok;
-  }
-  gpu::ScopedDevice on(device);
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(device, &s));
-  for (size_t i = 0; i < count; ++i) {
-    STRATA_TRY(
-        gpu::memcpy_async(dst + runs[i].first, src + runs[i].first, static_cast<size_t>(runs[i].second), s->copies));
-  }
-  return gpu::stream_synchronize(s->copies);
-}
-
-Status copy_span_to_host(int device, const char* user, int64_t lo, int64_t hi, Staging* host) {
-  gpu::ScopedDevice on(device);
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(device, &s));
-  *host = Staging::acquire(pinned_pool(), std::max<int64_t>(hi - lo, 1));
-  if (!*host) return Status::out_of_memory;
-  if (hi > lo) STRATA_TRY(gpu::memcpy_async(host->data(), user + lo, static_cast<size_t>(hi - lo), s->copies));
-  return gpu::stream_synchronize(s->copies);
-}
-
-Status copy_span_to_device(int device, const Staging& host, char* user, int64_t lo, int64_t hi) {
-  gpu::ScopedDevice on(device);
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(device, &s));
-  if (hi > lo) STRATA_TRY(gpu::memcpy_async(user + lo, host.data(), static_cast<size_t>(hi - lo), s->copies));
-  return gpu::stream_synchronize(s->copies);
-}
-
 void log_engine_choices() {
-  if (t_streams == nullptr || !log::enabled(log::Level::info, log::kDevice)) return;
-  for (const auto& [device, s] : *t_streams) s.engines.log_summary(device);
+  const std::map<int, Streams>* streams = thread_streams_if_any();
+  if (streams == nullptr || !log::enabled(log::Level::info, log::kDevice)) return;
+  for (const auto& [device, s] : *streams) s.engines.log_summary(device);
 }
 
-}  // namespace strata::interposer
+}  // namespace strata::mover

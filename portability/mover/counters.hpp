@@ -1,0 +1,20 @@
+// What the mover did, counted for the layers above it. The mover knows
+// nothing of them: the interposer reads these into strata_preload_counters
+// and its STRATA_SUMMARY (interposer/transfer/counters.hpp).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace strata::mover {
+
+struct Counters {
+  // Strided device parts packed or unpacked by the copy engines (boxes of
+  // strided 2D/3D copies, engine_choice.hpp) rather than the kernels.
+  std::atomic<uint64_t> parts_by_copy_engine{0};
+};
+
+// The process's counters (never reset).
+Counters& counters();
+
+}  // namespace strata::mover

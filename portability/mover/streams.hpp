@@ -1,0 +1,54 @@
+// The mover's streams: per thread and device, the stream a flush's packing
+// or unpacking is ordered on (kernels and the copy engines' boxes alike:
+// one wait covers both), one for pipelined and plain copies, an event
+// between them, and the state of the flush in progress (the jobs of the
+// next batched launch, the engine chooser, the open batch of unpacks).
+// Threads get their own so that one thread's wait never waits for another
+// thread's work. Internal to the mover (device_transfer.cpp, copies.cpp).
+#pragma once
+
+#include <strata/status.hpp>
+
+#include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/pack_device.hpp"
+#include "portability/mover/engine_choice.hpp"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace strata::mover {
+
+struct Streams {
+  gpu::Stream work = nullptr;
+  gpu::Stream copies = nullptr;
+  gpu::Event ready = nullptr;
+  bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
+  // Strided parts waiting for one batched launch on `work` (launch_jobs),
+  // one queue per direction.
+  std::vector<gpu::PackJob> pack_jobs;
+  std::vector<gpu::PackJob> unpack_jobs;
+  std::vector<gpu::PackJob>& jobs(bool pack) { return pack ? pack_jobs : unpack_jobs; }
+  // Kernels or copy engines, measured (engine_choice.hpp).
+  EngineChooser engines;
+  // The receives unpacked since the last wait with strided parts: the
+  // engine chosen when the first was queued, its key, and the host time
+  // spent queueing so far (the wait adds its own).
+  struct Batch {
+    bool open = false;
+    Engine engine = Engine::kernels;
+    int64_t bytes = 0;
+    int64_t parts = 0;
+    double busy_us = 0;
+  } unpacks;
+};
+
+// The calling thread's streams on `device` (made at its first use there,
+// ordered after the default stream).
+Status streams_for(int device, Streams** out);
+
+// The calling thread's streams of every device it used; null before its
+// first device work.
+std::map<int, Streams>* thread_streams_if_any();
+
+}  // namespace strata::mover
