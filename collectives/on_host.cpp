@@ -1,7 +1,7 @@
 #include "collectives/on_host.hpp"
 
 #include "mpi/real_mpi.hpp"
-#include "portability/gpu/host_mirror.hpp"
+#include "portability/mover/host_mirror.hpp"
 
 #include <algorithm>
 
@@ -26,7 +26,7 @@ void* writable(const void* p) { return const_cast<void*>(p); }
 Status allreduce(Context& c, const void* send, void* recv, size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm, void* stream) noexcept {
   const size_t bytes = count * size_of(type);
-  gpu::HostMirror in, out;
+  mover::HostMirror in, out;
   const bool in_place = send == MPI_IN_PLACE;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   STRATA_TRY(out.open(recv, bytes, in_place, stream));
@@ -39,7 +39,7 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
                       Algorithm algorithm, void* stream) noexcept {
   const size_t bytes = recv_count * size_of(type);
   const size_t full = bytes * static_cast<size_t>(c.size());
-  gpu::HostMirror in, out;
+  mover::HostMirror in, out;
   const bool in_place = send == MPI_IN_PLACE;
   if (!in_place) STRATA_TRY(in.open(writable(send), full, true, stream));
   STRATA_TRY(out.open(recv, in_place ? full : bytes, in_place, stream));
@@ -51,7 +51,7 @@ Status reduce_scatter(Context& c, const void* send, void* recv, size_t recv_coun
 Status allgather(Context& c, const void* send, void* recv, size_t send_count, DataType type, Algorithm algorithm,
                  void* stream) noexcept {
   const size_t bytes = send_count * size_of(type);
-  gpu::HostMirror in, out;
+  mover::HostMirror in, out;
   const bool in_place = send == MPI_IN_PLACE;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   STRATA_TRY(out.open(recv, bytes * static_cast<size_t>(c.size()), in_place, stream));
@@ -62,7 +62,7 @@ Status allgather(Context& c, const void* send, void* recv, size_t send_count, Da
 
 Status broadcast(Context& c, void* buffer, size_t count, DataType type, int root, Algorithm algorithm,
                  void* stream) noexcept {
-  gpu::HostMirror view;
+  mover::HostMirror view;
   STRATA_TRY(view.open(buffer, count * size_of(type), c.rank() == root, stream));
   STRATA_TRY(host::broadcast(view.data(), count, type, root, host_algorithm(c, algorithm, type, false),
                              c.hierarchy(algorithm)));
@@ -74,7 +74,7 @@ Status reduce(Context& c, const void* send, void* recv, size_t count, DataType t
   const size_t bytes = count * size_of(type);
   const bool root_rank = c.rank() == root;
   const bool in_place = send == MPI_IN_PLACE;
-  gpu::HostMirror in, out;
+  mover::HostMirror in, out;
   if (!in_place) STRATA_TRY(in.open(writable(send), bytes, true, stream));
   if (root_rank) STRATA_TRY(out.open(recv, bytes, in_place, stream));
   STRATA_TRY(host::reduce(in_place ? MPI_IN_PLACE : in.data(), root_rank ? out.data() : nullptr, count, type, op, root,
@@ -92,7 +92,7 @@ Status build_secondary_partition(Context& c, const void* primary, size_t shard_c
   }
   const size_t element = size_of(type);
   const size_t secondary_count = shard_count * static_cast<size_t>(c.size() / std::max(1, group_size));
-  gpu::HostMirror in, out;
+  mover::HostMirror in, out;
   STRATA_TRY(in.open(writable(primary), shard_count * element, true, stream));
   STRATA_TRY(out.open(secondary, secondary_count * element, false, stream));
   STRATA_TRY(host::build_secondary_partition(in.data(), shard_count, out.data(), type, level, h));
@@ -109,7 +109,7 @@ Status gather_from_secondary(Context& c, const void* secondary, size_t shard_cou
   }
   const size_t element = size_of(type);
   const size_t secondary_count = shard_count * static_cast<size_t>(c.size() / std::max(1, group_size));
-  gpu::HostMirror in, out;
+  mover::HostMirror in, out;
   STRATA_TRY(in.open(writable(secondary), secondary_count * element, true, stream));
   STRATA_TRY(out.open(full, shard_count * static_cast<size_t>(c.size()) * element, false, stream));
   STRATA_TRY(host::gather_from_secondary(in.data(), shard_count, out.data(), type, level, h));

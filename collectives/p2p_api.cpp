@@ -22,7 +22,7 @@
 #include "fault/hooks.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
-#include "portability/gpu/host_mirror.hpp"
+#include "portability/mover/host_mirror.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -98,7 +98,7 @@ Result<Op> plan(bool send, void* buf, size_t bytes, int peer, MPI_Comm comm, con
   op.peer = peer;
   op.comm = comm;
   op.stream = options.stream;
-  if (gpu::is_device_memory(buf)) {
+  if (mover::is_device_memory(buf)) {
     Result<Context*> context = Context::of(comm);  // collective over comm the first time
     if (!context) return context.status();
     if (!context.value()->nccl_capable()) {
@@ -137,7 +137,7 @@ void abandon(std::vector<MPI_Request>& requests) {
 Status run_mpi(const std::vector<const Op*>& ops) {
   if (ops.empty()) return Status::ok;
   const size_t piece = host::detail::max_message_bytes();
-  std::vector<gpu::HostMirror> mirrors(ops.size());
+  std::vector<mover::HostMirror> mirrors(ops.size());
   std::vector<MPI_Request> requests;
   std::vector<int> lengths;     // bytes each piece moves
   std::vector<bool> receiving;  // is the piece a receive

@@ -12,6 +12,10 @@ struct Counters {
   // Strided device parts packed or unpacked by the copy engines (boxes of
   // strided 2D/3D copies, engine_choice.hpp) rather than the kernels.
   std::atomic<uint64_t> parts_by_copy_engine{0};
+  // Staging buffers handed out by the pools (staging.hpp), and those of
+  // them the pools had to allocate (none of the size class was kept).
+  std::atomic<uint64_t> staging_acquired{0};
+  std::atomic<uint64_t> staging_allocated{0};
 };
 
 // The process's counters (never reset).

@@ -3,6 +3,7 @@
 
 #include "base/config.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/counters.hpp"
 
 #include <cstdlib>
 #include <map>
@@ -68,6 +69,7 @@ class StagingPool {
     }
     Buffer b{nullptr, nullptr};
     if (!allocate_(device_, static_cast<size_t>(int64_t{1} << cls), &b)) return Buffer{nullptr, nullptr};
+    counters().staging_allocated.fetch_add(1, std::memory_order_relaxed);
     return b;
   }
 
@@ -177,11 +179,20 @@ Staging Staging::acquire(StagingPool& pool, int64_t bytes) {
   StagingPool::Buffer b = pool.get(cls);
   Staging s;
   if (b.data == nullptr) return s;
+  counters().staging_acquired.fetch_add(1, std::memory_order_relaxed);
   s.data_ = b.data;
   s.device_view_ = b.device_view;
   s.size_class_ = cls;
   s.pool_ = &pool;
   return s;
+}
+
+Staging Staging::pinned_or_host(int64_t bytes) {
+  if (gpu::available()) {
+    Staging s = acquire(pinned_pool(), bytes);
+    if (s) return s;
+  }
+  return host(bytes);
 }
 
 Staging::Staging(Staging&& other) noexcept

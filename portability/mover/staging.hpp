@@ -3,7 +3,9 @@
 // registration or cudaMalloc on the hot path once a pool is warm: buffers
 // come in power-of-two size classes and released ones are kept, up to a
 // per-pool limit (STRATA_HOST_POOL_BYTES, STRATA_PINNED_POOL_BYTES,
-// STRATA_DEVICE_POOL_BYTES).
+// STRATA_DEVICE_POOL_BYTES). The one staging of the mover: the interposer
+// and the collectives' host mirrors (host_mirror.hpp) take their buffers
+// here.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +26,10 @@ class Staging {
   // An empty buffer (data() == nullptr) when the allocation failed.
   static Staging acquire(StagingPool& pool, int64_t bytes);
   static Staging host(int64_t bytes) { return acquire(host_pool(), bytes); }
+  // Host memory a device copies to or from: pinned where a device runtime
+  // is there (copies run at full speed and asynchronously), else, or when
+  // no pinned memory is left, plain host memory.
+  static Staging pinned_or_host(int64_t bytes);
   // A view of memory that belongs to nobody's pool (a peer's buffer mapped
   // through IPC): released, it is only forgotten.
   static Staging borrowed(char* data, char* device_view) {

@@ -1,0 +1,191 @@
+// The device data mover (portability/mover): its staging pools, the host
+// mirrors the collectives stage device buffers with, and a device message
+// packed and unpacked through staging on the copy engines, counted by the
+// mover's own counters. On the device stand-in of the CPU build
+// (STRATA_FAKE_DEVICE=1: device memory the host cannot touch), or a GPU;
+// the device cases skip without either.
+#include <strata/device.hpp>
+#include <strata/layout.hpp>
+#include <strata/status.hpp>
+
+#include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/copies.hpp"
+#include "portability/mover/counters.hpp"
+#include "portability/mover/device_transfer.hpp"
+#include "portability/mover/engine_choice.hpp"
+#include "portability/mover/host_mirror.hpp"
+#include "portability/mover/staging.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <vector>
+
+namespace strata {
+void PrintTo(Status s, std::ostream* os) { *os << to_string(s); }
+}  // namespace strata
+
+namespace {
+
+namespace gpu = strata::gpu;
+namespace mover = strata::mover;
+using strata::Status;
+using strata::StridedBlock;
+using strata::device::MemoryKind;
+
+#define REQUIRE_DEVICE()                                                           \
+  do {                                                                             \
+    if (!gpu::available()) GTEST_SKIP() << "no device (set STRATA_FAKE_DEVICE=1)"; \
+  } while (0)
+
+// Device memory freed at scope exit.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  explicit DeviceBuffer(size_t n) { EXPECT_EQ(gpu::malloc_device(&ptr, n), Status::ok); }
+  ~DeviceBuffer() {
+    if (ptr != nullptr) {
+      EXPECT_EQ(gpu::free_device(ptr), Status::ok);
+    }
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  char* data() const { return static_cast<char*>(ptr); }
+};
+
+std::vector<char> pattern(size_t n, int seed) {
+  std::vector<char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<char>((i * 31 + static_cast<size_t>(seed)) & 0xff);
+  return v;
+}
+
+TEST(Staging, PoolsKeepReleasedBuffersPerSizeClass) {
+  const mover::Counters& c = mover::counters();
+  char* first = nullptr;
+  {
+    mover::Staging s = mover::Staging::host(5000);  // the 8 KiB class
+    ASSERT_TRUE(s);
+    first = s.data();
+  }
+  const uint64_t allocated = c.staging_allocated.load();
+  const uint64_t acquired = c.staging_acquired.load();
+  {
+    mover::Staging again = mover::Staging::host(8192);  // same class: the kept buffer
+    EXPECT_EQ(again.data(), first);
+    mover::Staging other = mover::Staging::host(8193);  // the next class
+    ASSERT_TRUE(other);
+    EXPECT_NE(other.data(), first);
+  }
+  EXPECT_EQ(c.staging_acquired.load() - acquired, 2u);
+  EXPECT_LE(c.staging_allocated.load() - allocated, 1u) << "only the 16 KiB class may have been empty";
+  mover::trim_staging();
+  mover::Staging after = mover::Staging::host(8192);
+  EXPECT_TRUE(after);
+}
+
+TEST(Staging, PinnedOrHostFollowsTheDevice) {
+  mover::Staging s = mover::Staging::pinned_or_host(1000);
+  ASSERT_TRUE(s);
+  const MemoryKind kind = gpu::classify(s.data()).kind;
+  if (gpu::available()) {
+    EXPECT_EQ(kind, MemoryKind::pinned_host) << "pinned where a device runtime is there";
+  } else {
+    EXPECT_EQ(kind, MemoryKind::host);
+  }
+  std::memset(s.data(), 7, 1000);  // the host may touch it either way
+}
+
+TEST(HostMirror, HostMemoryIsUsedInPlace) {
+  std::vector<char> host = pattern(256, 1);
+  mover::HostMirror m;
+  ASSERT_EQ(m.open(host.data(), host.size(), true, nullptr), Status::ok);
+  EXPECT_FALSE(m.mirrored());
+  EXPECT_EQ(m.data(), host.data());
+  EXPECT_EQ(m.flush(nullptr), Status::ok);
+}
+
+TEST(HostMirror, DeviceMemoryGoesThroughPinnedStagingAndBack) {
+  REQUIRE_DEVICE();
+  constexpr size_t kBytes = 3000;
+  DeviceBuffer d(kBytes);
+  const std::vector<char> in = pattern(kBytes, 2);
+  ASSERT_EQ(mover::copy_bytes(d.data(), in.data(), kBytes), Status::ok);
+  char* staging = nullptr;
+  {
+    mover::HostMirror m;
+    ASSERT_EQ(m.open(d.data(), kBytes, true, nullptr), Status::ok);
+    ASSERT_TRUE(m.mirrored());
+    staging = m.data();
+    EXPECT_EQ(gpu::classify(staging).kind, MemoryKind::pinned_host);
+    EXPECT_EQ(std::memcmp(staging, in.data(), kBytes), 0) << "read: the device bytes copied in";
+    for (size_t i = 0; i < kBytes; ++i) staging[i] = static_cast<char>(~staging[i]);
+    ASSERT_EQ(m.flush(nullptr), Status::ok);
+  }
+  std::vector<char> out(kBytes);
+  ASSERT_EQ(mover::copy_bytes(out.data(), d.data(), kBytes), Status::ok);
+  for (size_t i = 0; i < kBytes; ++i) ASSERT_EQ(out[i], static_cast<char>(~in[i])) << i;
+  // Write-only: nothing copied in; the staging is the first mirror's, back
+  // in the pinned pool.
+  mover::HostMirror w;
+  ASSERT_EQ(w.open(d.data(), kBytes, false, nullptr), Status::ok);
+  EXPECT_EQ(w.data(), staging);
+}
+
+// 16 blocks of 24 bytes, 64 apart: one box of rows for the copy engines.
+StridedBlock rows() {
+  StridedBlock b;
+  b.block = 24;
+  b.dims = {strata::Stream{16, 64}};
+  b.extent = 16 * 64;
+  return b;
+}
+
+TEST(DeviceTransfer, StridedPartsThroughPinnedStaging) {
+  REQUIRE_DEVICE();
+  const StridedBlock layout = rows();
+  const size_t span = static_cast<size_t>(layout.highest_byte());
+  DeviceBuffer src(span);
+  DeviceBuffer dst(span);
+  const std::vector<char> host = pattern(span, 3);
+  ASSERT_EQ(mover::copy_bytes(src.data(), host.data(), static_cast<int64_t>(span)), Status::ok);
+  const std::vector<char> zero(span, 0);
+  ASSERT_EQ(mover::copy_bytes(dst.data(), zero.data(), static_cast<int64_t>(span)), Status::ok);
+
+  for (const mover::Method method : {mover::Method::oneshot, mover::Method::staged}) {
+    SCOPED_TRACE(mover::to_string(method));
+    mover::DeviceMessage message(0, method);
+    ASSERT_EQ(message.reserve(layout.packed_bytes()), Status::ok);
+    const mover::DevicePart send{&layout, src.data(), 0};
+    ASSERT_EQ(mover::device_pack(message, &send, 1), Status::ok);
+    std::vector<char> want(static_cast<size_t>(layout.packed_bytes()));
+    strata::pack_host(layout, host.data(), want.data());
+    EXPECT_EQ(std::memcmp(message.mpi_buffer(), want.data(), want.size()), 0) << "the packed bytes, on the host";
+    const mover::DevicePart recv{&layout, dst.data(), 0};
+    ASSERT_EQ(mover::device_unpack(message, &recv, 1, layout.packed_bytes()), Status::ok);
+    std::vector<char> got(span);
+    ASSERT_EQ(mover::copy_bytes(got.data(), dst.data(), static_cast<int64_t>(span)), Status::ok);
+    std::vector<char> expect(span, 0);
+    strata::unpack_host(layout, want.data(), expect.data());
+    EXPECT_EQ(got, expect) << "the blocks written, the gaps untouched";
+  }
+}
+
+// STRATA_DEVICE_ENGINE=copies (ctest sets it): the strided part goes to the
+// copy engines, which the mover counts (the interposer reports the count as
+// strata_preload_counters' parts_by_copy_engine).
+TEST(DeviceTransfer, CopyEnginePartsAreCounted) {
+  REQUIRE_DEVICE();
+  if (mover::engine_setting() != mover::EngineSetting::copies) GTEST_SKIP() << "run with STRATA_DEVICE_ENGINE=copies";
+  const StridedBlock layout = rows();
+  DeviceBuffer src(static_cast<size_t>(layout.highest_byte()));
+  const uint64_t before = mover::counters().parts_by_copy_engine.load();
+  mover::DeviceMessage message(0, mover::Method::oneshot);
+  ASSERT_EQ(message.reserve(layout.packed_bytes()), Status::ok);
+  const mover::DevicePart part{&layout, src.data(), 0};
+  ASSERT_EQ(mover::device_pack(message, &part, 1), Status::ok);
+  ASSERT_EQ(mover::device_unpack(message, &part, 1, layout.packed_bytes()), Status::ok);
+  EXPECT_EQ(mover::counters().parts_by_copy_engine.load() - before, 2u) << "the pack and the unpack";
+}
+
+}  // namespace
