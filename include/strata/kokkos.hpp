@@ -120,7 +120,7 @@ Status unpack_view(const ExecSpace& space, const PackedView& packed, const View&
 // Views go to MPI in place when contiguous, else packed on `space` into a
 // temporary. Device Views are packed on the device; the packed buffer goes
 // to MPI when the library takes GPU memory, else through a host staging
-// buffer (pinned where Kokkos has SharedHostPinnedSpace). The calls go to
+// buffer (Strata's staging pools: pinned where there is a GPU). The calls go to
 // the library's own entries (PMPI_*, through Strata's MPI layer), like the
 // rest of Strata: a preloaded interposer does not see them twice.
 enum class DevicePath {

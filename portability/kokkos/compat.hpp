@@ -24,14 +24,6 @@ KOKKOS_INLINE_FUNCTION double kokkos_sqrt(double v) {
 #endif
 }
 
-// Host staging memory for MPI libraries that take no GPU memory: pinned
-// where Kokkos has a portable pinned space (4.0 and later).
-#if defined(KOKKOS_HAS_SHARED_HOST_PINNED_SPACE) && KOKKOS_VERSION >= 40000
-using StagingSpace = Kokkos::SharedHostPinnedSpace;
-#else
-using StagingSpace = Kokkos::HostSpace;
-#endif
-
 // Does `ExecSpace` run its kernels on the host (so that host code, e.g. the
 // host pack engine, may run inside them)?
 template <class ExecSpace>

@@ -6,6 +6,9 @@
 //   non-contiguous -> packed on the space into a temporary in the space's
 //     memory; that temporary, or a host staging copy of it when MPI may not
 //     read the space's memory.
+// Host staging is the device data mover's (portability/mover/staging.hpp):
+// pooled, pinned where a device runtime is there, shared with the
+// interposer and the collectives.
 // A send is packed (and staged) and the space fenced before MPI_Isend; a
 // receive lands in the temporary and is copied in and unpacked on the space
 // when the request completes, before wait() returns.
@@ -15,6 +18,7 @@
 #include "portability/kokkos/spaces.hpp"
 
 #include "base/log.hpp"
+#include "portability/mover/staging.hpp"
 
 #include <exception>
 #include <memory>
@@ -30,7 +34,7 @@ template <class ExecSpace>
 using SpaceBytes = Kokkos::View<char*, typename ExecSpace::memory_space>;
 template <class ExecSpace>
 using UserBytes = Kokkos::View<char*, typename ExecSpace::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using StagingBytes = Kokkos::View<char*, StagingSpace>;
+using HostBytes = Kokkos::View<char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 template <class V>
 V allocate(const char* label, int64_t bytes) {
@@ -40,6 +44,19 @@ V allocate(const char* label, int64_t bytes) {
 template <class V>
 std::shared_ptr<const void> hold(const V& v) {
   return std::make_shared<const V>(v);
+}
+
+// `bytes` of host staging from the mover's pools, back to them when the
+// last holder (the request) lets go. No memory: bad_alloc, as a failed
+// Kokkos allocation (start() reports it).
+std::shared_ptr<mover::Staging> host_staging(int64_t bytes) {
+  auto staging = std::make_shared<mover::Staging>(mover::Staging::pinned_or_host(bytes));
+  if (!*staging) throw std::bad_alloc();
+  return staging;
+}
+
+HostBytes host_bytes(const mover::Staging& staging, int64_t bytes) {
+  return HostBytes(staging.data(), static_cast<size_t>(bytes));
 }
 
 template <class ExecSpace>
@@ -58,11 +75,11 @@ Status send_impl(const ExecSpace& space, const Buffer& buffer, int dest, int tag
       space.fence();  // work queued on the space may still write the View
       wire = data;
     } else {
-      StagingBytes staging = allocate<StagingBytes>("strata::kokkos::staging", bytes);
-      Kokkos::deep_copy(space, staging, UserBytes<ExecSpace>(data, static_cast<size_t>(bytes)));
+      std::shared_ptr<mover::Staging> staging = host_staging(bytes);
+      Kokkos::deep_copy(space, host_bytes(*staging, bytes), UserBytes<ExecSpace>(data, static_cast<size_t>(bytes)));
       space.fence();
-      st->keep.push_back(hold(staging));
-      wire = staging.data();
+      st->keep.push_back(staging);
+      wire = staging->data();
     }
   } else {
     SpaceBytes<ExecSpace> packed = allocate<SpaceBytes<ExecSpace>>("strata::kokkos::packed", bytes);
@@ -72,11 +89,11 @@ Status send_impl(const ExecSpace& space, const Buffer& buffer, int dest, int tag
       st->keep.push_back(hold(packed));
       wire = packed.data();
     } else {
-      StagingBytes staging = allocate<StagingBytes>("strata::kokkos::staging", bytes);
-      Kokkos::deep_copy(space, staging, packed);
+      std::shared_ptr<mover::Staging> staging = host_staging(bytes);
+      Kokkos::deep_copy(space, host_bytes(*staging, bytes), packed);
       space.fence();
-      st->keep.push_back(hold(staging));
-      wire = staging.data();
+      st->keep.push_back(staging);
+      wire = staging->data();
     }
   }
   return post_pieces(true, wire, bytes, dest, tag, comm, st);
@@ -99,10 +116,10 @@ Status recv_impl(const ExecSpace& space, const Buffer& buffer, int source, int t
       space.fence();  // nothing queued on the space may touch the View while MPI writes it
       wire = data;
     } else {
-      StagingBytes staging = allocate<StagingBytes>("strata::kokkos::staging", bytes);
-      wire = staging.data();
+      std::shared_ptr<mover::Staging> staging = host_staging(bytes);
+      wire = staging->data();
       st->finish = [space, staging, data, bytes]() -> Status {
-        Kokkos::deep_copy(space, UserBytes<ExecSpace>(data, static_cast<size_t>(bytes)), staging);
+        Kokkos::deep_copy(space, UserBytes<ExecSpace>(data, static_cast<size_t>(bytes)), host_bytes(*staging, bytes));
         space.fence();
         return Status::ok;
       };
@@ -117,10 +134,10 @@ Status recv_impl(const ExecSpace& space, const Buffer& buffer, int source, int t
         return Status::ok;
       };
     } else {
-      StagingBytes staging = allocate<StagingBytes>("strata::kokkos::staging", bytes);
-      wire = staging.data();
-      st->finish = [space, layout, packed, staging, user, kernel]() -> Status {
-        Kokkos::deep_copy(space, packed, staging);
+      std::shared_ptr<mover::Staging> staging = host_staging(bytes);
+      wire = staging->data();
+      st->finish = [space, layout, packed, staging, bytes, user, kernel]() -> Status {
+        Kokkos::deep_copy(space, packed, host_bytes(*staging, bytes));
         STRATA_TRY(unpack(space, layout, packed.data(), user, PackOptions{kernel}));
         space.fence();
         return Status::ok;

@@ -3,10 +3,12 @@
 // registration or cudaMalloc on the hot path once a pool is warm: buffers
 // come in power-of-two size classes and released ones are kept, up to a
 // per-pool limit (STRATA_HOST_POOL_BYTES, STRATA_PINNED_POOL_BYTES,
-// STRATA_DEVICE_POOL_BYTES). The one staging of the mover: the interposer
-// and the collectives' host mirrors (host_mirror.hpp) take their buffers
-// here.
+// STRATA_DEVICE_POOL_BYTES). The one staging of the mover: the interposer,
+// the collectives' host mirrors (host_mirror.hpp) and the Kokkos layer
+// take their buffers here.
 #pragma once
+
+#include <strata/export.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +22,9 @@ StagingPool& pinned_pool();
 // The pool of one device's memory (allocations are made on that device).
 StagingPool& device_pool(int device);
 
-class Staging {
+// Exported (STRATA_API) for Strata::kokkos, a static library over
+// libstrata.so when installed.
+class STRATA_API Staging {
  public:
   Staging() = default;
   // An empty buffer (data() == nullptr) when the allocation failed.

@@ -16,6 +16,7 @@
 #include "support/mpi_test.hpp"
 
 #include "portability/kokkos/testing.hpp"
+#include "portability/mover/counters.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -219,6 +220,46 @@ TYPED_TEST(KokkosMpi, ContiguousEmptyAndProcNull) {
     Kokkos::deep_copy(hg, got);
     ASSERT_EQ(hg(1, 0), 1000 * left);
   }
+}
+
+// Host staging comes from the device data mover's pools
+// (portability/mover/staging.hpp, shared with the interposer and the
+// collectives): a staged exchange takes one buffer for the send and one for
+// the receive, and a second exchange of the same size reuses the first
+// one's (the pools keep them) instead of allocating.
+TYPED_TEST(KokkosMpi, HostStagingComesFromTheMoverPools) {
+  STRATA_KOKKOS_MPI_START();
+  using Space = typename TypeParam::space;
+  using Mem = typename Space::memory_space;
+  Space space;
+  const int me = world_rank();
+  const int n = world_size();
+  const int right = (me + 1) % n;
+  const int left = (me + n - 1) % n;
+  sk::CommOptions o;
+  o.device_path = sk::DevicePath::staged;
+  constexpr int kCount = 1000;
+  auto exchange = [&](int tag) {
+    Kokkos::View<int*, Mem> out("out", kCount);
+    Kokkos::View<int*, Mem> got("got", kCount);
+    auto h = Kokkos::create_mirror_view(out);
+    for (int i = 0; i < kCount; ++i) h(i) = 1000 * me + tag * 7 + i;
+    Kokkos::deep_copy(out, h);
+    auto r = sk::irecv(space, got, left, tag, MPI_COMM_WORLD, o);
+    ASSERT_TRUE(r.ok());
+    sk::Request recv = std::move(r).value();
+    ASSERT_EQ(sk::send(space, out, right, tag, MPI_COMM_WORLD, o), strata::Status::ok);
+    ASSERT_EQ(recv.wait(), strata::Status::ok);
+    Kokkos::deep_copy(h, got);
+    for (int i = 0; i < kCount; ++i) ASSERT_EQ(h(i), 1000 * left + tag * 7 + i) << i;
+  };
+  const strata::mover::Counters& c = strata::mover::counters();
+  exchange(1);
+  const uint64_t acquired = c.staging_acquired.load();
+  const uint64_t allocated = c.staging_allocated.load();
+  exchange(2);
+  EXPECT_EQ(c.staging_acquired.load() - acquired, 2u) << "one staging buffer for the send, one for the receive";
+  EXPECT_EQ(c.staging_allocated.load() - allocated, 0u) << "the first exchange's buffers, kept by the pools";
 }
 
 // A message shorter than the receiving View is an error of the receive (MPI
