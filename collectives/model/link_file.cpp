@@ -2,7 +2,9 @@
 //   {"links": {"host":   {"<level name or link class>": {"gbps": G, "alpha_us": A, "call_us": C}, ...},
 //              "device": {...}}}
 // gbps > 0 and alpha_us >= 0 are required, call_us >= 0 is optional; for
-// the network class gbps is the node's injection bandwidth.
+// the network class gbps is the node's injection bandwidth. A device entry
+// may add "small": {"gbps": G, "alpha_us": A, "call_us": C} (all three
+// required): the regime of NCCL's low-latency protocols (strata-measure).
 #include "collectives/model/cost_model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,6 +45,15 @@ Result<std::vector<LinkEntry>> parse(const std::string& text) {
         return Status::invalid_argument;
       }
       e.has_call = f.contains("call_us");
+      if (f.contains("small")) {
+        const nlohmann::json& small = f["small"];
+        Protocol& p = e.link.small;
+        if (!small.is_object() || !figure(small, "gbps", true, true, &p.gbps) ||
+            !figure(small, "alpha_us", false, true, &p.alpha_us) ||
+            !figure(small, "call_us", false, true, &p.call_us)) {
+          return Status::invalid_argument;
+        }
+      }
       out.push_back(e);
     }
   }

@@ -9,16 +9,53 @@
 namespace strata::coll::model {
 namespace {
 
+bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
+
+bool valid_figures(double alpha_us, double gbps, double call_us) {
+  return gbps > 0 && std::isfinite(gbps) && finite_at_least(alpha_us, 0) && finite_at_least(call_us, 0);
+}
+
 bool valid(const Machine& m, double bytes) {
   if (!std::isfinite(bytes) || bytes < 0) return false;
   for (const LevelShape& l : m.levels) {
     const LinkFigures& f = l.link;
-    if (l.fanout < 1 || !(f.gbps > 0) || !std::isfinite(f.gbps) || !(f.alpha_us >= 0) || !std::isfinite(f.alpha_us) ||
-        !(f.call_us >= 0) || !std::isfinite(f.call_us)) {
-      return false;
-    }
+    if (l.fanout < 1 || !valid_figures(f.alpha_us, f.gbps, f.call_us)) return false;
+    if (f.small.gbps != 0 && !valid_figures(f.small.alpha_us, f.small.gbps, f.small.call_us)) return false;
   }
   return true;
+}
+
+// The machine in its low-latency regime: each level's small-protocol
+// figures where it has them (its bulk figures where not); false when no
+// level has any.
+bool small_regime(const Machine& m, Machine* out) {
+  *out = m;
+  bool any = false;
+  for (LevelShape& l : out->levels) {
+    const Protocol small = l.link.small;
+    if (small.gbps <= 0) continue;
+    l.link.alpha_us = small.alpha_us;
+    l.link.gbps = small.gbps;
+    l.link.call_us = small.call_us;
+    any = true;
+  }
+  return any;
+}
+
+Result<double> dispatch(Collective collective, Algorithm algorithm, double bytes, const Machine& m) {
+  switch (algorithm) {
+    case Algorithm::automatic:  // resolved by the caller
+    case Algorithm::library: return detail::library_us(collective, bytes, m);
+    case Algorithm::ring: return detail::ring_us(collective, bytes, m);
+    case Algorithm::recursive: return detail::recursive_us(collective, bytes, m);
+    case Algorithm::hierarchical: return detail::hierarchical_us(collective, bytes, m);
+    case Algorithm::two_level: {
+      Result<Machine> merged = merge_within_node(m);
+      if (!merged) return merged.status();
+      return detail::hierarchical_us(collective, bytes, merged.value());
+    }
+  }
+  return Status::invalid_argument;
 }
 
 }  // namespace
@@ -32,19 +69,11 @@ Result<double> predict_us(Collective collective, Algorithm algorithm, double byt
   if (algorithm == Algorithm::automatic) algorithm = choose(collective, bytes, m.device, m);
   if (m.device && (algorithm == Algorithm::ring || algorithm == Algorithm::recursive)) return Status::not_supported;
   if (m.ranks() <= 1) return 0.0;
-  switch (algorithm) {
-    case Algorithm::automatic:  // resolved above
-    case Algorithm::library: return detail::library_us(collective, bytes, m);
-    case Algorithm::ring: return detail::ring_us(collective, bytes, m);
-    case Algorithm::recursive: return detail::recursive_us(collective, bytes, m);
-    case Algorithm::hierarchical: return detail::hierarchical_us(collective, bytes, m);
-    case Algorithm::two_level: {
-      Result<Machine> merged = merge_within_node(m);
-      if (!merged) return merged.status();
-      return detail::hierarchical_us(collective, bytes, merged.value());
-    }
-  }
-  return Status::invalid_argument;
+  Result<double> bulk = dispatch(collective, algorithm, bytes, m);
+  Machine small;
+  if (!bulk || !m.device || !small_regime(m, &small)) return bulk;
+  Result<double> low = dispatch(collective, algorithm, bytes, small);
+  return low && low.value() < bulk.value() ? low : bulk;
 }
 
 }  // namespace strata::coll::model
