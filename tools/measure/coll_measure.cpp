@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace strata::measure {
 
@@ -173,6 +175,40 @@ void add_calibration(const CollFigures& f, nlohmann::json* doc) {
                            {"samples", rows},
                            {"max_error_from_1MiB", f.calibration.max_error_large},
                            {"max_error_below_1MiB", f.calibration.max_error_small}};
+}
+
+int collectives_only(MPI_Comm comm, const std::string& out, const CollGrid& grid) {
+  int rank = 0, ranks = 0, devices = 0;
+  real().MPI_Comm_rank(comm, &rank);
+  real().MPI_Comm_size(comm, &ranks);
+  int have = gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
+  real().MPI_Allreduce(MPI_IN_PLACE, &have, 1, MPI_INT, MPI_MIN, comm);
+  if (!have || ranks < 2) {
+    if (rank == 0) std::fprintf(stderr, "strata-measure: the collectives need a GPU on every rank and 2+ ranks\n");
+    return 1;
+  }
+  gpu::set_device(rank % devices);
+  if (rank == 0) std::fprintf(stderr, "strata-measure: device collectives (the library's), the cost model's fit\n");
+  const CollFigures figures = measure_collectives(comm, grid);
+  int status = figures.why.empty() ? 0 : 1;
+  if (rank == 0) {
+    print_calibration(figures);
+    nlohmann::json doc = nlohmann::json::object();
+    std::ifstream in(out);
+    if (in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+      if (!doc.is_object()) doc = nlohmann::json::object();
+    }
+    if (status == 0) add_calibration(figures, &doc);
+    std::ofstream file(out);
+    file << doc.dump(1) << "\n";
+    if (!file) status = 1;
+    std::fprintf(stderr, "strata-measure: %s %s\n", file ? "updated" : "cannot write", out.c_str());
+  }
+  real().MPI_Bcast(&status, 1, MPI_INT, 0, comm);
+  return status;
 }
 
 }  // namespace strata::measure

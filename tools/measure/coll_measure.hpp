@@ -22,6 +22,7 @@ struct CollGrid {
   double factor = 4;
   int samples = 7;
   double min_sample_us = 300;
+  static CollGrid quick() { return CollGrid{1024, 16 << 20, 16, 3, 300}; }  // for tests: a few seconds
 };
 
 struct CollFigures {
@@ -42,5 +43,11 @@ void print_calibration(const CollFigures& figures);
 // "device" -> the level's name (collectives/model/link_file.cpp reads it),
 // and the samples under "collectives".
 void add_calibration(const CollFigures& figures, nlohmann::json* doc);
+
+// strata-measure --collectives-only: every rank on its GPU (rank % count),
+// the collectives measured and fitted, and the fit written into the model
+// file `out`, whose other sections (if it exists) are kept. The exit
+// status, on every rank.
+int collectives_only(MPI_Comm comm, const std::string& out, const CollGrid& grid);
 
 }  // namespace strata::measure

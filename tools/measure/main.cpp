@@ -40,18 +40,28 @@ static int run_tool(int argc, char** argv) {
   bool skip_transfer = false;
   bool skip_device = false;
   bool skip_collectives = false;
+  bool collectives_only = false;
   app.add_option("--out", out, "Model file to write (default: STRATA_CACHE_DIR/model.json)");
   app.add_flag("--quick", quick, "A small grid (for tests): a few seconds");
   app.add_flag("--no-transfer", skip_transfer, "Only the single-rank parts (pack, memcpy)");
   app.add_flag("--no-device", skip_device, "Skip the GPU part even where a GPU is present");
   app.add_flag("--no-collectives", skip_collectives,
                "Skip the device collectives (the cost model's calibration) even where GPUs are present");
+  app.add_flag("--collectives-only", collectives_only,
+               "Only the device collectives and the cost model's fit, written into the model file (--out) whose other "
+               "sections are kept");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (collectives_only) {
+    const int status = strata::measure::collectives_only(
+        MPI_COMM_WORLD, out, quick ? strata::measure::CollGrid::quick() : strata::measure::CollGrid{});
+    MPI_Finalize();
+    return status;
+  }
   strata::measure::GridOptions grid;
   if (quick) {
     grid.blocks = {1, 16, 256};
@@ -96,13 +106,7 @@ static int run_tool(int argc, char** argv) {
   int gpus = device.transfer.empty() ? 0 : 1;  // the device figures are rank 0's
   MPI_Bcast(&gpus, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!skip_device && !skip_collectives && gpus != 0 && size > 1) {
-    strata::measure::CollGrid cgrid;
-    if (quick) {
-      cgrid.min_bytes = 1024;
-      cgrid.max_bytes = 16 << 20;
-      cgrid.factor = 16;
-      cgrid.samples = 3;
-    }
+    const strata::measure::CollGrid cgrid = quick ? strata::measure::CollGrid::quick() : strata::measure::CollGrid{};
     if (rank == 0) std::fprintf(stderr, "strata-measure: device collectives (the library's), the cost model's fit\n");
     collectives = strata::measure::measure_collectives(MPI_COMM_WORLD, cgrid);
     if (rank == 0) strata::measure::print_calibration(collectives);
