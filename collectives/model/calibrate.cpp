@@ -114,6 +114,44 @@ double min_prediction(const Row& r, const Vec& large, const Vec* small) {
   return small != nullptr ? std::min(l, predicted(r.c, *small)) : l;
 }
 
+// Both regimes of one set of rows and the split between them.
+struct Fit {
+  Vec large{}, small{};
+  bool has_small = false;
+  double predict(const Row& r) const { return min_prediction(r, large, has_small ? &small : nullptr); }
+};
+
+size_t distinct_sizes(const std::vector<Row>& rows, std::vector<double>* sizes) {
+  sizes->clear();
+  for (const Row& r : rows) sizes->push_back(r.bytes);
+  std::sort(sizes->begin(), sizes->end());
+  sizes->erase(std::unique(sizes->begin(), sizes->end()), sizes->end());
+  return sizes->size();
+}
+
+// Split j: sizes below sizes[j] in the low-latency regime (j = 0: none);
+// each regime at least two distinct sizes. False when nothing fits.
+bool fit_regimes(const std::vector<Row>& rows, Fit* out) {
+  std::vector<double> sizes;
+  if (distinct_sizes(rows, &sizes) < 2) return false;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (size_t j = 0; j + 2 <= sizes.size(); ++j) {
+    if (j == 1) continue;
+    std::vector<Row> low, high;
+    for (const Row& r : rows) (r.bytes < sizes[j] ? low : high).push_back(r);
+    Fit f;
+    f.has_small = j > 0;
+    if (!fit(high, &f.large) || (f.has_small && !fit(low, &f.small))) continue;
+    double e = 0;
+    for (const Row& r : rows) e += std::pow(f.predict(r) / r.us - 1, 2);
+    if (e < best_error) {
+      best_error = e;
+      *out = f;
+    }
+  }
+  return best_error < std::numeric_limits<double>::infinity();
+}
+
 }  // namespace
 
 Result<Calibration> calibrate_level(const Machine& machine, const std::vector<CollSample>& samples) {
@@ -125,7 +163,7 @@ Result<Calibration> calibrate_level(const Machine& machine, const std::vector<Co
   }
   if (level == machine.levels.size()) return Status::not_supported;
   std::vector<Row> rows;
-  std::vector<double> sizes;
+  std::array<std::vector<Row>, kCollectiveCount> by_collective;
   for (const CollSample& s : samples) {
     if (!(s.us > 0) || !std::isfinite(s.us) || !(s.bytes >= 0) || !std::isfinite(s.bytes)) {
       return Status::invalid_argument;
@@ -133,45 +171,39 @@ Result<Calibration> calibrate_level(const Machine& machine, const std::vector<Co
     Row r{{}, s.us, s.bytes};
     if (!coefficients(machine, level, s, &r.c)) return Status::invalid_argument;
     rows.push_back(r);
-    sizes.push_back(s.bytes);
+    by_collective[static_cast<size_t>(s.collective)].push_back(r);
   }
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  if (sizes.size() < 2) return Status::invalid_argument;
-
-  double best_error = std::numeric_limits<double>::infinity();
-  Vec best_large{}, best_small{};
-  bool best_has_small = false;
-  // Split j: sizes below sizes[j] in the low-latency regime (j = 0: none);
-  // each regime at least two distinct sizes.
-  for (size_t j = 0; j + 2 <= sizes.size(); ++j) {
-    if (j == 1) continue;
-    std::vector<Row> low, high;
-    for (const Row& r : rows) (r.bytes < sizes[j] ? low : high).push_back(r);
-    Vec large{}, small{};
-    if (!fit(high, &large) || (j > 0 && !fit(low, &small))) continue;
-    double e = 0;
-    for (const Row& r : rows) e += std::pow(min_prediction(r, large, j > 0 ? &small : nullptr) / r.us - 1, 2);
-    if (e < best_error) {
-      best_error = e;
-      best_large = large;
-      best_small = small;
-      best_has_small = j > 0;
-    }
-  }
-  if (!(best_error < std::numeric_limits<double>::infinity())) return Status::invalid_argument;
+  Fit joint;
+  if (!fit_regimes(rows, &joint)) return Status::invalid_argument;
 
   Calibration out;
-  const Protocol bulk = protocol_of(best_large);
+  const Protocol bulk = protocol_of(joint.large);
   out.link.alpha_us = bulk.alpha_us;
   out.link.gbps = bulk.gbps;
   out.link.call_us = bulk.call_us;
   out.link.per_node = machine.levels[level].link.per_node;
-  if (best_has_small) out.link.small = protocol_of(best_small);
-  for (const Row& r : rows) {
-    const double err = std::fabs(min_prediction(r, best_large, best_has_small ? &best_small : nullptr) / r.us - 1);
-    double& worst = r.bytes >= Calibration::kLargeBytes ? out.max_error_large : out.max_error_small;
-    worst = std::max(worst, err);
+  if (joint.has_small) out.link.small = protocol_of(joint.small);
+  // Each collective's own bulk figures, from its sizes of 1 MiB and up (the
+  // bandwidth NCCL reaches differs by collective); the small-message regime
+  // stays the pooled one (small calls jitter by several µs from run to run:
+  // five collectives' samples average that out, one collective's do not).
+  for (size_t c = 0; c < kCollectiveCount; ++c) {
+    std::vector<Row> large;
+    for (const Row& r : by_collective[c]) {
+      if (r.bytes >= Calibration::kLargeBytes) large.push_back(r);
+    }
+    Fit own = joint;
+    std::vector<double> sizes;
+    const bool fitted = distinct_sizes(large, &sizes) >= 2 && fit(large, &own.large);
+    if (fitted) {
+      const Protocol p = protocol_of(own.large);
+      out.link.by_collective[c] = {true, p.alpha_us, p.gbps, p.call_us, out.link.small};
+    }
+    for (const Row& r : by_collective[c]) {
+      const double err = std::fabs((fitted ? own : joint).predict(r) / r.us - 1);
+      double& worst = r.bytes >= Calibration::kLargeBytes ? out.max_error_large : out.max_error_small;
+      worst = std::max(worst, err);
+    }
   }
   return out;
 }

@@ -11,7 +11,11 @@
 // regime and the rest the bulk one, each by least squares on relative error
 // with non-negative figures; a prediction is the cheaper regime, and the
 // split with the smallest total squared relative error wins (no split: one
-// regime).
+// regime). Then each collective with two or more sizes of 1 MiB and up
+// gets bulk figures of its own, fitted to those sizes alone
+// (LinkFigures::by_collective: NCCL's efficiency differs by collective);
+// the small-message regime stays pooled (fitted to one collective alone it
+// followed that run's jitter, and predicted a second run worse).
 #pragma once
 
 #include "collectives/model/cost_model.hpp"
@@ -27,8 +31,10 @@ struct CollSample {
 };
 
 struct Calibration {
-  LinkFigures link;            // the bulk regime; link.small the low-latency one (gbps 0: none)
-  double max_error_large = 0;  // largest |predicted / measured - 1| from kLargeBytes up
+  LinkFigures link;  // the bulk regime; link.small the low-latency one (gbps 0: none)
+  // Largest |predicted / measured - 1| over the samples, each collective
+  // predicted by its own figures where it has them.
+  double max_error_large = 0;  // from kLargeBytes up
   double max_error_small = 0;  // below kLargeBytes
   static constexpr double kLargeBytes = 1 << 20;
 };

@@ -12,10 +12,13 @@
 #include <strata/collectives.hpp>
 #include <strata/status.hpp>
 
+#include <array>
 #include <string>
 #include <vector>
 
 namespace strata::coll::model {
+
+inline constexpr size_t kCollectiveCount = 5;  // the values of Collective
 
 // One protocol regime of a link: per message step, per byte, per call.
 struct Protocol {
@@ -41,6 +44,17 @@ struct LinkFigures {
   // device prediction takes the cheaper regime, as NCCL's tuner does.
   // Learnt by strata-measure (calibrate.hpp); gbps 0: one regime only.
   Protocol small;
+  // Device links: figures fitted to one collective alone, which replace the
+  // ones above for it. NCCL's efficiency differs by collective (2 H100,
+  // 128 MiB: a broadcast's chain moved 321 GB/s, an allreduce's ring 268, a
+  // reduce-scatter's 210 per byte the model counts), more than one set of
+  // figures can follow. Indexed by Collective; learnt by strata-measure.
+  struct ForCollective {
+    bool set = false;
+    double alpha_us = 0, gbps = 0, call_us = 0;
+    Protocol small;
+  };
+  std::array<ForCollective, kCollectiveCount> by_collective{};
 };
 
 struct LevelShape {

@@ -21,8 +21,27 @@ bool valid(const Machine& m, double bytes) {
     const LinkFigures& f = l.link;
     if (l.fanout < 1 || !valid_figures(f.alpha_us, f.gbps, f.call_us)) return false;
     if (f.small.gbps != 0 && !valid_figures(f.small.alpha_us, f.small.gbps, f.small.call_us)) return false;
+    for (const LinkFigures::ForCollective& c : f.by_collective) {
+      if (c.set && !valid_figures(c.alpha_us, c.gbps, c.call_us)) return false;
+      if (c.set && c.small.gbps != 0 && !valid_figures(c.small.alpha_us, c.small.gbps, c.small.call_us)) return false;
+    }
   }
   return true;
+}
+
+// The machine as one collective sees it: each level's figures fitted to
+// that collective where it has them.
+Machine for_collective(const Machine& m, Collective collective) {
+  Machine out = m;
+  for (LevelShape& l : out.levels) {
+    const LinkFigures::ForCollective& c = l.link.by_collective[static_cast<size_t>(collective)];
+    if (!c.set) continue;
+    l.link.alpha_us = c.alpha_us;
+    l.link.gbps = c.gbps;
+    l.link.call_us = c.call_us;
+    l.link.small = c.small;
+  }
+  return out;
 }
 
 // The machine in its low-latency regime: each level's small-protocol
@@ -69,9 +88,11 @@ Result<double> predict_us(Collective collective, Algorithm algorithm, double byt
   if (algorithm == Algorithm::automatic) algorithm = choose(collective, bytes, m.device, m);
   if (m.device && (algorithm == Algorithm::ring || algorithm == Algorithm::recursive)) return Status::not_supported;
   if (m.ranks() <= 1) return 0.0;
-  Result<double> bulk = dispatch(collective, algorithm, bytes, m);
+  if (!m.device) return dispatch(collective, algorithm, bytes, m);
+  const Machine mc = for_collective(m, collective);
+  Result<double> bulk = dispatch(collective, algorithm, bytes, mc);
   Machine small;
-  if (!bulk || !m.device || !small_regime(m, &small)) return bulk;
+  if (!bulk || !small_regime(mc, &small)) return bulk;
   Result<double> low = dispatch(collective, algorithm, bytes, small);
   return low && low.value() < bulk.value() ? low : bulk;
 }

@@ -162,9 +162,15 @@ void print_calibration(const CollFigures& f) {
 
 void add_calibration(const CollFigures& f, nlohmann::json* doc) {
   const coll::model::LinkFigures& l = f.calibration.link;
-  nlohmann::json entry = {{"gbps", l.gbps}, {"alpha_us", l.alpha_us}, {"call_us", l.call_us}};
-  if (l.small.gbps > 0) {
-    entry["small"] = {{"gbps", l.small.gbps}, {"alpha_us", l.small.alpha_us}, {"call_us", l.small.call_us}};
+  auto figures = [](double gbps, double alpha_us, double call_us, const coll::model::Protocol& small) {
+    nlohmann::json j = {{"gbps", gbps}, {"alpha_us", alpha_us}, {"call_us", call_us}};
+    if (small.gbps > 0) j["small"] = {{"gbps", small.gbps}, {"alpha_us", small.alpha_us}, {"call_us", small.call_us}};
+    return j;
+  };
+  nlohmann::json entry = figures(l.gbps, l.alpha_us, l.call_us, l.small);
+  for (Collective c : kCollectives) {
+    const coll::model::LinkFigures::ForCollective& own = l.by_collective[static_cast<size_t>(c)];
+    if (own.set) entry["collectives"][coll::to_string(c)] = figures(own.gbps, own.alpha_us, own.call_us, own.small);
   }
   (*doc)["links"]["device"][f.level] = entry;
   nlohmann::json rows = nlohmann::json::array();
