@@ -12,10 +12,20 @@
 #include <strata/collectives.hpp>
 #include <strata/status.hpp>
 
+#include <array>
 #include <string>
 #include <vector>
 
 namespace strata::coll::model {
+
+inline constexpr size_t kCollectiveCount = 5;  // the values of Collective
+
+// One protocol regime of a link: per message step, per byte, per call.
+struct Protocol {
+  double alpha_us = 0;
+  double gbps = 0;  // 0: no such regime
+  double call_us = 0;
+};
 
 struct LinkFigures {
   double alpha_us = 0;  // per message step
@@ -28,6 +38,23 @@ struct LinkFigures {
   // shared by those of the node's ranks that cross this level at the same
   // time (the network level); see docs/scaling.md for who crosses when.
   bool per_node = false;
+  // Device links: the regime of NCCL's low-latency protocols (LL, LL128),
+  // which it picks for small messages (lower latency and call cost, lower
+  // bandwidth); the figures above are then its bulk protocol's (Simple). A
+  // device prediction takes the cheaper regime, as NCCL's tuner does.
+  // Learnt by strata-measure (calibrate.hpp); gbps 0: one regime only.
+  Protocol small;
+  // Device links: figures fitted to one collective alone, which replace the
+  // ones above for it. NCCL's efficiency differs by collective (2 H100,
+  // 128 MiB: a broadcast's chain moved 321 GB/s, an allreduce's ring 268, a
+  // reduce-scatter's 210 per byte the model counts), more than one set of
+  // figures can follow. Indexed by Collective; learnt by strata-measure.
+  struct ForCollective {
+    bool set = false;
+    double alpha_us = 0, gbps = 0, call_us = 0;
+    Protocol small;
+  };
+  std::array<ForCollective, kCollectiveCount> by_collective{};
 };
 
 struct LevelShape {
@@ -92,7 +119,9 @@ struct LinkEntry {
 Result<std::vector<LinkEntry>> parse_link_spec(const std::string& spec);
 
 // The "links" section of a model file's JSON text, flattened into entries
-// ({"links": {"host": {key: {"gbps":, "alpha_us":, "call_us":}}, "device": {...}}}).
+// ({"links": {"host": {key: {"gbps":, "alpha_us":, "call_us":}}, "device": {...}}};
+// a device entry may hold "small": {"gbps":, "alpha_us":, "call_us":}, the
+// low-latency protocols' regime).
 // not_supported when the text has no "links" section; invalid_argument when
 // the text or the section is malformed.
 Result<std::vector<LinkEntry>> parse_links_json(const std::string& text);

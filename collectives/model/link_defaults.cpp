@@ -24,14 +24,14 @@ struct Default {
   LinkFigures host;
 };
 
-// {alpha_us, gbps, call_us, per_node}
-constexpr LinkFigures kHostShm{1.0, 5.0, 1.0, false};
+// {alpha_us, gbps, call_us, per_node, small regime (none), per-collective figures (none)}
+constexpr LinkFigures kHostShm{1.0, 5.0, 1.0, false, {}, {}};
 const Default kDefaults[] = {
-    {"die", {2.0, 200.0, 5.0, false}, kHostShm},
-    {"gpu", {2.5, 335.0, 5.0, false}, kHostShm},
-    {"pcie", {5.0, 25.0, 5.0, false}, kHostShm},
-    {"shm", {5.0, 25.0, 5.0, false}, kHostShm},  // device buffers without a peer link: as pcie
-    {"network", {5.0, 25.0, 5.0, true}, {2.0, 25.0, 1.0, true}},
+    {"die", {2.0, 200.0, 5.0, false, {}, {}}, kHostShm},
+    {"gpu", {2.5, 335.0, 5.0, false, {}, {}}, kHostShm},
+    {"pcie", {5.0, 25.0, 5.0, false, {}, {}}, kHostShm},
+    {"shm", {5.0, 25.0, 5.0, false, {}, {}}, kHostShm},  // device buffers without a peer link: as pcie
+    {"network", {5.0, 25.0, 5.0, true, {}, {}}, {2.0, 25.0, 1.0, true, {}, {}}},
 };
 
 }  // namespace

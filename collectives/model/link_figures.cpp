@@ -88,8 +88,9 @@ LinkFigures link_figures(const std::string& level_name, const std::string& link_
     }
   }
   out.per_node = link_class == "network";
-  STRATA_LOG(debug, kColl, "links %s (%s, %s): %.3g GB/s%s, alpha %.3g us, call %.3g us, from %s", level_name.c_str(),
-             link_class.c_str(), scope, out.gbps, out.per_node ? " per node" : "", out.alpha_us, out.call_us, source);
+  STRATA_LOG(debug, kColl, "links %s (%s, %s): %.3g GB/s%s, alpha %.3g us, call %.3g us%s, from %s", level_name.c_str(),
+             link_class.c_str(), scope, out.gbps, out.per_node ? " per node" : "", out.alpha_us, out.call_us,
+             out.small.gbps > 0 ? " (and a small-message regime)" : "", source);
   return out;
 }
 

@@ -2,7 +2,11 @@
 //   {"links": {"host":   {"<level name or link class>": {"gbps": G, "alpha_us": A, "call_us": C}, ...},
 //              "device": {...}}}
 // gbps > 0 and alpha_us >= 0 are required, call_us >= 0 is optional; for
-// the network class gbps is the node's injection bandwidth.
+// the network class gbps is the node's injection bandwidth. A device entry
+// may add "small": {"gbps": G, "alpha_us": A, "call_us": C} (all three
+// required): the regime of NCCL's low-latency protocols, and "collectives":
+// {"allreduce": {the same three, optional "small"}, ...}: figures fitted to
+// one collective (both written by strata-measure).
 #include "collectives/model/cost_model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,6 +22,34 @@ bool figure(const nlohmann::json& j, const char* name, bool strict, bool require
   const double v = j[name].get<double>();
   if (!std::isfinite(v) || v < 0 || (strict && v == 0)) return false;
   *out = v;
+  return true;
+}
+
+// {"gbps": G, "alpha_us": A, "call_us": C}, all three required.
+bool protocol(const nlohmann::json& j, Protocol* p) {
+  return j.is_object() && figure(j, "gbps", true, true, &p->gbps) && figure(j, "alpha_us", false, true, &p->alpha_us) &&
+         figure(j, "call_us", false, true, &p->call_us);
+}
+
+// {"allreduce": {figures, optional "small"}, ...}: the names of Collective
+// (strata::coll::to_string's); an unknown name is malformed.
+bool by_collective(const nlohmann::json& j, LinkFigures* link) {
+  static const char* const kNames[kCollectiveCount] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
+                                                       "reduce"};
+  if (!j.is_object()) return false;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    size_t c = 0;
+    while (c < kCollectiveCount && it.key() != kNames[c]) ++c;
+    if (c == kCollectiveCount) return false;
+    LinkFigures::ForCollective& f = link->by_collective[c];
+    Protocol bulk;
+    if (!protocol(it.value(), &bulk)) return false;
+    if (it.value().contains("small") && !protocol(it.value()["small"], &f.small)) return false;
+    f.set = true;
+    f.alpha_us = bulk.alpha_us;
+    f.gbps = bulk.gbps;
+    f.call_us = bulk.call_us;
+  }
   return true;
 }
 
@@ -43,6 +75,8 @@ Result<std::vector<LinkEntry>> parse(const std::string& text) {
         return Status::invalid_argument;
       }
       e.has_call = f.contains("call_us");
+      if (f.contains("small") && !protocol(f["small"], &e.link.small)) return Status::invalid_argument;
+      if (f.contains("collectives") && !by_collective(f["collectives"], &e.link)) return Status::invalid_argument;
       out.push_back(e);
     }
   }

@@ -9,16 +9,72 @@
 namespace strata::coll::model {
 namespace {
 
+bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
+
+bool valid_figures(double alpha_us, double gbps, double call_us) {
+  return gbps > 0 && std::isfinite(gbps) && finite_at_least(alpha_us, 0) && finite_at_least(call_us, 0);
+}
+
 bool valid(const Machine& m, double bytes) {
   if (!std::isfinite(bytes) || bytes < 0) return false;
   for (const LevelShape& l : m.levels) {
     const LinkFigures& f = l.link;
-    if (l.fanout < 1 || !(f.gbps > 0) || !std::isfinite(f.gbps) || !(f.alpha_us >= 0) || !std::isfinite(f.alpha_us) ||
-        !(f.call_us >= 0) || !std::isfinite(f.call_us)) {
-      return false;
+    if (l.fanout < 1 || !valid_figures(f.alpha_us, f.gbps, f.call_us)) return false;
+    if (f.small.gbps != 0 && !valid_figures(f.small.alpha_us, f.small.gbps, f.small.call_us)) return false;
+    for (const LinkFigures::ForCollective& c : f.by_collective) {
+      if (c.set && !valid_figures(c.alpha_us, c.gbps, c.call_us)) return false;
+      if (c.set && c.small.gbps != 0 && !valid_figures(c.small.alpha_us, c.small.gbps, c.small.call_us)) return false;
     }
   }
   return true;
+}
+
+// The machine as one collective sees it: each level's figures fitted to
+// that collective where it has them.
+Machine for_collective(const Machine& m, Collective collective) {
+  Machine out = m;
+  for (LevelShape& l : out.levels) {
+    const LinkFigures::ForCollective& c = l.link.by_collective[static_cast<size_t>(collective)];
+    if (!c.set) continue;
+    l.link.alpha_us = c.alpha_us;
+    l.link.gbps = c.gbps;
+    l.link.call_us = c.call_us;
+    l.link.small = c.small;
+  }
+  return out;
+}
+
+// The machine in its low-latency regime: each level's small-protocol
+// figures where it has them (its bulk figures where not); false when no
+// level has any.
+bool small_regime(const Machine& m, Machine* out) {
+  *out = m;
+  bool any = false;
+  for (LevelShape& l : out->levels) {
+    const Protocol small = l.link.small;
+    if (small.gbps <= 0) continue;
+    l.link.alpha_us = small.alpha_us;
+    l.link.gbps = small.gbps;
+    l.link.call_us = small.call_us;
+    any = true;
+  }
+  return any;
+}
+
+Result<double> dispatch(Collective collective, Algorithm algorithm, double bytes, const Machine& m) {
+  switch (algorithm) {
+    case Algorithm::automatic:  // resolved by the caller
+    case Algorithm::library: return detail::library_us(collective, bytes, m);
+    case Algorithm::ring: return detail::ring_us(collective, bytes, m);
+    case Algorithm::recursive: return detail::recursive_us(collective, bytes, m);
+    case Algorithm::hierarchical: return detail::hierarchical_us(collective, bytes, m);
+    case Algorithm::two_level: {
+      Result<Machine> merged = merge_within_node(m);
+      if (!merged) return merged.status();
+      return detail::hierarchical_us(collective, bytes, merged.value());
+    }
+  }
+  return Status::invalid_argument;
 }
 
 }  // namespace
@@ -32,19 +88,13 @@ Result<double> predict_us(Collective collective, Algorithm algorithm, double byt
   if (algorithm == Algorithm::automatic) algorithm = choose(collective, bytes, m.device, m);
   if (m.device && (algorithm == Algorithm::ring || algorithm == Algorithm::recursive)) return Status::not_supported;
   if (m.ranks() <= 1) return 0.0;
-  switch (algorithm) {
-    case Algorithm::automatic:  // resolved above
-    case Algorithm::library: return detail::library_us(collective, bytes, m);
-    case Algorithm::ring: return detail::ring_us(collective, bytes, m);
-    case Algorithm::recursive: return detail::recursive_us(collective, bytes, m);
-    case Algorithm::hierarchical: return detail::hierarchical_us(collective, bytes, m);
-    case Algorithm::two_level: {
-      Result<Machine> merged = merge_within_node(m);
-      if (!merged) return merged.status();
-      return detail::hierarchical_us(collective, bytes, merged.value());
-    }
-  }
-  return Status::invalid_argument;
+  if (!m.device) return dispatch(collective, algorithm, bytes, m);
+  const Machine mc = for_collective(m, collective);
+  Result<double> bulk = dispatch(collective, algorithm, bytes, mc);
+  Machine small;
+  if (!bulk || !small_regime(mc, &small)) return bulk;
+  Result<double> low = dispatch(collective, algorithm, bytes, small);
+  return low && low.value() < bulk.value() ? low : bulk;
 }
 
 }  // namespace strata::coll::model

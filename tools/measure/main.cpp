@@ -10,9 +10,13 @@
 // Strata's path (all ranks at once), and the memcpy rate, over block lengths
 // 1-512 B and messages 256 B - 4 MiB; each point is the median of repeated
 // samples, both paths alternated. Device part (where every rank has a GPU):
-// pack launch cost, pinned copy rates, and device-buffer exchanges per method.
+// pack launch cost, pinned copy rates, and device-buffer exchanges per method;
+// then the library's collectives on device buffers (flat NCCL/RCCL), to
+// which the collectives' cost model fits its level's figures (the "links"
+// section; run on one node: the node's level).
 #include "base/log.hpp"
 #include "base/paths.hpp"
+#include "tools/measure/coll_measure.hpp"
 #include "tools/measure/device_measure.hpp"
 #include "tools/measure/host_transfer.hpp"
 
@@ -35,16 +39,29 @@ static int run_tool(int argc, char** argv) {
   bool quick = false;
   bool skip_transfer = false;
   bool skip_device = false;
+  bool skip_collectives = false;
+  bool collectives_only = false;
   app.add_option("--out", out, "Model file to write (default: STRATA_CACHE_DIR/model.json)");
   app.add_flag("--quick", quick, "A small grid (for tests): a few seconds");
   app.add_flag("--no-transfer", skip_transfer, "Only the single-rank parts (pack, memcpy)");
   app.add_flag("--no-device", skip_device, "Skip the GPU part even where a GPU is present");
+  app.add_flag("--no-collectives", skip_collectives,
+               "Skip the device collectives (the cost model's calibration) even where GPUs are present");
+  app.add_flag("--collectives-only", collectives_only,
+               "Only the device collectives and the cost model's fit, written into the model file (--out) whose other "
+               "sections are kept");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (collectives_only) {
+    const int status = strata::measure::collectives_only(
+        MPI_COMM_WORLD, out, quick ? strata::measure::CollGrid::quick() : strata::measure::CollGrid{});
+    MPI_Finalize();
+    return status;
+  }
   strata::measure::GridOptions grid;
   if (quick) {
     grid.blocks = {1, 16, 256};
@@ -85,6 +102,15 @@ static int run_tool(int argc, char** argv) {
                    device.d2h_gbps);
     }
   }
+  strata::measure::CollFigures collectives;
+  int gpus = device.transfer.empty() ? 0 : 1;  // the device figures are rank 0's
+  MPI_Bcast(&gpus, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!skip_device && !skip_collectives && gpus != 0 && size > 1) {
+    const strata::measure::CollGrid cgrid = quick ? strata::measure::CollGrid::quick() : strata::measure::CollGrid{};
+    if (rank == 0) std::fprintf(stderr, "strata-measure: device collectives (the library's), the cost model's fit\n");
+    collectives = strata::measure::measure_collectives(MPI_COMM_WORLD, cgrid);
+    if (rank == 0) strata::measure::print_calibration(collectives);
+  }
   int status = 0;
   if (rank == 0) {
     char host[256] = "?";
@@ -106,6 +132,9 @@ static int run_tool(int argc, char** argv) {
       doc["device"]["launch_us"] = device.launch_us;
       doc["device"]["h2d_gbps"] = device.h2d_gbps;
       doc["device"]["d2h_gbps"] = device.d2h_gbps;
+    }
+    if (!collectives.level.empty() && collectives.why.empty()) {
+      strata::measure::add_calibration(collectives, &doc);
     }
     const std::string text = doc.dump(1);
     if (out.empty()) {

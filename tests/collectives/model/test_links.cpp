@@ -94,6 +94,41 @@ TEST(LinksJson, ParsesTheSection) {
   }
 }
 
+// A device entry's low-latency regime ("small"), written by strata-measure.
+TEST(LinksJson, ParsesTheSmallMessageRegime) {
+  Result<std::vector<LinkEntry>> e = parse_links_json(
+      R"({"links": {"device": {"gpu": {"gbps": 190, "alpha_us": 1, "call_us": 9,
+                                       "small": {"gbps": 30, "alpha_us": 0.5, "call_us": 6}}}}})");
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e.value().size(), 1u);
+  EXPECT_EQ(e.value()[0].link.gbps, 190);
+  EXPECT_EQ(e.value()[0].link.small.gbps, 30);
+  EXPECT_EQ(e.value()[0].link.small.alpha_us, 0.5);
+  EXPECT_EQ(e.value()[0].link.small.call_us, 6);
+  Result<std::vector<LinkEntry>> own = parse_links_json(
+      R"({"links": {"device": {"gpu": {"gbps": 190, "alpha_us": 1, "call_us": 9,
+                                       "collectives": {"broadcast": {"gbps": 320, "alpha_us": 1, "call_us": 8,
+                                                                     "small": {"gbps": 60, "alpha_us": 1, "call_us": 5}},
+                                                       "reduce_scatter": {"gbps": 210, "alpha_us": 0, "call_us": 12}}}}}})");
+  ASSERT_TRUE(own.ok());
+  const LinkFigures& l = own.value()[0].link;
+  EXPECT_TRUE(l.by_collective[static_cast<size_t>(Collective::broadcast)].set);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].gbps, 320);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].small.gbps, 60);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::reduce_scatter)].call_us, 12);
+  EXPECT_FALSE(l.by_collective[static_cast<size_t>(Collective::allreduce)].set);
+  for (const char* bad : {R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1, "small": 3}}}})",
+                          R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
+                              "collectives": {"alltoall": {"gbps": 5, "alpha_us": 1, "call_us": 1}}}}}})",
+                          R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
+                              "collectives": {"reduce": {"gbps": 5, "alpha_us": 1}}}}}})",
+                          R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1, "small": {"gbps": 2}}}}})",
+                          R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
+                                                            "small": {"gbps": 0, "alpha_us": 1, "call_us": 1}}}}})"}) {
+    EXPECT_EQ(parse_links_json(bad).status(), Status::invalid_argument) << bad;
+  }
+}
+
 TEST_F(Links, DefaultsWithoutEnvironmentOrFile) {
   expect_same(link_figures("package", "gpu", true), default_link_figures("gpu", true));
   expect_same(link_figures("gcd", "die", false), default_link_figures("die", false));
