@@ -31,7 +31,7 @@ const std::map<std::string, int> kRank = {{"base", 0},  {"mpi", 1},         {"po
 // The part of portability that may use MPI.
 const std::string kKokkosLayer = "portability/kokkos/";
 
-bool is_source(const fs::path& p) {
+bool is_layered_source(const fs::path& p) {
   static const std::set<std::string> kExtensions = {".c", ".h", ".cpp", ".hpp", ".cu", ".cuh", ".inc", ".in"};
   return kExtensions.count(p.extension().string()) != 0;
 }
@@ -52,7 +52,7 @@ std::vector<Include> library_includes() {
     EXPECT_TRUE(fs::is_directory(root / folder)) << (root / folder);
     std::vector<fs::path> files;
     for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
-      if (entry.is_regular_file() && is_source(entry.path())) files.push_back(entry.path());
+      if (entry.is_regular_file() && is_layered_source(entry.path())) files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {

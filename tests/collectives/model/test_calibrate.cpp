@@ -20,7 +20,7 @@ namespace {
 using test::level;
 using test::machine;
 
-const Collective kAll[] = {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
+const Collective kCalibrated[] = {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
                            Collective::broadcast, Collective::reduce};
 
 struct Figures {
@@ -47,7 +47,7 @@ std::vector<CollSample> samples(int n, const Figures& bulk, const Figures* small
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
   std::vector<CollSample> out;
-  for (Collective c : kAll) {
+  for (Collective c : kCalibrated) {
     for (double bytes = 8; bytes <= 256.0 * (1 << 20); bytes *= 4) {
       double us = oracle_us(c, bytes, n, bulk);
       if (small != nullptr) us = std::min(us, oracle_us(c, bytes, n, *small));
@@ -77,7 +77,7 @@ TEST(Calibrate, RecoversBothRegimesFromExactTimes) {
     // The model with the calibrated level predicts the oracle.
     Machine fitted = m;
     fitted.levels[0].link = f;
-    for (Collective c : kAll) {
+    for (Collective c : kCalibrated) {
       for (double bytes : {64.0, 65536.0, 3e6, 1e8}) {
         const double want = std::min(oracle_us(c, bytes, n, bulk), oracle_us(c, bytes, n, small));
         Result<double> got = predict_us(c, Algorithm::library, bytes, fitted);
@@ -100,7 +100,7 @@ TEST(Calibrate, EachCollectiveGetsItsOwnFigures) {
   std::vector<CollSample> all;
   for (size_t c = 0; c < kCollectiveCount; ++c) {
     for (double bytes = 8; bytes <= 256.0 * (1 << 20); bytes *= 4) {
-      const Collective col = kAll[c];
+      const Collective col = kCalibrated[c];
       all.push_back({col, bytes, std::min(oracle_us(col, bytes, 2, bulk[c]), oracle_us(col, bytes, 2, small))});
     }
   }
@@ -117,8 +117,8 @@ TEST(Calibrate, EachCollectiveGetsItsOwnFigures) {
     EXPECT_LT(rel(own.gbps, bulk[c].gbps), 1e-6) << c;
     EXPECT_EQ(own.small.gbps, cal.value().link.small.gbps) << c;
     for (double bytes : {100.0, 70000.0, 5e6, 2e8}) {
-      const double want = std::min(oracle_us(kAll[c], bytes, 2, bulk[c]), oracle_us(kAll[c], bytes, 2, small));
-      EXPECT_LT(rel(predict_us(kAll[c], Algorithm::library, bytes, fitted).value(), want), bytes >= 1e6 ? 1e-6 : 0.05)
+      const double want = std::min(oracle_us(kCalibrated[c], bytes, 2, bulk[c]), oracle_us(kCalibrated[c], bytes, 2, small));
+      EXPECT_LT(rel(predict_us(kCalibrated[c], Algorithm::library, bytes, fitted).value(), want), bytes >= 1e6 ? 1e-6 : 0.05)
           << "collective " << c << " bytes " << bytes;
     }
   }
