@@ -133,7 +133,8 @@ quality_asan() {
   # - the Kokkos layer (built without Kokkos: Kokkos' templates under ASan
   #   cost minutes of compile per test; the main stage runs its tests);
   # - the install checks (plain consumers of instrumented libraries) and
-  #   test_architecture (reads the sources, runs no Strata code), and
+  #   test_architecture (reads the sources, runs no Strata code) and
+  #   test_public_headers (compiles the public headers alone), and
   #   test_tool_command_lines (every tool's --version, --help and usage
   #   errors: building every tool under ASan for it costs minutes, and the
   #   code behind the tools runs in the library's tests here), and
@@ -160,7 +161,7 @@ quality_asan() {
   #   2x2x2_np6 and mixed_np8 stay, the spec errors too).
   # The randomized tests run 400 cases each (memory errors show early; the main
   # stage runs the full counts). Only the selected tests' programs are built.
-  ctest_selection=(-E "^test_architecture\$|^test_tool_(command_lines|json|osu)\$|^strata_measure_calibration|^docs_commands\$|^docs_runner_selftest\$|^test_strata_plot\$|^results_charts_current\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$|_preload_disabled\$|^halo3d_np8_(double_aos|float_soa)\$|^init_line_(debug|info|measured)\$|^summary_job_none\$|^train_proxy_(tp4_fp32|dp2|tp3_uneven|usage)\$|^test_topology_emulated_(4x1x1|1x2x2|shared_die|list_np5)\$")
+  ctest_selection=(-E "^test_architecture\$|^test_public_headers\$|^test_tool_(command_lines|json|osu)\$|^strata_measure_calibration|^docs_commands\$|^docs_runner_selftest\$|^test_strata_plot\$|^results_charts_current\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$|_preload_disabled\$|^halo3d_np8_(double_aos|float_soa)\$|^init_line_(debug|info|measured)\$|^summary_job_none\$|^train_proxy_(tp4_fp32|dp2|tp3_uneven|usage)\$|^test_topology_emulated_(4x1x1|1x2x2|shared_die|list_np5)\$")
   export STRATA_TEST_ITERATIONS=400 STRATA_TEST_QUICK=1
   local rc=0
   build_tests_of "$build_dir-asan" "${checking_build[@]}" -DSTRATA_SANITIZE=address "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF &&
