@@ -21,7 +21,7 @@ using test::level;
 using test::machine;
 
 const Collective kCalibrated[] = {Collective::allreduce, Collective::reduce_scatter, Collective::allgather,
-                           Collective::broadcast, Collective::reduce};
+                                  Collective::broadcast, Collective::reduce};
 
 struct Figures {
   double call_us, alpha_us, gbps;
@@ -117,8 +117,10 @@ TEST(Calibrate, EachCollectiveGetsItsOwnFigures) {
     EXPECT_LT(rel(own.gbps, bulk[c].gbps), 1e-6) << c;
     EXPECT_EQ(own.small.gbps, cal.value().link.small.gbps) << c;
     for (double bytes : {100.0, 70000.0, 5e6, 2e8}) {
-      const double want = std::min(oracle_us(kCalibrated[c], bytes, 2, bulk[c]), oracle_us(kCalibrated[c], bytes, 2, small));
-      EXPECT_LT(rel(predict_us(kCalibrated[c], Algorithm::library, bytes, fitted).value(), want), bytes >= 1e6 ? 1e-6 : 0.05)
+      const double want =
+          std::min(oracle_us(kCalibrated[c], bytes, 2, bulk[c]), oracle_us(kCalibrated[c], bytes, 2, small));
+      EXPECT_LT(rel(predict_us(kCalibrated[c], Algorithm::library, bytes, fitted).value(), want),
+                bytes >= 1e6 ? 1e-6 : 0.05)
           << "collective " << c << " bytes " << bytes;
     }
   }
