@@ -25,9 +25,7 @@ struct Row {
 Machine with_figures(const Machine& m, size_t level, double call, double alpha, double gbps) {
   Machine out = m;
   LinkFigures& f = out.levels[level].link;
-  f.call_us = call;
-  f.alpha_us = alpha;
-  f.gbps = gbps;
+  f.set_bulk(Protocol{alpha, gbps, call});
   f.small = Protocol{};
   return out;
 }
@@ -177,10 +175,7 @@ Result<Calibration> calibrate_level(const Machine& machine, const std::vector<Co
   if (!fit_regimes(rows, &joint)) return Status::invalid_argument;
 
   Calibration out;
-  const Protocol bulk = protocol_of(joint.large);
-  out.link.alpha_us = bulk.alpha_us;
-  out.link.gbps = bulk.gbps;
-  out.link.call_us = bulk.call_us;
+  out.link.set_bulk(protocol_of(joint.large));
   out.link.per_node = machine.levels[level].link.per_node;
   if (joint.has_small) out.link.small = protocol_of(joint.small);
   // Each collective's own bulk figures, from its sizes of 1 MiB and up (the
@@ -195,10 +190,7 @@ Result<Calibration> calibrate_level(const Machine& machine, const std::vector<Co
     Fit own = joint;
     std::vector<double> sizes;
     const bool fitted = distinct_sizes(large, &sizes) >= 2 && fit(large, &own.large);
-    if (fitted) {
-      const Protocol p = protocol_of(own.large);
-      out.link.by_collective[c] = {true, p.alpha_us, p.gbps, p.call_us, out.link.small};
-    }
+    if (fitted) out.link.by_collective[c] = {true, protocol_of(own.large), out.link.small};
     for (const Row& r : by_collective[c]) {
       const double err = std::fabs((fitted ? own : joint).predict(r) / r.us - 1);
       double& worst = r.bytes >= Calibration::kLargeBytes ? out.max_error_large : out.max_error_small;

@@ -51,10 +51,17 @@ struct LinkFigures {
   // figures can follow. Indexed by Collective; learnt by strata-measure.
   struct ForCollective {
     bool set = false;
-    double alpha_us = 0, gbps = 0, call_us = 0;
-    Protocol small;
+    Protocol bulk, small;
   };
   std::array<ForCollective, kCollectiveCount> by_collective{};
+
+  // The bulk figures (alpha_us, gbps, call_us) as one regime, and set from one.
+  Protocol bulk() const { return Protocol{alpha_us, gbps, call_us}; }
+  void set_bulk(const Protocol& p) {
+    alpha_us = p.alpha_us;
+    gbps = p.gbps;
+    call_us = p.call_us;
+  }
 };
 
 struct LevelShape {

@@ -42,13 +42,9 @@ bool by_collective(const nlohmann::json& j, LinkFigures* link) {
     while (c < kCollectiveCount && it.key() != kNames[c]) ++c;
     if (c == kCollectiveCount) return false;
     LinkFigures::ForCollective& f = link->by_collective[c];
-    Protocol bulk;
-    if (!protocol(it.value(), &bulk)) return false;
+    if (!protocol(it.value(), &f.bulk)) return false;
     if (it.value().contains("small") && !protocol(it.value()["small"], &f.small)) return false;
     f.set = true;
-    f.alpha_us = bulk.alpha_us;
-    f.gbps = bulk.gbps;
-    f.call_us = bulk.call_us;
   }
   return true;
 }

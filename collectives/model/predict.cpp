@@ -11,19 +11,19 @@ namespace {
 
 bool finite_at_least(double v, double lo) { return std::isfinite(v) && v >= lo; }
 
-bool valid_figures(double alpha_us, double gbps, double call_us) {
-  return gbps > 0 && std::isfinite(gbps) && finite_at_least(alpha_us, 0) && finite_at_least(call_us, 0);
+bool valid_figures(const Protocol& p) {
+  return p.gbps > 0 && std::isfinite(p.gbps) && finite_at_least(p.alpha_us, 0) && finite_at_least(p.call_us, 0);
 }
 
 bool valid(const Machine& m, double bytes) {
   if (!std::isfinite(bytes) || bytes < 0) return false;
   for (const LevelShape& l : m.levels) {
     const LinkFigures& f = l.link;
-    if (l.fanout < 1 || !valid_figures(f.alpha_us, f.gbps, f.call_us)) return false;
-    if (f.small.gbps != 0 && !valid_figures(f.small.alpha_us, f.small.gbps, f.small.call_us)) return false;
+    if (l.fanout < 1 || !valid_figures(f.bulk())) return false;
+    if (f.small.gbps != 0 && !valid_figures(f.small)) return false;
     for (const LinkFigures::ForCollective& c : f.by_collective) {
-      if (c.set && !valid_figures(c.alpha_us, c.gbps, c.call_us)) return false;
-      if (c.set && c.small.gbps != 0 && !valid_figures(c.small.alpha_us, c.small.gbps, c.small.call_us)) return false;
+      if (c.set && !valid_figures(c.bulk)) return false;
+      if (c.set && c.small.gbps != 0 && !valid_figures(c.small)) return false;
     }
   }
   return true;
@@ -36,9 +36,7 @@ Machine for_collective(const Machine& m, Collective collective) {
   for (LevelShape& l : out.levels) {
     const LinkFigures::ForCollective& c = l.link.by_collective[static_cast<size_t>(collective)];
     if (!c.set) continue;
-    l.link.alpha_us = c.alpha_us;
-    l.link.gbps = c.gbps;
-    l.link.call_us = c.call_us;
+    l.link.set_bulk(c.bulk);
     l.link.small = c.small;
   }
   return out;
@@ -51,11 +49,8 @@ bool small_regime(const Machine& m, Machine* out) {
   *out = m;
   bool any = false;
   for (LevelShape& l : out->levels) {
-    const Protocol small = l.link.small;
-    if (small.gbps <= 0) continue;
-    l.link.alpha_us = small.alpha_us;
-    l.link.gbps = small.gbps;
-    l.link.call_us = small.call_us;
+    if (l.link.small.gbps <= 0) continue;
+    l.link.set_bulk(l.link.small);
     any = true;
   }
   return any;

@@ -162,15 +162,18 @@ void print_calibration(const CollFigures& f) {
 
 void add_calibration(const CollFigures& f, nlohmann::json* doc) {
   const coll::model::LinkFigures& l = f.calibration.link;
-  auto figures = [](double gbps, double alpha_us, double call_us, const coll::model::Protocol& small) {
-    nlohmann::json j = {{"gbps", gbps}, {"alpha_us", alpha_us}, {"call_us", call_us}};
-    if (small.gbps > 0) j["small"] = {{"gbps", small.gbps}, {"alpha_us", small.alpha_us}, {"call_us", small.call_us}};
+  auto protocol = [](const coll::model::Protocol& p) {
+    return nlohmann::json{{"gbps", p.gbps}, {"alpha_us", p.alpha_us}, {"call_us", p.call_us}};
+  };
+  auto figures = [&](const coll::model::Protocol& bulk, const coll::model::Protocol& small) {
+    nlohmann::json j = protocol(bulk);
+    if (small.gbps > 0) j["small"] = protocol(small);
     return j;
   };
-  nlohmann::json entry = figures(l.gbps, l.alpha_us, l.call_us, l.small);
+  nlohmann::json entry = figures(l.bulk(), l.small);
   for (Collective c : kCollectives) {
     const coll::model::LinkFigures::ForCollective& own = l.by_collective[static_cast<size_t>(c)];
-    if (own.set) entry["collectives"][coll::to_string(c)] = figures(own.gbps, own.alpha_us, own.call_us, own.small);
+    if (own.set) entry["collectives"][coll::to_string(c)] = figures(own.bulk, own.small);
   }
   (*doc)["links"]["device"][f.level] = entry;
   nlohmann::json rows = nlohmann::json::array();

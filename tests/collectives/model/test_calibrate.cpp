@@ -114,7 +114,7 @@ TEST(Calibrate, EachCollectiveGetsItsOwnFigures) {
   for (size_t c = 0; c < kCollectiveCount; ++c) {
     const LinkFigures::ForCollective& own = cal.value().link.by_collective[c];
     ASSERT_TRUE(own.set) << c;
-    EXPECT_LT(rel(own.gbps, bulk[c].gbps), 1e-6) << c;
+    EXPECT_LT(rel(own.bulk.gbps, bulk[c].gbps), 1e-6) << c;
     EXPECT_EQ(own.small.gbps, cal.value().link.small.gbps) << c;
     for (double bytes : {100.0, 70000.0, 5e6, 2e8}) {
       const double want =
@@ -139,7 +139,7 @@ TEST(Calibrate, CollectiveFiguresApplyToTheirCollective) {
   Machine m = machine({level("gpu", 2, 200, 1, 12)});
   const double before = predict_us(Collective::broadcast, Algorithm::library, 1e8, m).value();
   LinkFigures::ForCollective& bcast = m.levels[0].link.by_collective[static_cast<size_t>(Collective::broadcast)];
-  bcast = {true, 1, 400, 12, {}};
+  bcast = {true, {1, 400, 12}, {}};
   EXPECT_NEAR(predict_us(Collective::broadcast, Algorithm::library, 1e8, m).value(),
               oracle_us(Collective::broadcast, 1e8, 2, {12, 1, 400}), 1e-6);
   EXPECT_LT(predict_us(Collective::broadcast, Algorithm::library, 1e8, m).value(), before);
@@ -148,7 +148,7 @@ TEST(Calibrate, CollectiveFiguresApplyToTheirCollective) {
   m.device = false;
   EXPECT_NE(predict_us(Collective::broadcast, Algorithm::library, 1e8, m).value(),
             oracle_us(Collective::broadcast, 1e8, 2, {12, 1, 400}));
-  bcast.gbps = -1;  // invalid figures make the machine invalid
+  bcast.bulk.gbps = -1;  // invalid figures make the machine invalid
   m.device = true;
   EXPECT_FALSE(predict_us(Collective::broadcast, Algorithm::library, 1e8, m).ok());
 }

@@ -113,9 +113,9 @@ TEST(LinksJson, ParsesTheSmallMessageRegime) {
   ASSERT_TRUE(own.ok());
   const LinkFigures& l = own.value()[0].link;
   EXPECT_TRUE(l.by_collective[static_cast<size_t>(Collective::broadcast)].set);
-  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].gbps, 320);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].bulk.gbps, 320);
   EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].small.gbps, 60);
-  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::reduce_scatter)].call_us, 12);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::reduce_scatter)].bulk.call_us, 12);
   EXPECT_FALSE(l.by_collective[static_cast<size_t>(Collective::allreduce)].set);
   for (const char* bad : {R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1, "small": 3}}}})",
                           R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
