@@ -667,6 +667,18 @@ TEST_F(Direct, MoreSendsInFlightThanSlotsAreStaged) {
 
 uint64_t requests_started() { return preload_counters() ? preload_counters()->requests_started : 0; }
 
+// The sender's side of a watched-receive round: `big` from device memory
+// (an IPC descriptor) with tag `round`, then `small` from host memory (a
+// program message of a descriptor's size) with tag 100 + round.
+void send_device_then_program(DeviceBuffer& device, const std::vector<unsigned char>& big,
+                              const std::vector<unsigned char>& small, int round) {
+  device.fill(big);
+  ASSERT_EQ(MPI_Send(device.data(), static_cast<int>(big.size()), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
+            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Send(small.data(), static_cast<int>(small.size()), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD),
+            MPI_SUCCESS);
+}
+
 // Host MPI_Irecvs while the transport is on are watched, not made Strata
 // requests (interposer/transfer/watched_recvs.hpp): device sends (IPC
 // descriptors) and program messages of exactly a descriptor's size (256
@@ -683,11 +695,7 @@ TEST_F(Direct, HostNonBlockingReceivesAreWatchedThroughEveryCompletionCall) {
     const std::vector<unsigned char> big = random_bytes(kBig, seed(9000 + round));
     const std::vector<unsigned char> small = random_bytes(kProgram, seed(9100 + round));
     if (sender()) {
-      device.fill(big);
-      ASSERT_EQ(MPI_Send(device.data(), static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
-                MPI_SUCCESS);
-      ASSERT_EQ(MPI_Send(small.data(), static_cast<int>(kProgram), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD),
-                MPI_SUCCESS);
+      ASSERT_NO_FATAL_FAILURE(send_device_then_program(device, big, small, round));
       continue;
     }
     std::vector<unsigned char> host_big(kBig + 2 * kGuard, kPoison), host_small(kProgram + 8 + 2 * kGuard, kPoison);
@@ -833,11 +841,7 @@ TEST_F(Direct, HostReceivesIntoPinnedMemoryAreWatched) {
     const std::vector<unsigned char> big = random_bytes(kBig, seed(9700 + round));
     const std::vector<unsigned char> small = random_bytes(kProgram, seed(9800 + round));
     if (sender()) {
-      device.fill(big);
-      ASSERT_EQ(MPI_Send(device.data(), static_cast<int>(kBig), MPI_BYTE, partner(), round, MPI_COMM_WORLD),
-                MPI_SUCCESS);
-      ASSERT_EQ(MPI_Send(small.data(), static_cast<int>(kProgram), MPI_BYTE, partner(), 100 + round, MPI_COMM_WORLD),
-                MPI_SUCCESS);
+      ASSERT_NO_FATAL_FAILURE(send_device_then_program(device, big, small, round));
       continue;
     }
     std::memset(pinned, kPoison, bytes);
