@@ -27,7 +27,8 @@ struct Case {
 struct Options : SampleOptions {
   bool device = false;
   size_t max_tokens = 1;
-  int blocks = 0;  // 0: the object's default
+  int blocks = 0;      // 0: the object's default
+  bool graphs = true;  // the graph-captured columns (device)
 };
 
 class Runner {
@@ -37,6 +38,13 @@ class Runner {
   virtual Timing peer(const Case& c) = 0;
   // Strata's fused call with an algorithm (automatic: what it picks).
   virtual Timing ours(const Case& c, strata::fused::Algorithm a) = 0;
+  // The peer's calls (ours: false) or Strata's automatic call (true)
+  // captured in a CUDA graph, the graph replayed: launch costs gone.
+  virtual Timing graphed(const Case& /*c*/, bool /*ours*/) {
+    Timing t;
+    t.note = "device only";
+    return t;
+  }
   // What automatic runs for this case, and on which path.
   virtual strata::fused::Algorithm chosen(const Case& c) = 0;
   virtual std::string path(const Case& c) = 0;

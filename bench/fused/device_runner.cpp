@@ -69,6 +69,42 @@ class DeviceRunner : public Runner {
     return t;
   }
 
+  // kPerGraph calls captured once; each timed "call" replays the graph.
+  Timing graphed(const Case& c, bool ours) override {
+    constexpr int kPerGraph = 16;
+    Buffers b(c, rank_, world_.stream);
+    if (!b.ok) return failed("cudaMalloc failed");
+    strata::fused::AllreduceRmsnorm* f = ours ? objects_.get(c) : nullptr;
+    if (ours && f == nullptr) return failed("create failed");
+    strata::fused::RunOptions o;
+    o.blocks = options_.blocks;
+    o.stream = world_.stream;
+    auto call = [&] { return ours ? f->run(b.tensors(), o) == strata::Status::ok : peer_call(c, b); };
+    if (!call() || cudaStreamSynchronize(world_.stream) != cudaSuccess) return failed("call failed");  // set-up outside
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    bool ok = cudaStreamBeginCapture(world_.stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    for (int i = 0; i < kPerGraph && ok; ++i) ok = call();
+    ok = cudaStreamEndCapture(world_.stream, &graph) == cudaSuccess && ok;
+    ok = ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+    int all = 0, mine = ok ? 1 : 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    Timing t;
+    if (all == 1) {
+      auto replay = [&] { return cudaGraphLaunch(exec, world_.stream) == cudaSuccess; };
+      t = measure(
+          options_, [&](int iters) { return world_.time_calls(iters, replay) / kPerGraph; }, [] { return true; });
+    } else {
+      cudaGetLastError();
+      t.note = "capture failed";
+    }
+    cudaStreamSynchronize(world_.stream);
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    if (ours && f->check() != strata::Status::ok) return failed(f->error_message());
+    return t;
+  }
+
   Algorithm chosen(const Case& c) override {
     strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     return f != nullptr ? f->chosen(c.tokens) : Algorithm::fallback;

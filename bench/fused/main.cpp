@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -90,7 +91,7 @@ std::string size_text(size_t bytes) {
 
 // Bytes a rank reads from its peers in one call of `a` over n ranks.
 double peer_bytes(Algorithm a, size_t bytes, int n) {
-  if (a == Algorithm::one_shot) return static_cast<double>(bytes) * (n - 1);
+  if (a == Algorithm::one_shot || a == Algorithm::lamport) return static_cast<double>(bytes) * (n - 1);
   if (a == Algorithm::two_shot) return 2.0 * static_cast<double>(bytes) * (n - 1) / n;
   return NAN;
 }
@@ -98,7 +99,7 @@ double peer_bytes(Algorithm a, size_t bytes, int n) {
 // One point of the table, for --json.
 struct Row {
   Case c;
-  Timing peer, strata, one, two;
+  Timing peer, strata, lamport, one, two, peer_graph, strata_graph;
   TorchRow torch;
   Algorithm pick;
   std::string path;
@@ -132,8 +133,11 @@ nlohmann::json to_json(const std::vector<Row>& rows, const Runner& runner, int r
                           {"path", r.path}};
     put(row, "peer", r.peer);
     put(row, "strata", r.strata);
+    put(row, "lamport", r.lamport);
     put(row, "one_shot", r.one);
     put(row, "two_shot", r.two);
+    put(row, "peer_graph", r.peer_graph);
+    put(row, "strata_graph", r.strata_graph);
     if (std::isfinite(r.torch.nccl_us)) row["torch_nccl_rmsnorm_us"] = r.torch.nccl_us;
     if (std::isfinite(r.torch.two_shot_us)) row["torch_two_shot_rmsnorm_us"] = r.torch.two_shot_us;
     if (std::isfinite(r.peer_gbps)) row["peer_gbps"] = r.peer_gbps;
@@ -154,6 +158,8 @@ int run(int argc, char** argv) {
   app.add_option("--type", type_name, "bfloat16, float16 or float32");
   app.add_flag("--host", host, "Host buffers (MPI + host rows against the shared-memory path) instead of the GPU");
   app.add_option("--blocks", options.blocks, "Thread blocks of the fused kernel (0: its default)");
+  bool no_graphs = false;
+  app.add_flag("--no-graphs", no_graphs, "Skip the graph-captured columns (device)");
   app.add_option("--warmup", options.warmup, "Calls before timing");
   app.add_option("--samples", options.samples, "Timed samples per point (the median is reported)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last about this long");
@@ -164,6 +170,7 @@ int run(int argc, char** argv) {
                  "file");
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   options.device = !host;
+  options.graphs = !no_graphs && !host;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -193,13 +200,14 @@ int run(int argc, char** argv) {
     if (!torch.empty()) std::printf("PyTorch columns: %s\n\n", torch_machine.c_str());
     std::printf(
         "| tokens | hidden | size | %s µs | PyTorch NCCL+RMSNorm µs | PyTorch two-shot+RMSNorm µs | "
-        "Strata µs | Strata picks | one-shot µs | two-shot µs | vs %s | vs PyTorch two-shot | peer GB/s | "
-        "%% of peer rate |\n",
+        "Strata µs | Strata picks | Lamport µs | one-shot µs | two-shot µs | vs %s | graph: peer µs | "
+        "graph: Strata µs | graph: vs peer | vs PyTorch two-shot | peer GB/s | %% of peer rate |\n",
         runner->peer_name().c_str(), runner->peer_name().c_str());
-    std::printf("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   }
-  std::map<size_t, size_t> crossover;  // hidden -> first token count where two-shot beat one-shot
-  bool wrong = false;                  // a fused result that differs from the peer's
+  std::map<size_t, size_t> crossover;     // hidden -> first token count where two-shot beat one-shot
+  std::map<size_t, size_t> lamport_lost;  // hidden -> first token count where Lamport was not the fastest kind
+  bool wrong = false;                     // a fused result that differs from the peer's
   std::vector<Row> rows;
   for (size_t h : hiddens) {
     for (size_t t : tokens) {
@@ -208,28 +216,40 @@ int run(int argc, char** argv) {
       c.hidden = h;
       c.type = type;
       const Timing peer = runner->peer(c);
+      const Timing lamport = runner->ours(c, Algorithm::lamport);
       const Timing one = runner->ours(c, Algorithm::one_shot);
       const Timing two = runner->ours(c, Algorithm::two_shot);
       const Algorithm pick = runner->chosen(c);
-      const Timing& mine = pick == Algorithm::two_shot ? two : (pick == Algorithm::one_shot ? one : peer);
       Timing fallback;
       if (pick == Algorithm::fallback) fallback = runner->ours(c, Algorithm::fallback);
-      const Timing& strata = pick == Algorithm::fallback ? fallback : mine;
+      const Timing& strata = pick == Algorithm::two_shot   ? two
+                             : pick == Algorithm::one_shot ? one
+                             : pick == Algorithm::lamport  ? lamport
+                                                           : fallback;
+      Timing peer_graph, strata_graph;
+      if (options.graphs) {
+        peer_graph = runner->graphed(c, false);
+        strata_graph = runner->graphed(c, true);
+      }
       if (one.ran && two.ran && two.us < one.us && crossover.count(h) == 0) crossover[h] = t;
-      for (const Timing* x : {&one, &two, &strata}) wrong = wrong || x->wrong;
+      const double other = std::min(one.ran ? one.us : INFINITY, two.ran ? two.us : INFINITY);
+      if (lamport.ran && other < lamport.us && lamport_lost.count(h) == 0) lamport_lost[h] = t;
+      for (const Timing* x : {&lamport, &one, &two, &strata}) wrong = wrong || x->wrong;
       const TorchRow tr = torch.count({t, h}) ? torch.at({t, h}) : TorchRow{};
       const double moved = peer_bytes(pick, c.bytes(), size);
       const double gbs = strata.ran ? moved / (strata.us * 1e-6) / 1e9 : NAN;
       const std::string path = runner->path(c);
-      rows.push_back({c, peer, strata, one, two, tr, pick, path, gbs});
+      rows.push_back({c, peer, strata, lamport, one, two, peer_graph, strata_graph, tr, pick, path, gbs});
       if (rank == 0) {
-        std::printf("| %zu | %zu | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s |\n", t, h,
-                    size_text(c.bytes()).c_str(), us(peer).c_str(), num(tr.nccl_us).c_str(),
-                    num(tr.two_shot_us).c_str(), us(strata).c_str(), strata::fused::to_string(pick), path.c_str(),
-                    us(one).c_str(), us(two).c_str(),
-                    peer.ran && strata.ran ? num(peer.us / strata.us, 2, "x").c_str() : "-",
-                    strata.ran ? num(tr.two_shot_us / strata.us, 2, "x").c_str() : "-", num(gbs, 0).c_str(),
-                    floor_bw > 0 ? num(100.0 * gbs * 1e9 / floor_bw, 0, "%").c_str() : "-");
+        std::printf(
+            "| %zu | %zu | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t,
+            h, size_text(c.bytes()).c_str(), us(peer).c_str(), num(tr.nccl_us).c_str(), num(tr.two_shot_us).c_str(),
+            us(strata).c_str(), strata::fused::to_string(pick), path.c_str(), us(lamport).c_str(), us(one).c_str(),
+            us(two).c_str(), peer.ran && strata.ran ? num(peer.us / strata.us, 2, "x").c_str() : "-",
+            us(peer_graph).c_str(), us(strata_graph).c_str(),
+            peer_graph.ran && strata_graph.ran ? num(peer_graph.us / strata_graph.us, 2, "x").c_str() : "-",
+            strata.ran ? num(tr.two_shot_us / strata.us, 2, "x").c_str() : "-", num(gbs, 0).c_str(),
+            floor_bw > 0 ? num(100.0 * gbs * 1e9 / floor_bw, 0, "%").c_str() : "-");
         std::fflush(stdout);
       }
     }
@@ -244,6 +264,15 @@ int run(int argc, char** argv) {
         std::printf(" hidden %zu: none;", h);
       }
     }
+    std::printf("\nLamport's limit (first token count where one- or two-shot was faster):");
+    for (size_t h : hiddens) {
+      if (lamport_lost.count(h)) {
+        std::printf(" hidden %zu: %zu tokens (%s);", h, lamport_lost[h],
+                    size_text(lamport_lost[h] * h * strata::coll::size_of(type)).c_str());
+      } else {
+        std::printf(" hidden %zu: none;", h);
+      }
+    }
     std::printf("\n");
   }
   if (rank == 0 && wrong) std::printf("\nFAILED: a fused result differed from the peer's on the same inputs\n");
@@ -252,6 +281,8 @@ int run(int argc, char** argv) {
     nlohmann::json doc = to_json(rows, *runner, size, type_name, floor_bw, torch_machine, argc, argv);
     for (size_t h : hiddens) {
       doc["crossover_tokens"][std::to_string(h)] = crossover.count(h) ? nlohmann::json(crossover[h]) : nlohmann::json();
+      doc["lamport_lost_tokens"][std::to_string(h)] =
+          lamport_lost.count(h) ? nlohmann::json(lamport_lost[h]) : nlohmann::json();
     }
     if (!strata::tools::write_json_file(json_path, doc)) rc = 1;
   }

@@ -29,9 +29,11 @@ config::ChoiceParam<Algorithm> g_algorithm{
     {{"auto", Algorithm::automatic},
      {"one_shot", Algorithm::one_shot},
      {"two_shot", Algorithm::two_shot},
-     {"fallback", Algorithm::fallback}},
-    "Algorithm of the fused AllReduce-RMSNorm where the caller asks for automatic: auto (one-shot up to "
-    "STRATA_FUSED_ONESHOT_MAX bytes, two-shot above), one_shot, two_shot, fallback"};
+     {"fallback", Algorithm::fallback},
+     {"lamport", Algorithm::lamport}},
+    "Algorithm of the fused AllReduce-RMSNorm where the caller asks for automatic: auto (Lamport up to "
+    "STRATA_FUSED_LAMPORT_MAX bytes, one-shot up to STRATA_FUSED_ONESHOT_MAX, two-shot above), lamport, one_shot, "
+    "two_shot, fallback"};
 config::IntParam g_blocks{"STRATA_FUSED_BLOCKS", 0,
                           "Thread blocks of the fused peer kernel (its block budget); 0: one per multiprocessor", 0,
                           proto::kMaxBlocks};
@@ -90,10 +92,25 @@ struct AllreduceRmsnorm::Impl {
     if (wanted == Algorithm::automatic) {
       if (path == Path::fallback && config.memory == Memory::device) return Algorithm::fallback;
       if (config.memory == Memory::host) return Algorithm::fallback;  // host: fused only when asked for
+      if (lamport_fits(tokens)) return Algorithm::lamport;
       return bytes(tokens) <= oneshot_max(size) || tokens < static_cast<size_t>(size) ? Algorithm::one_shot
                                                                                       : Algorithm::two_shot;
     }
     return wanted;
+  }
+
+  bool lamport_fits(size_t tokens) const { return exchange && bytes(tokens) <= exchange->lamport_max(); }
+
+  proto::Kind kind_of(Algorithm a, size_t tokens) const {
+    if (a == Algorithm::two_shot) return proto::Kind::two_shot;
+    if (a == Algorithm::lamport && lamport_fits(tokens)) return proto::Kind::lamport;
+    if (a == Algorithm::lamport) {
+      STRATA_LOG_ONCE(info, kColl,
+                      "fused allreduce-rmsnorm: lamport asked for a message larger than its %zu-byte sets "
+                      "(STRATA_FUSED_LAMPORT_MAX): one-shot",
+                      exchange ? exchange->lamport_max() : size_t{0});
+    }
+    return proto::Kind::one_shot;
   }
 
   Status check_error() {
@@ -102,9 +119,11 @@ struct AllreduceRmsnorm::Impl {
     if (w == 0) return Status::ok;
     const proto::ErrorFields e = proto::unpack_error(w);
     failed = true;
+    const std::string where = e.phase == proto::kData    ? "with its data (Lamport)"
+                              : e.phase == proto::kStart ? "at the start barrier"
+                                                         : "at the middle barrier";
     message = "fused allreduce-rmsnorm call #" + std::to_string(e.seq) + " on rank " + std::to_string(rank) +
-              ": rank " + std::to_string(e.peer) + " did not arrive at the " +
-              (e.phase == proto::kStart ? "start" : "middle") + " barrier (block " + std::to_string(e.block) +
+              ": rank " + std::to_string(e.peer) + " did not arrive " + where + " (block " + std::to_string(e.block) +
               ") within " + std::to_string(timeout_ms()) + " ms; this object is unusable, make a new one";
     STRATA_LOG(error, kColl, "%s", message.c_str());
     return Status::timeout;
@@ -256,7 +275,7 @@ Status AllreduceRmsnorm::run(const Tensors& t, const RunOptions& options) noexce
   call.tensors = t;
   call.type = m.config.type;
   call.hidden = m.config.hidden;
-  call.two_shot = a == Algorithm::two_shot;
+  call.kind = m.kind_of(a, t.tokens);
   call.blocks = options.blocks > 0 ? options.blocks : (m.config.blocks > 0 ? m.config.blocks : 0);
   if (call.blocks <= 0)
     call.blocks = g_blocks.get() > 0 ? static_cast<int>(g_blocks.get()) : m.exchange->default_blocks();
@@ -283,13 +302,15 @@ const char* to_string(Algorithm a) noexcept {
     case Algorithm::one_shot: return "one_shot";
     case Algorithm::two_shot: return "two_shot";
     case Algorithm::fallback: return "fallback";
+    case Algorithm::lamport: return "lamport";
   }
   return "?";
 }
 
 Result<Algorithm> parse_algorithm(const char* name) noexcept {
   if (name == nullptr) return Status::invalid_argument;
-  for (Algorithm a : {Algorithm::automatic, Algorithm::one_shot, Algorithm::two_shot, Algorithm::fallback}) {
+  for (Algorithm a :
+       {Algorithm::automatic, Algorithm::one_shot, Algorithm::two_shot, Algorithm::fallback, Algorithm::lamport}) {
     if (config::equals_ignore_case(name, to_string(a))) return a;
   }
   return Status::invalid_argument;

@@ -3,6 +3,7 @@
 // release/acquire flags the peers exchange. Included by kernels.cu only.
 #pragma once
 
+#include "collectives/fused/row_math.hpp"
 #include "portability/gpu/runtime_names.hpp"
 
 #include <cstdint>
@@ -68,6 +69,38 @@ struct DevicePlatform {
     }
   }
   __device__ void fence_system() const { __threadfence_system(); }
+
+  // A Lamport slot's elements, which a peer may be writing while this runs:
+  // volatile loads (never from L1, never hoisted out of the poll), element
+  // or 16-byte granularity; an element is never torn (its own store).
+  template <class T, int V>
+  __device__ math::Vec<T, V> load_posted(const T* p) const {
+    math::Vec<T, V> v;
+#if !defined(__HIPCC__)
+    if constexpr (sizeof(v) == 16) {
+      uint32_t w[4];
+      asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                   : "l"(p));
+      __builtin_memcpy(&v, w, sizeof v);
+      return v;
+    }
+#endif
+    for (int k = 0; k < V; ++k) {
+      if constexpr (sizeof(T) == 4) {
+        const uint32_t b = *reinterpret_cast<const volatile uint32_t*>(p + k);
+        __builtin_memcpy(&v.e[k], &b, sizeof b);
+      } else {
+        const uint16_t b = *reinterpret_cast<const volatile uint16_t*>(p + k);
+        __builtin_memcpy(&v.e[k], &b, sizeof b);
+      }
+    }
+    return v;
+  }
+  template <class T, int V>
+  __device__ void store_posted(T* p, const math::Vec<T, V>& v) const {
+    math::store<T, V>(p, v);
+  }
   __device__ uint64_t now() const {
 #if defined(__HIP_DEVICE_COMPILE__)
     return static_cast<uint64_t>(wall_clock64());

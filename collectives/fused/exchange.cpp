@@ -19,11 +19,21 @@ config::IntParam g_timeout_ms{"STRATA_FUSED_TIMEOUT_MS", 10000,
                               "call ends with an error naming the peer that did not arrive",
                               1, int64_t{24} * 3600 * 1000};
 
+config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
+                               int64_t{2} << 20,
+                               "Largest message (tokens x hidden x element bytes) of the fused AllReduce-RMSNorm's "
+                               "barrier-free Lamport one-shot: the automatic choice takes it up to this size, and each "
+                               "rank sets aside 3 x ranks x this much (or the largest message, if smaller); 0: never",
+                               0,
+                               int64_t{1} << 34,
+                               true};
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
 
 int64_t timeout_ms() noexcept { return g_timeout_ms.get(); }
+size_t lamport_max_bytes() noexcept { return static_cast<size_t>(g_lamport_max.get()); }
 
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept {
   return (hidden * element) % 16 == 0 && aligned16(t.x) && aligned16(t.residual) && aligned16(t.weight) &&

@@ -20,7 +20,7 @@ struct Call {
   Tensors tensors;
   DataType type = DataType::bfloat16;
   size_t hidden = 0;
-  bool two_shot = false;
+  proto::Kind kind = proto::Kind::one_shot;
   int blocks = 1;  // the budget; proto::blocks_for gives the launch's
   void* stream = nullptr;
 };
@@ -33,6 +33,8 @@ class Exchange {
   virtual uint64_t error_word() const noexcept = 0;
   // The block budget when the caller gives none.
   virtual int default_blocks() const noexcept = 0;
+  // The largest message (bytes) a Lamport call takes (0: none).
+  virtual size_t lamport_max() const noexcept = 0;
 };
 
 // Collective over comm. On failure (every rank fails alike) `why` says why.
@@ -86,5 +88,8 @@ Status all_on_one_node(MPI_Comm comm, const char* reach, std::string* why) noexc
 
 // The wait limit of the protocol (STRATA_FUSED_TIMEOUT_MS).
 int64_t timeout_ms() noexcept;
+
+// The largest message the Lamport kind is set up for (STRATA_FUSED_LAMPORT_MAX).
+size_t lamport_max_bytes() noexcept;
 
 }  // namespace strata::fused

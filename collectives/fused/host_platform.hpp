@@ -4,10 +4,13 @@
 // core after a short while: the ranks of a host run may share cores.
 #pragma once
 
+#include "collectives/fused/row_math.hpp"
+
 #include <sched.h>
 
 #include <chrono>
 #include <cstdint>
+#include <type_traits>
 
 namespace strata::fused {
 
@@ -32,6 +35,29 @@ class HostPlatform {
     }
   }
   void fence_system() const { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+  // A Lamport slot's elements: one atomic access per element (release on
+  // post, acquire on poll), so the reader's plain reads of a posted row
+  // come after the peer's writes.
+  template <class T, int V>
+  math::Vec<T, V> load_posted(const T* p) const {
+    math::Vec<T, V> v;
+    for (int k = 0; k < V; ++k) {
+      using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+      const Bits b = __atomic_load_n(reinterpret_cast<const Bits*>(p + k), __ATOMIC_ACQUIRE);
+      __builtin_memcpy(&v.e[k], &b, sizeof b);
+    }
+    return v;
+  }
+  template <class T, int V>
+  void store_posted(T* p, const math::Vec<T, V>& v) const {
+    for (int k = 0; k < V; ++k) {
+      using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+      Bits b;
+      __builtin_memcpy(&b, &v.e[k], sizeof b);
+      __atomic_store_n(reinterpret_cast<Bits*>(p + k), b, __ATOMIC_RELEASE);
+    }
+  }
   uint64_t now() const {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

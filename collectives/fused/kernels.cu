@@ -23,14 +23,24 @@ Status launched(const char* what) {
   return Status::device_error;
 }
 
-template <int V, class T, bool TwoShot>
+template <int V, class T, proto::Kind K>
 __global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
   __shared__ float smem[kMaxWarps];
   DevicePlatform p;
-  if (TwoShot) {
-    proto::two_shot<V>(p, a, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), smem);
+  const int b = static_cast<int>(blockIdx.x), g = static_cast<int>(gridDim.x);
+  if constexpr (K == proto::Kind::two_shot) {
+    proto::two_shot<V>(p, a, b, g, smem);
+  } else if constexpr (K == proto::Kind::lamport) {
+    proto::lamport<V>(p, a, b, g, smem);
   } else {
-    proto::one_shot<V>(p, a, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x), smem);
+    proto::one_shot<V>(p, a, b, g, smem);
+  }
+}
+
+__global__ void fill_kernel(uint32_t* words, size_t count, uint32_t value) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    words[i] = value;
   }
 }
 
@@ -74,21 +84,43 @@ int threads_for(int64_t hidden, int vector) {
   return static_cast<int>(t);
 }
 
+template <int V, class T>
+void launch_kind(const proto::Args<T>& args, proto::Kind kind, int blocks, int threads, gpuStream_t s) {
+  switch (kind) {
+    case proto::Kind::one_shot: peer_kernel<V, T, proto::Kind::one_shot><<<blocks, threads, 0, s>>>(args); break;
+    case proto::Kind::two_shot: peer_kernel<V, T, proto::Kind::two_shot><<<blocks, threads, 0, s>>>(args); break;
+    case proto::Kind::lamport: peer_kernel<V, T, proto::Kind::lamport><<<blocks, threads, 0, s>>>(args); break;
+  }
+}
+
+const char* kernel_name(proto::Kind kind) {
+  switch (kind) {
+    case proto::Kind::one_shot: return "the one-shot AllReduce-RMSNorm kernel";
+    case proto::Kind::two_shot: return "the two-shot AllReduce-RMSNorm kernel";
+    case proto::Kind::lamport: return "the Lamport one-shot AllReduce-RMSNorm kernel";
+  }
+  return "an AllReduce-RMSNorm kernel";
+}
+
 template <class T>
-Status launch_peer(const proto::Args<T>& args, bool two_shot, int blocks, bool vector, void* stream) noexcept {
+Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream) noexcept {
   constexpr int V = vector_of<T>();
   const int threads = threads_for(args.hidden, vector ? V : 1);
   const auto s = static_cast<gpuStream_t>(stream);
-  if (vector && two_shot) {
-    peer_kernel<V, T, true><<<blocks, threads, 0, s>>>(args);
-  } else if (vector) {
-    peer_kernel<V, T, false><<<blocks, threads, 0, s>>>(args);
-  } else if (two_shot) {
-    peer_kernel<1, T, true><<<blocks, threads, 0, s>>>(args);
+  if (vector) {
+    launch_kind<V, T>(args, kind, blocks, threads, s);
   } else {
-    peer_kernel<1, T, false><<<blocks, threads, 0, s>>>(args);
+    launch_kind<1, T>(args, kind, blocks, threads, s);
   }
-  return launched(two_shot ? "the two-shot AllReduce-RMSNorm kernel" : "the one-shot AllReduce-RMSNorm kernel");
+  return launched(kernel_name(kind));
+}
+
+Status launch_fill(void* words, size_t count, uint32_t value, void* stream) noexcept {
+  if (count == 0) return Status::ok;
+  const size_t wanted = (count + 255) / 256;
+  const int blocks = static_cast<int>(wanted < 1024 ? wanted : 1024);
+  fill_kernel<<<blocks, 256, 0, static_cast<gpuStream_t>(stream)>>>(static_cast<uint32_t*>(words), count, value);
+  return launched("the fill kernel");
 }
 
 template <class T>
@@ -153,8 +185,8 @@ int multiprocessors() noexcept {
   return count;
 }
 
-#define STRATA_FUSED_INSTANTIATE(T)                                                       \
-  template Status launch_peer<T>(const proto::Args<T>&, bool, int, bool, void*) noexcept; \
+#define STRATA_FUSED_INSTANTIATE(T)                                                              \
+  template Status launch_peer<T>(const proto::Args<T>&, proto::Kind, int, bool, void*) noexcept; \
   template Status launch_local<T>(const T*, T*, const T*, T*, int64_t, int64_t, float, bool, void*) noexcept;
 STRATA_FUSED_INSTANTIATE(float)
 STRATA_FUSED_INSTANTIATE(math::Bf16)

@@ -19,7 +19,10 @@ int threads_for(int64_t hidden, int vector);
 // `vector`: 16-byte accesses (every pointer 16-byte aligned and the row a
 // multiple of 16 bytes), else element by element.
 template <class T>
-Status launch_peer(const proto::Args<T>& args, bool two_shot, int blocks, bool vector, void* stream) noexcept;
+Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream) noexcept;
+
+// `count` 32-bit words set to `value` (the empty Lamport sets at set-up).
+Status launch_fill(void* words, size_t count, uint32_t value, void* stream) noexcept;
 
 // residual = T(reduced + residual); out = rmsnorm(residual) * weight, for
 // `tokens` rows (reduced may be out).

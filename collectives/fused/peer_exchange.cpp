@@ -48,12 +48,12 @@ class PeerExchange final : public Exchange {
     // Never more blocks than every GPU holds at once: a block waits for the
     // same-numbered block of every peer, which must not wait for a free SM.
     const int budget = call.blocks < max_blocks_ ? call.blocks : max_blocks_;
-    const int blocks = proto::blocks_for(call.two_shot, static_cast<int64_t>(call.tensors.tokens), size_, budget);
+    const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
     return with_element(call.type, [&](auto element) {
       using T = decltype(element);
       const bool vector = vector_aligned(call.tensors, call.hidden, sizeof(T));
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
-      return kernels::launch_peer<T>(a, call.two_shot, blocks, vector, call.stream);
+      return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream);
     });
   }
 
@@ -61,6 +61,7 @@ class PeerExchange final : public Exchange {
     return error_host_ == nullptr ? 0 : *static_cast<const volatile uint64_t*>(error_host_);
   }
   int default_blocks() const noexcept override { return default_blocks_; }
+  size_t lamport_max() const noexcept override { return layout_.ranks > 0 ? layout_.slot_bytes : 0; }
 
  private:
   Status probe(std::string* why);
@@ -105,12 +106,16 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
     return Status::mpi_error;
   }
 
-  layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
+  layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type), size_, lamport_max_bytes());
   void* region = nullptr;
   Status s = gpu::stream_create(&stream_);
   if (s == Status::ok) s = gpu::malloc_device(&region, layout_.total);
   regions_[rank_] = static_cast<char*>(region);
   if (s == Status::ok) s = gpu::memset_async(region, 0, layout_.total, stream_);
+  if (s == Status::ok) {  // the Lamport sets start empty
+    s = kernels::launch_fill(static_cast<char*>(region) + layout_.lamport, (layout_.total - layout_.lamport) / 4,
+                             proto::empty_word(size_of(config.type)), stream_);
+  }
   if (s == Status::ok) s = gpu::stream_synchronize(stream_);
   void* host_word = nullptr;
   if (s == Status::ok) s = gpu::malloc_pinned(&host_word, sizeof(uint64_t), true);

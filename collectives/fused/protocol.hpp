@@ -57,7 +57,11 @@ constexpr int kMaxRanks = 8;
 constexpr int kMaxBlocks = 256;
 constexpr int64_t kMaxHidden = 16384;
 
-enum Phase : uint32_t { kStart = 0, kMid = 1 };
+enum Phase : uint32_t { kStart = 0, kMid = 1, kData = 2 };
+
+// What one launch runs.
+enum class Kind : uint8_t { one_shot, two_shot, lamport };
+constexpr int kLamportSets = 3;
 
 struct Flags {
   uint32_t slot[2][kMaxBlocks][kMaxRanks];  // [phase][block][writer rank]
@@ -88,14 +92,19 @@ constexpr ErrorFields unpack_error(uint64_t w) {
 
 // Byte layout of one rank's region (the same on every rank).
 struct Layout {
-  size_t flags = 0;    // Flags
-  size_t control = 0;  // Control
-  size_t probe = 0;    // kMaxRanks words for the set-up transfer test
-  size_t data = 0;     // set 0, then set 1
-  size_t tensor = 0;   // one [max_tokens][hidden] tensor, rounded up to 256 bytes
+  size_t flags = 0;       // Flags
+  size_t control = 0;     // Control
+  size_t probe = 0;       // kMaxRanks words for the set-up transfer test
+  size_t data = 0;        // set 0, then set 1
+  size_t tensor = 0;      // one [max_tokens][hidden] tensor, rounded up to 256 bytes
+  size_t lamport = 0;     // kLamportSets x nranks slots of slot_bytes (after the sets)
+  size_t slot_bytes = 0;  // one rank's posted rows: the largest Lamport message, rounded up to 256 bytes
+  int ranks = 0;          // slots per Lamport set
   size_t total = 0;
 
-  static Layout of(size_t max_tokens, size_t hidden, size_t element) {
+  // `lamport_max`: the largest message (bytes) the Lamport kind takes (0:
+  // no Lamport area); the area is kLamportSets x nranks x that.
+  static Layout of(size_t max_tokens, size_t hidden, size_t element, int nranks = 0, size_t lamport_max = 0) {
     auto up = [](size_t v) { return (v + 255) / 256 * 256; };
     Layout l;
     l.flags = 0;
@@ -103,12 +112,26 @@ struct Layout {
     l.probe = l.control + 256;
     l.data = l.probe + 256;
     l.tensor = up(max_tokens * hidden * element);
-    l.total = l.data + 4 * l.tensor;  // two sets of (staged input, results)
+    l.lamport = l.data + 4 * l.tensor;  // two sets of (staged input, results)
+    const size_t largest = max_tokens * hidden * element;
+    l.slot_bytes = nranks > 0 ? up(largest < lamport_max ? largest : lamport_max) : 0;
+    l.ranks = l.slot_bytes > 0 ? nranks : 0;
+    l.total = l.lamport + static_cast<size_t>(kLamportSets) * static_cast<size_t>(l.ranks) * l.slot_bytes;
     return l;
   }
   STRATA_HOST_DEVICE size_t staged(uint32_t set) const { return data + static_cast<size_t>(set) * 2 * tensor; }
   STRATA_HOST_DEVICE size_t results(uint32_t set) const { return staged(set) + tensor; }
+  // Where `writer` posts its rows for Lamport set `set` (in the reader's region).
+  STRATA_HOST_DEVICE size_t slot(uint32_t set, int writer) const {
+    return lamport + (static_cast<size_t>(set) * static_cast<size_t>(ranks) + static_cast<size_t>(writer)) * slot_bytes;
+  }
+  // Whether a Lamport call of `bytes` fits.
+  STRATA_HOST_DEVICE bool lamport_fits(size_t bytes) const { return ranks > 0 && bytes <= slot_bytes; }
 };
+
+// The 32-bit word that fills an empty Lamport area: negative zero in every
+// element of `element` bytes (2 or 4).
+constexpr uint32_t empty_word(size_t element) { return element == 4 ? 0x80000000u : 0x80008000u; }
 
 template <class T>
 struct Args {
@@ -137,8 +160,8 @@ STRATA_HOST_DEVICE STRATA_INLINE Control* control_of(const Args<T>& a) {
 STRATA_HOST_DEVICE STRATA_INLINE int64_t owner_begin(int64_t tokens, int owner, int n) { return tokens * owner / n; }
 
 // Blocks of a call: the same on every rank for the same shape.
-STRATA_HOST_DEVICE STRATA_INLINE int blocks_for(bool two_shot, int64_t tokens, int nranks, int budget) {
-  const int64_t rows = two_shot ? (tokens + nranks - 1) / nranks : tokens;
+STRATA_HOST_DEVICE STRATA_INLINE int blocks_for(Kind kind, int64_t tokens, int nranks, int budget) {
+  const int64_t rows = kind == Kind::two_shot ? (tokens + nranks - 1) / nranks : tokens;
   int64_t g = budget < rows ? budget : rows;
   if (g > kMaxBlocks) g = kMaxBlocks;
   return g < 1 ? 1 : static_cast<int>(g);
@@ -271,6 +294,84 @@ STRATA_HOST_DEVICE void two_shot(P& p, const Args<T>& a, int block, int blocks, 
                           a.out + r * a.hidden, a.hidden, a.epsilon, smem);
       }
     }
+  }
+  finish(p, a, blocks, seq);
+}
+
+// Posts this block's rows of x into my slot of every peer's region (each
+// element made canonical: -0 goes as +0, so no posted value reads as empty).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void post_rows(P& p, const Args<T>& a, int block, int blocks, uint32_t set) {
+  const size_t mine = a.layout.slot(set, a.rank);
+  for (int64_t r = block; r < a.tokens; r += blocks) {
+    const T* src = a.x + r * a.hidden;
+    for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+      math::Vec<T, V> v = math::load<T, V>(src + i);
+      for (int k = 0; k < V; ++k) v.e[k] = math::canonical(v.e[k]);
+      for (int q = 0; q < a.nranks; ++q) {
+        if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[q], mine, r, a.hidden) + i, v);
+      }
+    }
+  }
+}
+
+// Waits until this thread's elements of row r are posted by every peer
+// (none reads as empty). False when a wait timed out (reported).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE bool wait_posted(P& p, const Args<T>& a, const T* const* src, int block, uint32_t seq) {
+  for (int q = 0; q < a.nranks; ++q) {
+    if (q == a.rank) continue;
+    for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+      const uint64_t t0 = p.now();
+      for (;;) {
+        const math::Vec<T, V> v = p.template load_posted<T, V>(src[q] + i);
+        bool ready = true;
+        for (int k = 0; k < V; ++k) ready = ready && !math::is_empty(v.e[k]);
+        if (ready) break;
+        if (p.now() - t0 > a.timeout) {
+          p.report(&control_of(a)->claim, a.error,
+                   pack_error(1, kData, static_cast<uint32_t>(q), static_cast<uint32_t>(block), seq));
+          return false;
+        }
+        p.pause();
+      }
+    }
+  }
+  return true;
+}
+
+// Marks this thread's elements of every peer's row empty again.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void empty_row(P& p, const Args<T>& a, const T* const* src) {
+  math::Vec<T, V> empty;
+  for (int k = 0; k < V; ++k) empty.e[k] = math::empty_value<T>();
+  for (int q = 0; q < a.nranks; ++q) {
+    if (q == a.rank) continue;
+    for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+      p.template store_posted<T, V>(const_cast<T*>(src[q]) + i, empty);
+    }
+  }
+}
+
+// One block of a Lamport call.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem) {
+  const uint32_t seq = call_number(p, a);
+  const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
+  post_rows<V>(p, a, block, blocks, set);
+  const T* src[kMaxRanks];
+  for (int64_t r = block; r < a.tokens; r += blocks) {
+    for (int q = 0; q < a.nranks; ++q) {
+      src[q] = q == a.rank ? a.x + r * a.hidden : tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden);
+    }
+    if (!p.sync_and(wait_posted<V>(p, a, src, block, seq))) break;
+    T* res = a.residual + r * a.hidden;
+    math::norm_row<V>(p, src, a.nranks, res, res, a.weight, a.out + r * a.hidden, a.hidden, a.epsilon, smem);
+    empty_row<V>(p, a, src);
   }
   finish(p, a, blocks, seq);
 }

@@ -43,6 +43,34 @@ struct Round<F16> {
   STRATA_HOST_DEVICE STRATA_INLINE static F16 from(float v) { return F16{numeric::float_to_half(v)}; }
 };
 
+// Negative zero (only the sign bit set) marks an element of a Lamport slot
+// that is not posted yet (protocol.hpp); canonical() sends -0 as +0.
+STRATA_HOST_DEVICE STRATA_INLINE uint32_t bits_of(float v) {
+  uint32_t b;
+  __builtin_memcpy(&b, &v, sizeof b);
+  return b;
+}
+STRATA_HOST_DEVICE STRATA_INLINE uint32_t bits_of(Bf16 v) { return v.bits; }
+STRATA_HOST_DEVICE STRATA_INLINE uint32_t bits_of(F16 v) { return v.bits; }
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE bool is_empty(T v) {
+  return bits_of(v) == (sizeof(T) == 4 ? 0x80000000u : 0x8000u);
+}
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE T empty_value() {
+  T v;
+  const uint32_t b = sizeof(T) == 4 ? 0x80000000u : 0x8000u;
+  __builtin_memcpy(&v, &b, sizeof v);  // little-endian: the low bytes
+  return v;
+}
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE T canonical(T v) {
+  if (!is_empty(v)) return v;
+  T zero;
+  __builtin_memset(&zero, 0, sizeof zero);
+  return zero;
+}
+
 // V consecutive elements, moved as one access when V * sizeof(T) is 16 and
 // the address is 16-byte aligned (the caller checks; V = 1 otherwise).
 template <class T, int V>

@@ -28,7 +28,7 @@ class SharedExchange final : public Exchange {
 
   Status set_up(const Config& config, std::string* why) {
     STRATA_TRY(all_on_one_node(comm_, "shared memory reaches no further", why));
-    layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type));
+    layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type), size_, lamport_max_bytes());
     void* base = nullptr;
     const int rc = real().MPI_Win_allocate_shared(static_cast<MPI_Aint>(layout_.total), 256, MPI_INFO_NULL, comm_,
                                                   &base, &window_);
@@ -45,6 +45,9 @@ class SharedExchange final : public Exchange {
     }
     // Flags and control start at zero on every rank before any rank's first call.
     std::fill(regions_[rank_], regions_[rank_] + layout_.data, char{0});
+    // The Lamport sets start empty.
+    auto* words = reinterpret_cast<uint32_t*>(regions_[rank_] + layout_.lamport);
+    std::fill(words, words + (layout_.total - layout_.lamport) / 4, proto::empty_word(size_of(config.type)));
     if (real().MPI_Barrier(comm_) != MPI_SUCCESS) return Status::mpi_error;
     timeout_ns_ = static_cast<uint64_t>(timeout_ms()) * 1000000u;
     return Status::ok;
@@ -56,9 +59,9 @@ class SharedExchange final : public Exchange {
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ns_, &error_);
       HostPlatform p;
       if (vector_aligned(call.tensors, call.hidden, sizeof(T))) {
-        execute<16 / sizeof(T)>(p, a, call.two_shot);
+        execute<16 / sizeof(T)>(p, a, call.kind);
       } else {
-        execute<1>(p, a, call.two_shot);
+        execute<1>(p, a, call.kind);
       }
       return Status::ok;
     });
@@ -66,14 +69,15 @@ class SharedExchange final : public Exchange {
 
   uint64_t error_word() const noexcept override { return __atomic_load_n(&error_, __ATOMIC_ACQUIRE); }
   int default_blocks() const noexcept override { return 1; }
+  size_t lamport_max() const noexcept override { return layout_.ranks > 0 ? layout_.slot_bytes : 0; }
 
  private:
   template <int V, class T>
-  static void execute(HostPlatform& p, const proto::Args<T>& a, bool two_shot) {
-    if (two_shot) {
-      proto::two_shot<V>(p, a, 0, 1, nullptr);
-    } else {
-      proto::one_shot<V>(p, a, 0, 1, nullptr);
+  static void execute(HostPlatform& p, const proto::Args<T>& a, proto::Kind kind) {
+    switch (kind) {
+      case proto::Kind::two_shot: proto::two_shot<V>(p, a, 0, 1, nullptr); break;
+      case proto::Kind::lamport: proto::lamport<V>(p, a, 0, 1, nullptr); break;
+      case proto::Kind::one_shot: proto::one_shot<V>(p, a, 0, 1, nullptr); break;
     }
   }
 

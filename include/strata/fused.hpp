@@ -14,11 +14,13 @@
 // Paths (AllreduceRmsnorm::path()):
 //  * peer:     device buffers, every rank of the communicator on one node
 //              with its own GPU and peer access proven by a real transfer at
-//              creation: one kernel per call that reads the peers' inputs
-//              over CUDA/HIP IPC (one-shot: every rank reduces every row;
-//              two-shot: each rank reduces its share of rows, then gathers
-//              the others'), with flags at system scope and every wait
-//              bounded by STRATA_FUSED_TIMEOUT_MS.
+//              creation: one kernel per call over CUDA/HIP IPC (Lamport:
+//              every rank writes its rows into every peer's memory and the
+//              peers poll the data itself, no barrier; one-shot: every rank
+//              reads every peer's rows after a start barrier and reduces
+//              every row; two-shot: each rank reduces its share of rows,
+//              then gathers the others'), with flags at system scope and
+//              every wait bounded by STRATA_FUSED_TIMEOUT_MS.
 //  * shared:   host buffers, every rank on one node: the same algorithm on
 //              an MPI shared-memory window (chosen with Algorithm::one_shot
 //              or two_shot; the default for host buffers is fallback).
@@ -52,13 +54,14 @@ struct SplitConfig;
 struct OverlapStreams;
 
 enum class Algorithm {
-  automatic,  // by message size: one_shot up to the crossover, two_shot above (STRATA_FUSED_ALGO may force one)
+  automatic,  // by message size: lamport, then one_shot, then two_shot (STRATA_FUSED_ALGO may force one)
   one_shot,   // every rank reads every peer's rows and normalises every row
   two_shot,   // reduce-scatter of rows, residual on own rows, all-gather, norm
   fallback,   // the communicator's allreduce, then the residual + RMSNorm kernel
+  lamport,    // one_shot without barriers: rows pushed into the peers, the data polled (up to STRATA_FUSED_LAMPORT_MAX)
 };
 STRATA_API const char* to_string(Algorithm algorithm) noexcept;
-// "auto", "one_shot", "two_shot", "fallback".
+// "auto", "one_shot", "two_shot", "fallback", "lamport".
 STRATA_API Result<Algorithm> parse_algorithm(const char* name) noexcept;
 
 enum class Path { peer, shared, fallback };

@@ -146,8 +146,8 @@ TEST_F(FaultApi, RecordsFusedCalls) {
   strata::fused::Tensors t{x.data(), residual.data(), weight.data(), out.data(), 4, 1e-6f};
   ASSERT_EQ(sf::dump("before"), strata::Status::ok);
   const size_t before = ops_of(read_dump(), "allreduce").size();
-  for (auto a :
-       {strata::fused::Algorithm::fallback, strata::fused::Algorithm::one_shot, strata::fused::Algorithm::two_shot}) {
+  for (auto a : {strata::fused::Algorithm::fallback, strata::fused::Algorithm::one_shot,
+                 strata::fused::Algorithm::two_shot, strata::fused::Algorithm::lamport}) {
     strata::fused::RunOptions o;
     o.algorithm = a;
     ASSERT_EQ(fused.value()->run(t, o), strata::Status::ok);
@@ -155,7 +155,7 @@ TEST_F(FaultApi, RecordsFusedCalls) {
   ASSERT_EQ(sf::dump("fused"), strata::Status::ok);
   const auto lines = read_dump();
   const auto calls = ops_of(lines, "fused_allreduce_rmsnorm");
-  ASSERT_EQ(calls.size(), 3u);
+  ASSERT_EQ(calls.size(), 4u);
   for (size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(calls[i]["state"], "done");
     EXPECT_EQ(calls[i]["bytes"], 4 * 8 * 4);

@@ -135,6 +135,30 @@ void poison(DataType type, void* base, size_t count) {
   for (size_t i = 0; i < count; ++i) std::memcpy(b + 2 * i, &nan, 2);
 }
 
+const char* kind_name(strata::fused::proto::Kind kind) {
+  switch (kind) {
+    case strata::fused::proto::Kind::one_shot: return "one-shot";
+    case strata::fused::proto::Kind::two_shot: return "two-shot";
+    case strata::fused::proto::Kind::lamport: return "lamport";
+  }
+  return "?";
+}
+
+strata::fused::proto::Kind random_kind(uint64_t draw, bool lamport) {
+  using strata::fused::proto::Kind;
+  const uint64_t k = draw % (lamport ? 3 : 2);
+  return k == 0 ? Kind::one_shot : (k == 1 ? Kind::two_shot : Kind::lamport);
+}
+
+void negative_zero_column(const Case& c, Inputs* in) {
+  const size_t e = strata::coll::size_of(c.type);
+  const uint32_t bits = e == 4 ? 0x80000000u : 0x8000u;  // the sign bit alone
+  for (size_t r = 0; r < c.tokens; ++r) {
+    for (auto& x : in->x) std::memcpy(x.data() + r * c.hidden * e, &bits, e);
+    std::memcpy(in->residual.data() + r * c.hidden * e, &bits, e);
+  }
+}
+
 GuardedBuffer::GuardedBuffer(size_t bytes, size_t misalign, const void* from)
     : bytes_(bytes), store_(bytes + 2 * kGuard + 32, kGuardByte) {
   const auto base = reinterpret_cast<uintptr_t>(store_.data());

@@ -7,6 +7,8 @@
 
 #include <strata/collectives.hpp>
 
+#include "collectives/fused/protocol.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,10 +50,19 @@ struct Plan {
   Case c;
   Inputs in;
   Reference ref;
-  bool two_shot = false;
+  strata::fused::proto::Kind kind = strata::fused::proto::Kind::one_shot;
   int budget = 1;         // blocks asked for
   bool in_place = false;  // out == x
 };
+
+// "one-shot", "two-shot", "lamport".
+const char* kind_name(strata::fused::proto::Kind kind);
+// A random kind; lamport only where `lamport` (its sets fit).
+strata::fused::proto::Kind random_kind(uint64_t draw, bool lamport);
+// Element 0 of every row: negative zero in every rank's x and in the
+// residual (the values a Lamport slot must not mistake for empty, and whose
+// sign must come out the same on every rank).
+void negative_zero_column(const Case& c, Inputs* in);
 
 // STRATA_TEST_SEED when set (a replay), else `fallback`.
 uint64_t seed_from_env(uint64_t fallback);

@@ -96,13 +96,15 @@ struct Ranks {
   bool ok = true;
 
   Ranks(int ranks, size_t max_tokens, size_t hidden, size_t element)
-      : n(ranks), layout(proto::Layout::of(max_tokens, hidden, element)) {
+      : n(ranks), layout(proto::Layout::of(max_tokens, hidden, element, ranks, SIZE_MAX)) {
     for (int q = 0; q < n && ok; ++q) {
       void* r = nullptr;
       void* h = nullptr;
       void* d = nullptr;
       ok = gpu::stream_create(&stream[q]) == Status::ok && gpu::malloc_device(&r, layout.total) == Status::ok &&
            gpu::memset_async(r, 0, layout.total, stream[q]) == Status::ok &&
+           kernels::launch_fill(static_cast<char*>(r) + layout.lamport, (layout.total - layout.lamport) / 4,
+                                proto::empty_word(element), stream[q]) == Status::ok &&
            gpu::malloc_pinned(&h, sizeof(uint64_t), true) == Status::ok &&
            gpu::mapped_device_pointer(h, &d) == Status::ok;
       region[q] = static_cast<char*>(r);
@@ -196,12 +198,13 @@ void check_calls(const Param& prm) {
     p.c.tokens = k % 5 == 0 ? max_tokens : 1 + gen() % max_tokens;
     p.c.epsilon = (gen() % 2) ? 1e-5f : 1e-2f;
     p.c.seed = gen();
-    p.two_shot = gen() % 2;
+    p.kind = strata_test::fused::random_kind(gen(), true);
     p.budget = 1 + static_cast<int>(gen() % static_cast<uint64_t>(budget_cap));
     p.in_place = gen() % 4 == 0;
     p.in = strata_test::fused::make_inputs(p.c);
+    if (gen() % 3 == 0) strata_test::fused::negative_zero_column(p.c, &p.in);
     p.ref = strata_test::fused::reference(p.c, p.in);
-    SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + (p.two_shot ? " two-shot" : " one-shot") +
+    SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + " " + strata_test::fused::kind_name(p.kind) +
                  " budget " + std::to_string(p.budget) + (p.in_place ? " in place" : ""));
     const size_t bytes = p.c.tokens * p.c.hidden * sizeof(T);
     std::vector<std::unique_ptr<RankBuffers>> buf;
@@ -218,11 +221,11 @@ void check_calls(const Param& prm) {
     }
     // Launch every rank's kernel, in a fresh order each call.
     std::shuffle(order.begin(), order.end(), gen);
-    const int blocks = proto::blocks_for(p.two_shot, static_cast<int64_t>(p.c.tokens), prm.ranks, p.budget);
+    const int blocks = proto::blocks_for(p.kind, static_cast<int64_t>(p.c.tokens), prm.ranks, p.budget);
     const bool vector = (p.c.hidden * sizeof(T)) % 16 == 0;
     for (int q : order) {
       const proto::Args<T> a = args_for<T>(r, q, p, *buf[static_cast<size_t>(q)], timeout);
-      GPU_OK(kernels::launch_peer<T>(a, p.two_shot, blocks, vector, r.stream[q]));
+      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q]));
     }
     std::vector<unsigned char> out0, res0;
     for (int q = 0; q < prm.ranks; ++q) {
@@ -274,10 +277,14 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FusedDeviceProtocol,
                          name_of);
 
 // A rank that never launches: the others give up after the timeout, name
-// it as the missing peer of the start barrier, and their kernels end.
-TEST(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
+// it as the missing peer of the start barrier (Lamport: of its data), and
+// their kernels end.
+class FusedDeviceProtocolTimeout : public ::testing::TestWithParam<proto::Kind> {};
+
+TEST_P(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU";
   Plan p;
+  p.kind = GetParam();
   p.c.type = DataType::float32;
   p.c.ranks = 3;
   p.c.hidden = 256;
@@ -297,10 +304,10 @@ TEST(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
     GPU_OK(b.weight.fill(p.in.weight.data(), r.stream[q]));
     GPU_OK(b.out.fill(nullptr, r.stream[q]));
   }
-  const int blocks = proto::blocks_for(false, 8, 3, p.budget);
+  const int blocks = proto::blocks_for(p.kind, 8, 3, p.budget);
   for (int q = 0; q < 2; ++q) {
     const proto::Args<float> a = args_for<float>(r, q, p, *buf[static_cast<size_t>(q)], kernels::ticks_per_ms() * 100);
-    GPU_OK(kernels::launch_peer<float>(a, false, blocks, true, r.stream[q]));
+    GPU_OK(kernels::launch_peer<float>(a, p.kind, blocks, true, r.stream[q]));
   }
   for (int q = 0; q < 2; ++q) {
     GPU_OK(gpu::stream_synchronize(r.stream[q]));
@@ -310,9 +317,16 @@ TEST(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
     const proto::ErrorFields e = proto::unpack_error(r.error(q));
     EXPECT_EQ(e.code, 1u);
     EXPECT_EQ(e.peer, 2u) << "rank " << q;
-    EXPECT_EQ(e.phase, static_cast<uint32_t>(proto::kStart));
+    EXPECT_EQ(e.phase, static_cast<uint32_t>(p.kind == proto::Kind::lamport ? proto::kData : proto::kStart));
     EXPECT_EQ(e.seq, 1u);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Kinds, FusedDeviceProtocolTimeout,
+                         ::testing::Values(proto::Kind::one_shot, proto::Kind::lamport),
+                         [](const ::testing::TestParamInfo<proto::Kind>& i) {
+                           return std::string(strata_test::fused::kind_name(i.param)) == "lamport" ? "lamport"
+                                                                                                   : "one_shot";
+                         });
 
 }  // namespace

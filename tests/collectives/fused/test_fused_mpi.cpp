@@ -210,20 +210,19 @@ TEST_P(FusedMpi, MatchesFloat64OnEveryTokenCount) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Algorithms, FusedMpi,
-                         ::testing::Values(Param{DataType::bfloat16, Algorithm::automatic, 64},
-                                           Param{DataType::bfloat16, Algorithm::one_shot, 136},
-                                           Param{DataType::bfloat16, Algorithm::two_shot, 136},
-                                           Param{DataType::bfloat16, Algorithm::fallback, 64},
-                                           Param{DataType::float16, Algorithm::one_shot, 1000},
-                                           Param{DataType::float16, Algorithm::two_shot, 40},
-                                           Param{DataType::float32, Algorithm::one_shot, 64},
-                                           Param{DataType::float32, Algorithm::two_shot, 20},
-                                           Param{DataType::float32, Algorithm::fallback, 1000}),
-                         [](const ::testing::TestParamInfo<Param>& i) {
-                           return std::string(strata::coll::to_string(i.param.type)) + "_" +
-                                  strata::fused::to_string(i.param.algorithm) + "_" + std::to_string(i.param.hidden);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms, FusedMpi,
+    ::testing::Values(
+        Param{DataType::bfloat16, Algorithm::automatic, 64}, Param{DataType::bfloat16, Algorithm::one_shot, 136},
+        Param{DataType::bfloat16, Algorithm::two_shot, 136}, Param{DataType::bfloat16, Algorithm::fallback, 64},
+        Param{DataType::bfloat16, Algorithm::lamport, 136}, Param{DataType::float16, Algorithm::lamport, 40},
+        Param{DataType::float32, Algorithm::lamport, 1000}, Param{DataType::float16, Algorithm::one_shot, 1000},
+        Param{DataType::float16, Algorithm::two_shot, 40}, Param{DataType::float32, Algorithm::one_shot, 64},
+        Param{DataType::float32, Algorithm::two_shot, 20}, Param{DataType::float32, Algorithm::fallback, 1000}),
+    [](const ::testing::TestParamInfo<Param>& i) {
+      return std::string(strata::coll::to_string(i.param.type)) + "_" + strata::fused::to_string(i.param.algorithm) +
+             "_" + std::to_string(i.param.hidden);
+    });
 
 // The same inputs again and again: every call's bits equal the first's (a
 // race in the protocol shows as a difference).
@@ -239,7 +238,7 @@ TEST(FusedMpiRepeat, BackToBackIdenticalBits) {
   auto fused = make(c, c.tokens);
   ASSERT_NE(fused, nullptr);
   Rank r(c);
-  for (Algorithm a : {Algorithm::one_shot, Algorithm::two_shot}) {
+  for (Algorithm a : {Algorithm::one_shot, Algorithm::two_shot, Algorithm::lamport}) {
     std::vector<unsigned char> first_out, first_residual;
     int differing = 0;
     for (int i = 0; i < runs; ++i) {
@@ -283,7 +282,7 @@ TEST(FusedMpiSplit, SameBitsAsUnsplit) {
   const strata::fused::Split split = strata::fused::split_tokens(c.tokens, cfg);
   ASSERT_TRUE(split.split());
   EXPECT_EQ(split.first, 512u);
-  for (Algorithm a : {Algorithm::one_shot, Algorithm::two_shot, Algorithm::fallback}) {
+  for (Algorithm a : {Algorithm::one_shot, Algorithm::two_shot, Algorithm::fallback, Algorithm::lamport}) {
     SCOPED_TRACE(strata::fused::to_string(a));
     Rank whole(c), parts(c);
     strata::fused::RunOptions o;
@@ -415,11 +414,11 @@ TEST(FusedMpiArguments, Refused) {
 }
 
 // Its own ctest variant (STRATA_FUSED_TIMEOUT_MS short): the last rank skips
-// a call; every other rank's call ends with Status::timeout naming it.
-TEST(FusedMpiTimeout, NamesTheRankThatNeverArrived) {
-  SKIP_WITHOUT_GPU();
+// a call; every other rank's call ends with Status::timeout naming it (the
+// barrier of one-shot; Lamport has none, its data is what never comes).
+void never_arrives(Algorithm algorithm) {
+  SCOPED_TRACE(strata::fused::to_string(algorithm));
   const int n = strata_test::world_size();
-  if (n < 2) GTEST_SKIP() << "needs 2 ranks";
   Case c;
   c.type = DataType::float32;
   c.tokens = 8;
@@ -429,7 +428,7 @@ TEST(FusedMpiTimeout, NamesTheRankThatNeverArrived) {
   ASSERT_NE(fused, nullptr);
   Rank r(c);
   strata::fused::RunOptions o;
-  o.algorithm = Algorithm::one_shot;
+  o.algorithm = algorithm;
   ASSERT_EQ(fused->run(r.tensors(false), o), Status::ok);
   sync();
   if (fused->path() == strata::fused::Path::fallback) GTEST_SKIP() << "no peer or shared path here";
@@ -445,6 +444,13 @@ TEST(FusedMpiTimeout, NamesTheRankThatNeverArrived) {
     EXPECT_EQ(fused->run(r.tensors(false), o), Status::timeout) << "a broken object must stay broken";
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(FusedMpiTimeout, NamesTheRankThatNeverArrived) {
+  SKIP_WITHOUT_GPU();
+  if (strata_test::world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  never_arrives(Algorithm::one_shot);
+  never_arrives(Algorithm::lamport);
 }
 
 // One GPU per rank of a node, where there are GPUs.

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -39,12 +40,12 @@ using Guarded = strata_test::fused::GuardedBuffer;
 using strata_test::fused::Plan;
 
 template <class T, int V>
-void run_block(const proto::Args<T>& a, bool two_shot, int block, int blocks) {
+void run_block(const proto::Args<T>& a, proto::Kind kind, int block, int blocks) {
   HostPlatform p;
-  if (two_shot) {
-    proto::two_shot<V>(p, a, block, blocks, nullptr);
-  } else {
-    proto::one_shot<V>(p, a, block, blocks, nullptr);
+  switch (kind) {
+    case proto::Kind::two_shot: proto::two_shot<V>(p, a, block, blocks, nullptr); break;
+    case proto::Kind::lamport: proto::lamport<V>(p, a, block, blocks, nullptr); break;
+    case proto::Kind::one_shot: proto::one_shot<V>(p, a, block, blocks, nullptr); break;
   }
 }
 
@@ -54,13 +55,16 @@ struct Regions {
   std::vector<std::vector<unsigned char>> store;
   char* base[proto::kMaxRanks] = {};
   std::vector<uint64_t> error;
-  Regions(int n, size_t max_tokens, size_t hidden, size_t element)
-      : layout(proto::Layout::of(max_tokens, hidden, element)),
+  // Lamport sets for messages up to `lamport_max` bytes, filled empty as the exchanges do.
+  Regions(int n, size_t max_tokens, size_t hidden, size_t element, size_t lamport_max = SIZE_MAX)
+      : layout(proto::Layout::of(max_tokens, hidden, element, n, lamport_max)),
         store(static_cast<size_t>(n), std::vector<unsigned char>(layout.total + 256, 0)),
         error(static_cast<size_t>(n), 0) {
     for (int q = 0; q < n; ++q) {
       auto p = reinterpret_cast<uintptr_t>(store[static_cast<size_t>(q)].data());
       base[q] = reinterpret_cast<char*>((p + 255) / 256 * 256);
+      const uint32_t empty = proto::empty_word(element);
+      for (size_t at = layout.lamport; at < layout.total; at += 4) std::memcpy(base[q] + at, &empty, 4);
     }
   }
 };
@@ -98,15 +102,15 @@ void drive_rank(Regions& r, int rank, const std::vector<Plan>& plans, bool misal
     a.epsilon = pl.c.epsilon;
     a.timeout = timeout_ns;
     a.error = &r.error[static_cast<size_t>(rank)];
-    const int blocks = proto::blocks_for(pl.two_shot, a.tokens, a.nranks, pl.budget);
+    const int blocks = proto::blocks_for(pl.kind, a.tokens, a.nranks, pl.budget);
     const bool vector = !misalign && (pl.c.hidden * sizeof(T)) % 16 == 0;
     std::vector<std::thread> launch;
     for (int b = 1; b < blocks; ++b) {
       launch.emplace_back([&, b] {
-        vector ? run_block<T, 16 / sizeof(T)>(a, pl.two_shot, b, blocks) : run_block<T, 1>(a, pl.two_shot, b, blocks);
+        vector ? run_block<T, 16 / sizeof(T)>(a, pl.kind, b, blocks) : run_block<T, 1>(a, pl.kind, b, blocks);
       });
     }
-    vector ? run_block<T, 16 / sizeof(T)>(a, pl.two_shot, 0, blocks) : run_block<T, 1>(a, pl.two_shot, 0, blocks);
+    vector ? run_block<T, 16 / sizeof(T)>(a, pl.kind, 0, blocks) : run_block<T, 1>(a, pl.kind, 0, blocks);
     for (auto& t : launch) t.join();
     Outcome& o = (*outcomes)[k];
     o.residual.assign(residual.data(), residual.data() + bytes);
@@ -144,13 +148,16 @@ void check_protocol(const Param& prm) {
     p.c.tokens = 1 + gen() % max_tokens;
     p.c.epsilon = (gen() % 2) ? 1e-5f : 1e-2f;
     p.c.seed = gen();
-    p.two_shot = gen() % 2;
+    p.kind = strata_test::fused::random_kind(gen(), true);
     p.budget = 1 + static_cast<int>(gen() % 5);
     p.in_place = gen() % 4 == 0;
     p.in = strata_test::fused::make_inputs(p.c);
+    if (gen() % 3 == 0) strata_test::fused::negative_zero_column(p.c, &p.in);
     p.ref = strata_test::fused::reference(p.c, p.in);
   }
   Regions regions(prm.ranks, max_tokens, prm.hidden, sizeof(T));
+  const std::vector<unsigned char> empty_sets(regions.base[0] + regions.layout.lamport,
+                                              regions.base[0] + regions.layout.total);
   std::vector<std::vector<Outcome>> outcomes(static_cast<size_t>(prm.ranks), std::vector<Outcome>(calls));
   std::vector<std::thread> ranks;
   const uint64_t timeout = uint64_t{60} * 1000 * 1000 * 1000;  // a stuck protocol fails the test, not the job
@@ -162,7 +169,7 @@ void check_protocol(const Param& prm) {
   for (int q = 0; q < prm.ranks; ++q) EXPECT_EQ(regions.error[static_cast<size_t>(q)], 0u) << "rank " << q;
   for (int k = 0; k < calls; ++k) {
     const Plan& p = plans[static_cast<size_t>(k)];
-    SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + (p.two_shot ? " two-shot" : " one-shot") +
+    SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + " " + strata_test::fused::kind_name(p.kind) +
                  " budget " + std::to_string(p.budget) + (p.in_place ? " in place" : ""));
     for (int q = 0; q < prm.ranks; ++q) {
       const Outcome& o = outcomes[static_cast<size_t>(q)][static_cast<size_t>(k)];
@@ -177,6 +184,11 @@ void check_protocol(const Param& prm) {
       EXPECT_EQ(o.out, outcomes[0][static_cast<size_t>(k)].out) << "rank " << q << "'s output differs from rank 0's";
       EXPECT_EQ(o.residual, outcomes[0][static_cast<size_t>(k)].residual) << "rank " << q << "'s residual differs";
     }
+  }
+  // Every Lamport slot read was emptied again: the next call's wait must not see stale rows.
+  for (int q = 0; q < prm.ranks; ++q) {
+    EXPECT_EQ(std::memcmp(empty_sets.data(), regions.base[q] + regions.layout.lamport, empty_sets.size()), 0)
+        << "rank " << q << "'s Lamport sets are not all empty after the calls";
   }
 }
 
@@ -199,11 +211,14 @@ INSTANTIATE_TEST_SUITE_P(
 // A rank that never arrives: the others give up after the timeout, each
 // records that rank as the missing peer of the start barrier of that call,
 // and every thread returns.
-TEST(FusedProtocolTimeout, NamesTheMissingRank) {
+class FusedProtocolTimeout : public ::testing::TestWithParam<proto::Kind> {};
+
+TEST_P(FusedProtocolTimeout, NamesTheMissingRank) {
   Param prm{DataType::float32, 3, 16, false};
   std::vector<Plan> plans(2);
   for (size_t k = 0; k < plans.size(); ++k) {
     Plan& p = plans[k];
+    p.kind = GetParam();
     p.c.type = prm.type;
     p.c.ranks = prm.ranks;
     p.c.hidden = prm.hidden;
@@ -230,7 +245,7 @@ TEST(FusedProtocolTimeout, NamesTheMissingRank) {
     const proto::ErrorFields e = proto::unpack_error(regions.error[static_cast<size_t>(q)]);
     EXPECT_EQ(e.code, 1u);
     EXPECT_EQ(e.peer, 2u) << "rank " << q;
-    EXPECT_EQ(e.phase, static_cast<uint32_t>(proto::kStart));
+    EXPECT_EQ(e.phase, static_cast<uint32_t>(GetParam() == proto::Kind::lamport ? proto::kData : proto::kStart));
     EXPECT_EQ(e.seq, 2u);
   }
   // The call before went through everywhere.
@@ -239,6 +254,54 @@ TEST(FusedProtocolTimeout, NamesTheMissingRank) {
                                                  outcomes[static_cast<size_t>(q)][0].out.data()),
               1e-5);
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, FusedProtocolTimeout,
+                         ::testing::Values(proto::Kind::one_shot, proto::Kind::two_shot, proto::Kind::lamport),
+                         [](const ::testing::TestParamInfo<proto::Kind>& i) {
+                           return i.param == proto::Kind::lamport
+                                      ? std::string("lamport")
+                                      : (i.param == proto::Kind::two_shot ? "two_shot" : "one_shot");
+                         });
+
+// Sets too small for a message: the layout says so, and the slots of
+// every set and writer are disjoint and inside the region.
+TEST(FusedProtocolArithmetic, LamportLayout) {
+  const proto::Layout none = proto::Layout::of(64, 1024, 2);
+  EXPECT_FALSE(none.lamport_fits(1));
+  EXPECT_EQ(none.total, none.lamport);
+  const proto::Layout capped = proto::Layout::of(64, 1024, 2, 4, 4096);
+  EXPECT_TRUE(capped.lamport_fits(4096));
+  EXPECT_FALSE(capped.lamport_fits(4097));
+  const proto::Layout l = proto::Layout::of(10, 100, 4, 3, SIZE_MAX);
+  EXPECT_TRUE(l.lamport_fits(10 * 100 * 4));
+  EXPECT_FALSE(l.lamport_fits(l.slot_bytes + 1));
+  std::vector<size_t> starts;
+  for (uint32_t s = 0; s < proto::kLamportSets; ++s) {
+    for (int w = 0; w < 3; ++w) {
+      EXPECT_GE(l.slot(s, w), l.lamport);
+      EXPECT_LE(l.slot(s, w) + l.slot_bytes, l.total);
+      EXPECT_EQ(l.slot(s, w) % 256, 0u);
+      starts.push_back(l.slot(s, w));
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 1; i < starts.size(); ++i) EXPECT_GE(starts[i] - starts[i - 1], l.slot_bytes) << "slots overlap";
+  EXPECT_EQ(proto::empty_word(2), 0x80008000u);
+  EXPECT_EQ(proto::empty_word(4), 0x80000000u);
+}
+
+TEST(FusedProtocolArithmetic, NegativeZeroIsEmptyAndSentAsZero) {
+  EXPECT_TRUE(math::is_empty(-0.0f));
+  EXPECT_FALSE(math::is_empty(0.0f));
+  EXPECT_FALSE(math::is_empty(-1.0f));
+  EXPECT_EQ(math::bits_of(math::canonical(-0.0f)), 0u);
+  EXPECT_EQ(math::bits_of(math::canonical(-2.5f)), math::bits_of(-2.5f));
+  EXPECT_TRUE(math::is_empty(math::Bf16{0x8000}));
+  EXPECT_FALSE(math::is_empty(math::Bf16{0x8001}));
+  EXPECT_EQ(math::canonical(math::F16{0x8000}).bits, 0u);
+  EXPECT_EQ(math::empty_value<math::F16>().bits, 0x8000u);
+  EXPECT_EQ(math::bits_of(math::empty_value<float>()), 0x80000000u);
 }
 
 TEST(FusedProtocolArithmetic, RowsAndBlocks) {
@@ -255,7 +318,9 @@ TEST(FusedProtocolArithmetic, RowsAndBlocks) {
       EXPECT_EQ(proto::owner_begin(tokens, 0, n), 0);
       EXPECT_EQ(covered, tokens);
       for (int budget = 1; budget < 300; budget += 37) {
-        const int g1 = proto::blocks_for(false, tokens, n, budget), g2 = proto::blocks_for(true, tokens, n, budget);
+        const int g1 = proto::blocks_for(proto::Kind::one_shot, tokens, n, budget),
+                  g2 = proto::blocks_for(proto::Kind::two_shot, tokens, n, budget);
+        EXPECT_EQ(proto::blocks_for(proto::Kind::lamport, tokens, n, budget), g1);
         EXPECT_GE(g1, 1);
         EXPECT_LE(g1, std::max<int64_t>(1, std::min<int64_t>(budget, tokens)));
         EXPECT_LE(g2, std::max<int64_t>(1, (tokens + n - 1) / n));
