@@ -46,6 +46,7 @@ class DeviceOps : public Ops {
   }
   ~DeviceOps() override {
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    if (join_ != nullptr) cudaEventDestroy(join_);
     if (blas_ != nullptr) cublasDestroy(blas_);
     if (compute_ != nullptr) cudaStreamDestroy(compute_);
     if (comm_ != nullptr) cudaStreamDestroy(comm_);
@@ -96,6 +97,13 @@ class DeviceOps : public Ops {
   void* compute_stream() override { return compute_; }
   void* comm_stream() override { return comm_; }
   strata::Status synchronize() override { return ok_or(cudaDeviceSynchronize()); }
+  strata::Status join(void* waiter, void* other) override {
+    if (join_ == nullptr && cudaEventCreateWithFlags(&join_, cudaEventDisableTiming) != cudaSuccess) {
+      return strata::Status::device_error;
+    }
+    if (cudaEventRecord(join_, static_cast<cudaStream_t>(other)) != cudaSuccess) return strata::Status::device_error;
+    return ok_or(cudaStreamWaitEvent(static_cast<cudaStream_t>(waiter), join_, 0));
+  }
   int mark(void* stream) override {
     if (used_ == events_.size()) {
       cudaEvent_t e = nullptr;
@@ -120,6 +128,7 @@ class DeviceOps : public Ops {
   cublasHandle_t blas_ = nullptr;
   std::vector<cudaEvent_t> events_;
   size_t used_ = 0;
+  cudaEvent_t join_ = nullptr;
 };
 
 }  // namespace

@@ -58,6 +58,7 @@ class HostOps : public Ops {
   void* compute_stream() override { return nullptr; }
   void* comm_stream() override { return nullptr; }
   strata::Status synchronize() override { return strata::Status::ok; }
+  strata::Status join(void* /*waiter*/, void* /*other*/) override { return strata::Status::ok; }
   int mark(void* /*stream*/) override {
     marks_.push_back(std::chrono::steady_clock::now());
     return static_cast<int>(marks_.size()) - 1;

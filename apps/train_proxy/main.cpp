@@ -69,6 +69,53 @@ struct Summary {
   double output_diff = NAN, weight_diff = NAN;
 };
 
+std::vector<int> parse_ints(const std::string& s) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t comma = s.find(',', at);
+    const std::string item = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    if (!item.empty()) out.push_back(std::atoi(item.c_str()));
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+// --breakdown's tables (rank 0 prints; every rank measures).
+Status print_breakdown(Model& model, const std::vector<Mode>& order, int reps, const std::string& budgets, int rank) {
+  if (rank == 0) {
+    std::printf("\n## One layer taken apart (layer 0; each phase alone, median of %d)\n\n", reps);
+    std::printf(
+        "| mode | layer alone ms | phases alone (ms) | critical path ms | idle ms |\n|---|---:|---|---:|---:|\n");
+  }
+  for (Mode mode : order) {
+    Breakdown b;
+    STRATA_TRY(model.breakdown(mode, reps, &b));
+    if (rank != 0) continue;
+    std::string phases;
+    for (const Phase& p : b.phases) {
+      char item[96];
+      std::snprintf(item, sizeof item, "%s%s %.3f", phases.empty() ? "" : "; ", p.name.c_str(), p.ms);
+      phases += item;
+    }
+    std::printf("| %s | %.3f | %s | %.3f | %.3f |\n", to_string(mode), b.layer_ms, phases.c_str(), b.critical_ms,
+                b.idle_ms);
+  }
+  std::vector<BudgetPoint> points;
+  STRATA_TRY(model.budget_sweep(parse_ints(budgets), reps, &points));
+  if (rank == 0 && !points.empty()) {
+    std::printf(
+        "\n| split's comm blocks | fused part 1 alone ms | GEMMs part 2 alone ms | both at once ms | "
+        "both at once vs one after the other |\n|---:|---:|---:|---:|---:|\n");
+    for (const BudgetPoint& p : points) {
+      std::printf("| %d | %.3f | %.3f | %.3f | %.2fx |\n", p.blocks, p.fused_ms, p.gemm_ms, p.overlap_ms,
+                  (p.fused_ms + p.gemm_ms) / p.overlap_ms);
+    }
+  }
+  return Status::ok;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"strata-train-proxy: a TP x DP training step, sequential vs fused AllReduce-RMSNorm vs token split"};
   strata::tools::standard_options(app, "strata-train-proxy");
@@ -97,6 +144,16 @@ int run(int argc, char** argv) {
   app.add_option("--split-offset", split_offset, "Token split: tokens added to the half");
   app.add_option("--split-min-tokens", settings.split.min_tokens, "No split below (0: STRATA_SPLIT_MIN_TOKENS)");
   app.add_option("--comm-blocks", settings.split.comm_blocks, "Blocks of the split's fused calls (-1: environment)");
+  settings.split.chain = true;
+  app.add_flag("--split-chain,!--no-split-chain", settings.split.chain,
+               "Token split: pipeline the layers (a part's GEMMs wait only for the previous layer's same part)");
+  int breakdown_reps = 0;
+  std::string budgets_text;
+  app.add_option("--breakdown", breakdown_reps,
+                 "Also take layer 0 of each mode apart: every phase timed alone, median of this many repetitions");
+  app.add_option("--budgets", budgets_text,
+                 "With --breakdown: block budgets (comma-separated) of the split's fused call to time alone and "
+                 "beside the GEMMs");
   app.add_option("--lr", settings.lr, "SGD learning rate");
   app.add_option("--seed", settings.seed, "Weights and inputs");
   app.add_flag("--inject-error", settings.inject_error, "Corrupt one element in the fused modes (the check must fail)");
@@ -232,6 +289,9 @@ int run(int argc, char** argv) {
       }
       std::printf("\nverification against the sequential run (tolerance %.1e): %s\n", tolerance,
                   result == 0 ? "passed" : "FAILED");
+    }
+    if (breakdown_reps > 0 && print_breakdown(model, order, breakdown_reps, budgets_text, rank) != Status::ok) {
+      return fail("--breakdown failed");
     }
   }
   ops.reset();

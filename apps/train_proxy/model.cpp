@@ -140,7 +140,10 @@ Status Model::layer(Mode mode, size_t l) {
     strata::fused::SplitConfig cfg = settings_.split;
     cfg.algorithm = settings_.fused_algorithm;
     auto compute = [this, l](size_t begin, size_t count, void* s) { return compute_rows(l, begin, count, s); };
-    return strata::fused::run_split(*fused_, t, split_, compute, {stream, ops_.comm_stream()}, cfg);
+    const strata::fused::OverlapStreams streams{stream, ops_.comm_stream()};
+    STRATA_TRY(strata::fused::run_split(*fused_, t, split_, compute, streams, cfg));
+    // Chained layers: the last one's second fused call ends before the layer does.
+    return l + 1 == shape_.layers ? strata::fused::join_split(*fused_, streams) : Status::ok;
   }
   STRATA_TRY(compute_rows(l, 0, T, stream));
   if (mode == Mode::fused) {

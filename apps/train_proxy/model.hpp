@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace strata_proxy {
@@ -39,6 +40,29 @@ struct Settings {
   bool inject_error = false;  // corrupt one element after the first fused layer (tests the verification)
 };
 
+// One layer taken apart (Model::breakdown): each phase timed alone on the
+// compute stream (median of the repetitions), the layer as the mode runs it,
+// and what the phases do not explain.
+struct Phase {
+  std::string name;
+  double ms = 0;
+};
+struct Breakdown {
+  Mode mode = Mode::sequential;
+  double layer_ms = 0;        // layer 0 alone, as the mode runs it
+  std::vector<Phase> phases;  // timed alone
+  double critical_ms = 0;     // the phases on the layer's critical path, added up
+  double idle_ms = 0;         // layer_ms - critical_ms: waits, launch gaps, SMs shared
+};
+// The split's communication budget: its first fused call alone, and run
+// beside the second part's GEMMs, for a block count.
+struct BudgetPoint {
+  int blocks = 0;
+  double fused_ms = 0;    // fused call of the first part, alone
+  double overlap_ms = 0;  // GEMMs of the second part | fused call of the first part
+  double gemm_ms = 0;     // GEMMs of the second part, alone
+};
+
 struct StepTimes {
   double step_ms = 0;
   double forward_ms = 0;
@@ -62,12 +86,19 @@ class Model {
   std::vector<unsigned char> first_weights();
   const strata::fused::Split& split() const { return split_; }
   strata::fused::Path fused_path() const;
+  // Layer 0 of `mode` taken apart (breakdown.cpp); collective.
+  strata::Status breakdown(Mode mode, int reps, Breakdown* out);
+  // The split's first fused call with each block budget (device, split only).
+  strata::Status budget_sweep(const std::vector<int>& budgets, int reps, std::vector<BudgetPoint>* out);
 
  private:
   void* buffer(size_t elements);
   strata::Status layer(Mode mode, size_t l);
   strata::Status compute_rows(size_t l, size_t begin, size_t count, void* stream);
   strata::Status corrupt(void* tensor);
+  template <class F>
+  strata::Status timed(int reps, F&& f, double* ms);
+  strata::fused::Tensors rows(size_t begin, size_t count, size_t l);
 
   Ops& ops_;
   Shape shape_;

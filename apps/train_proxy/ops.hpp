@@ -33,6 +33,8 @@ class Ops {
   virtual void* compute_stream() = 0;
   virtual void* comm_stream() = 0;
   virtual strata::Status synchronize() = 0;
+  // `waiter`'s later work waits for what is queued on `other` now.
+  virtual strata::Status join(void* waiter, void* other) = 0;
   // Timestamps: mark() queues one on `stream`; ms() the time between two
   // marks once synchronize() returned.
   virtual int mark(void* stream) = 0;

@@ -46,6 +46,7 @@ class DeviceRunner : public Runner {
   Timing ours(const Case& c, Algorithm a) override {
     strata::fused::AllreduceRmsnorm* f = objects_.get(c);
     if (f == nullptr) return failed("create failed");
+    if (a == Algorithm::lamport && c.bytes() > f->lamport_max()) return failed("over STRATA_FUSED_LAMPORT_MAX");
     Buffers b(c, rank_, world_.stream);
     if (!b.ok) return failed("cudaMalloc failed");
     strata::fused::RunOptions o;

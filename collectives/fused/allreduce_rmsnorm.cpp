@@ -74,7 +74,8 @@ struct AllreduceRmsnorm::Impl {
   bool shared_tried = false;
   bool failed = false;
   std::string message;
-  gpu::Event split_events[3] = {};  // run_split's, made on first use
+  gpu::Event split_events[4] = {};  // run_split's, made on first use
+  bool split_pending = false;       // a chained run_split left its fused calls running
 
   ~Impl() {
     for (gpu::Event e : split_events) {
@@ -189,8 +190,9 @@ struct AllreduceRmsnorm::Impl {
 };
 
 namespace detail {
-Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[3]) noexcept {
-  for (int i = 0; i < 3; ++i) {
+bool& split_pending(AllreduceRmsnorm::Impl& impl) noexcept { return impl.split_pending; }
+Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[4]) noexcept {
+  for (int i = 0; i < 4; ++i) {
     if (impl.split_events[i] == nullptr) STRATA_TRY(gpu::event_create(&impl.split_events[i], false));
     events[i] = impl.split_events[i];
   }
@@ -290,6 +292,7 @@ Algorithm AllreduceRmsnorm::chosen(size_t tokens) const noexcept {
   return impl_->exchange || impl_->config.memory == Memory::host ? a : Algorithm::fallback;
 }
 Path AllreduceRmsnorm::path() const noexcept { return impl_->path; }
+size_t AllreduceRmsnorm::lamport_max() const noexcept { return impl_->exchange ? impl_->exchange->lamport_max() : 0; }
 const Config& AllreduceRmsnorm::config() const noexcept { return impl_->config; }
 int AllreduceRmsnorm::rank() const noexcept { return impl_->rank; }
 int AllreduceRmsnorm::size() const noexcept { return impl_->size; }

@@ -8,7 +8,8 @@
 
 namespace strata::fused {
 namespace detail {
-Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[3]) noexcept;  // allreduce_rmsnorm.cpp
+Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[4]) noexcept;  // allreduce_rmsnorm.cpp
+bool& split_pending(AllreduceRmsnorm::Impl& impl) noexcept;
 }  // namespace detail
 
 namespace {
@@ -74,6 +75,7 @@ Status run_split(AllreduceRmsnorm& fused, const Tensors& t, const Split& split, 
   whole.stream = streams.compute;
   whole.algorithm = config.algorithm;
   if (!split.split()) {
+    STRATA_TRY(join_split(fused, streams));
     STRATA_TRY(compute(0, t.tokens, streams.compute));
     return fused.run(t, whole);
   }
@@ -93,19 +95,36 @@ Status run_split(AllreduceRmsnorm& fused, const Tensors& t, const Split& split, 
     STRATA_LOG(error, kColl, "run_split: the compute and communication streams must differ");
     return Status::invalid_argument;
   }
-  void* ev[3] = {};
+  // ev: 0 compute 1 done, 1 compute 2 done, 2 fused 2 done, 3 fused 1 done.
+  void* ev[4] = {};
   STRATA_TRY(detail::split_events(*fused.impl_, ev));
+  bool& pending = detail::split_pending(*fused.impl_);
   part.stream = streams.comm;
-  // compute 1 -> [comm] fused 1 ; compute 2 (overlaps fused 1) -> [comm] fused 2 ; compute waits for comm.
+  // compute 1 -> [comm] fused 1 ; compute 2 (overlaps fused 1) -> [comm] fused 2 ; compute waits for comm
+  // (chained: a part's compute waits only for the previous call's fused call of the same part, and the
+  // second fused call overlaps the next call's first compute).
+  if (pending) STRATA_TRY(gpu::stream_wait_event(streams.compute, ev[3]));
   STRATA_TRY(compute(0, split.first, streams.compute));
   STRATA_TRY(gpu::event_record(ev[0], streams.compute));
   STRATA_TRY(gpu::stream_wait_event(streams.comm, ev[0]));
   STRATA_TRY(fused.run(first, part));
+  STRATA_TRY(gpu::event_record(ev[3], streams.comm));
+  if (pending) STRATA_TRY(gpu::stream_wait_event(streams.compute, ev[2]));
   STRATA_TRY(compute(split.first, split.second, streams.compute));
   STRATA_TRY(gpu::event_record(ev[1], streams.compute));
   STRATA_TRY(gpu::stream_wait_event(streams.comm, ev[1]));
   STRATA_TRY(fused.run(second, part));
   STRATA_TRY(gpu::event_record(ev[2], streams.comm));
+  pending = config.chain;
+  return config.chain ? Status::ok : gpu::stream_wait_event(streams.compute, ev[2]);
+}
+
+Status join_split(AllreduceRmsnorm& fused, const OverlapStreams& streams) noexcept {
+  bool& pending = detail::split_pending(*fused.impl_);
+  if (!pending) return Status::ok;
+  void* ev[4] = {};
+  STRATA_TRY(detail::split_events(*fused.impl_, ev));
+  pending = false;
   return gpu::stream_wait_event(streams.compute, ev[2]);
 }
 

@@ -115,6 +115,8 @@ class STRATA_API AllreduceRmsnorm {
   // The algorithm `automatic` resolves to for a token count.
   Algorithm chosen(size_t tokens) const noexcept;
   Path path() const noexcept;
+  // The largest message (bytes) a Lamport call takes here (0: none).
+  size_t lamport_max() const noexcept;
   const Config& config() const noexcept;
   int rank() const noexcept;
   int size() const noexcept;
@@ -128,6 +130,7 @@ class STRATA_API AllreduceRmsnorm {
  private:
   friend Status run_split(AllreduceRmsnorm&, const Tensors&, const Split&, const ComputeRows&, const OverlapStreams&,
                           const SplitConfig&) noexcept;
+  friend Status join_split(AllreduceRmsnorm&, const OverlapStreams&) noexcept;
   explicit AllreduceRmsnorm(std::unique_ptr<Impl> impl) noexcept;
   std::unique_ptr<Impl> impl_;
 };
@@ -151,6 +154,13 @@ struct SplitConfig {
   size_t min_tokens = 0;              // no split below; 0: STRATA_SPLIT_MIN_TOKENS
   int comm_blocks = -1;               // block budget of the fused calls; -1: STRATA_SPLIT_COMM_BLOCKS (0: the object's)
   Algorithm algorithm = Algorithm::automatic;  // of the fused calls
+  // Pipelined layers (device path): the call returns with its second fused
+  // call still running on the communication stream; the next run_split's
+  // first part waits only for this call's first part (its rows), its
+  // second part for this call's second. End the chain with join_split
+  // before the compute stream reads all rows. Each part's compute must
+  // touch only its own rows.
+  bool chain = false;
 };
 
 struct Split {
@@ -176,5 +186,9 @@ struct OverlapStreams {
 STRATA_API Status run_split(AllreduceRmsnorm& fused, const Tensors& tensors, const Split& split,
                             const ComputeRows& compute, const OverlapStreams& streams,
                             const SplitConfig& config = {}) noexcept;
+
+// The compute stream waits for what chained run_split calls left running
+// (nothing to do when none is pending).
+STRATA_API Status join_split(AllreduceRmsnorm& fused, const OverlapStreams& streams) noexcept;
 
 }  // namespace strata::fused
