@@ -84,6 +84,7 @@ std::vector<int> parse_ints(const std::string& s) {
 
 // --breakdown's tables (rank 0 prints; every rank measures).
 Status print_breakdown(Model& model, const std::vector<Mode>& order, int reps, const std::string& budgets, int rank) {
+  model.reset_split();  // taken apart even where the measurement turned it off
   if (rank == 0) {
     std::printf("\n## One layer taken apart (layer 0; each phase alone, median of %d)\n\n", reps);
     std::printf(
@@ -147,6 +148,10 @@ int run(int argc, char** argv) {
   settings.split.chain = true;
   app.add_flag("--split-chain,!--no-split-chain", settings.split.chain,
                "Token split: pipeline the layers (a part's GEMMs wait only for the previous layer's same part)");
+  bool split_tune = true;
+  app.add_flag("--split-tune,!--no-split-tune", split_tune,
+               "Token split: measure first whether it pays here and with which block budget (fused::tune_split); "
+               "where it does not, the split mode runs unsplit");
   int breakdown_reps = 0;
   std::string budgets_text;
   app.add_option("--breakdown", breakdown_reps,
@@ -229,6 +234,16 @@ int run(int argc, char** argv) {
     for (Mode mode : order) {
       Status s = model.init();
       if (s != Status::ok) return fail(std::string("init: ") + strata::to_string(s));
+      if (mode == Mode::split && split_tune && model.split().split()) {
+        strata::fused::SplitChoice choice;
+        s = model.tune_split(3, &choice);
+        if (s != Status::ok) return fail(std::string("tune_split: ") + strata::to_string(s));
+        if (rank == 0) {
+          std::printf("# token split measured on layer 0: unsplit %.3f ms, best split %.3f ms (%d blocks): %s\n",
+                      choice.unsplit_ms, choice.split_ms, choice.comm_blocks,
+                      choice.split ? "split" : "not split (it would be slower here)");
+        }
+      }
       if (rank == 0 && mode == order.front()) {
         std::printf(
             "# strata-train-proxy: %d ranks (TP %d x DP %d), %s, hidden %zu, ffn %zu, %zu layers, %zu tokens, "

@@ -114,6 +114,29 @@ Status Model::init() {
   return ops_.synchronize();
 }
 
+Status Model::tune_split(int reps, strata::fused::SplitChoice* choice) {
+  strata::fused::SplitConfig cfg = settings_.split;
+  cfg.algorithm = settings_.fused_algorithm;
+  auto compute = [this](size_t begin, size_t count, void* s) { return compute_rows(0, begin, count, s); };
+  strata::fused::Tensors t;
+  t.x = partial_;
+  t.residual = residual_;
+  t.weight = norm_[0];
+  t.out = h_[1];
+  t.tokens = shape_.tokens;
+  t.epsilon = settings_.epsilon;
+  auto r =
+      strata::fused::tune_split(*fused_, t, split_, compute, {ops_.compute_stream(), ops_.comm_stream()}, cfg, reps);
+  if (!r) return r.status();
+  *choice = *r;
+  if (!choice->split) {
+    split_ = strata::fused::Split{shape_.tokens, 0};
+  } else {
+    settings_.split.comm_blocks = choice->comm_blocks;
+  }
+  return ops_.synchronize();
+}
+
 strata::fused::Path Model::fused_path() const { return fused_ ? fused_->path() : strata::fused::Path::fallback; }
 
 // a[l] rows = h[l] rows x W1; partial rows = a[l] rows x W2.

@@ -85,7 +85,13 @@ class Model {
   std::vector<unsigned char> output();
   std::vector<unsigned char> first_weights();
   const strata::fused::Split& split() const { return split_; }
+  // The split as configured again (after tune_split turned it off).
+  void reset_split() { split_ = strata::fused::split_tokens(shape_.tokens, settings_.split); }
   strata::fused::Path fused_path() const;
+  // Whether the token split pays here (strata::fused::tune_split on layer
+  // 0): when it does not, the split mode runs unsplit from now on; when it
+  // does, with the block budget that measured fastest. Collective.
+  strata::Status tune_split(int reps, strata::fused::SplitChoice* choice);
   // Layer 0 of `mode` taken apart (breakdown.cpp); collective.
   strata::Status breakdown(Mode mode, int reps, Breakdown* out);
   // The split's first fused call with each block budget (device, split only).

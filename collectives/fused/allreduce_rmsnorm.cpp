@@ -191,6 +191,7 @@ struct AllreduceRmsnorm::Impl {
 
 namespace detail {
 bool& split_pending(AllreduceRmsnorm::Impl& impl) noexcept { return impl.split_pending; }
+MPI_Comm comm_of(const AllreduceRmsnorm::Impl& impl) noexcept { return impl.comm; }
 Status split_events(AllreduceRmsnorm::Impl& impl, void* (&events)[4]) noexcept {
   for (int i = 0; i < 4; ++i) {
     if (impl.split_events[i] == nullptr) STRATA_TRY(gpu::event_create(&impl.split_events[i], false));

@@ -50,6 +50,7 @@ namespace strata::fused {
 using coll::DataType;  // bfloat16, float16 or float32 here
 
 struct Split;
+struct SplitChoice;
 struct SplitConfig;
 struct OverlapStreams;
 
@@ -131,6 +132,8 @@ class STRATA_API AllreduceRmsnorm {
   friend Status run_split(AllreduceRmsnorm&, const Tensors&, const Split&, const ComputeRows&, const OverlapStreams&,
                           const SplitConfig&) noexcept;
   friend Status join_split(AllreduceRmsnorm&, const OverlapStreams&) noexcept;
+  friend Result<SplitChoice> tune_split(AllreduceRmsnorm&, const Tensors&, const Split&, const ComputeRows&,
+                                        const OverlapStreams&, const SplitConfig&, int, double) noexcept;
   explicit AllreduceRmsnorm(std::unique_ptr<Impl> impl) noexcept;
   std::unique_ptr<Impl> impl_;
 };
@@ -190,5 +193,24 @@ STRATA_API Status run_split(AllreduceRmsnorm& fused, const Tensors& tensors, con
 // The compute stream waits for what chained run_split calls left running
 // (nothing to do when none is pending).
 STRATA_API Status join_split(AllreduceRmsnorm& fused, const OverlapStreams& streams) noexcept;
+
+// Whether the split pays on this machine for this shape, measured: `reps`
+// rounds (after one warm-up) alternating the unsplit call (compute of all
+// tokens, then one fused call) with run_split at each communication block
+// budget in `config.comm_blocks` = -1: 16, 32, 64 and the object's;
+// otherwise that one only. The slowest rank's median of each; the split is
+// taken only when its best is faster than unsplit by more than `margin`
+// (a fraction). Collective; the calls change residual and out as real
+// calls do: tune on scratch data or redo the step after. The same answer
+// on every rank.
+struct SplitChoice {
+  bool split = false;     // splitting measured faster
+  int comm_blocks = 0;    // the budget that measured fastest (0: the object's)
+  double unsplit_ms = 0;  // compute + fused on all tokens
+  double split_ms = 0;    // the best split (0 when none was timed)
+};
+STRATA_API Result<SplitChoice> tune_split(AllreduceRmsnorm& fused, const Tensors& tensors, const Split& split,
+                                          const ComputeRows& compute, const OverlapStreams& streams,
+                                          const SplitConfig& config = {}, int reps = 3, double margin = 0.02) noexcept;
 
 }  // namespace strata::fused
