@@ -1,9 +1,9 @@
 // STRATA_FAULT_INJECT: the parser and what the rules do at run time.
-#include "fault/inject.hpp"
+#include "fault/inject/inject.hpp"
 
 #include "base/log.hpp"
 #include "fault/clock.hpp"
-#include "fault/record.hpp"
+#include "fault/recorder/record.hpp"
 
 #include <csignal>
 #include <cstdlib>

@@ -1,13 +1,13 @@
 // The agent's answers to each out-of-band frame (agent.hpp).
-#include "fault/agent.hpp"
+#include "fault/agent/agent.hpp"
 
 #include "base/log.hpp"
 #include "fault/clock.hpp"
 #include "fault/detect/diagnosis.hpp"
-#include "fault/dump.hpp"
-#include "fault/inject.hpp"
+#include "fault/inject/inject.hpp"
 #include "fault/oob/wire.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/dump.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <cstring>
 

@@ -1,13 +1,13 @@
-#include "fault/agent.hpp"
+#include "fault/agent/agent.hpp"
 
 #include "base/log.hpp"
-#include "fault/action.hpp"
+#include "fault/agent/action.hpp"
 #include "fault/clock.hpp"
 #include "fault/detect/diagnosis.hpp"
-#include "fault/dump.hpp"
-#include "fault/inject.hpp"
+#include "fault/inject/inject.hpp"
 #include "fault/oob/wire.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/dump.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -61,7 +61,7 @@ Status Agent::start() {
   }
   next_tick_ = now_ns() + settings_.tick_ns;
   try {
-    // The watchdog thread never takes SIGTERM: the handler (signals.cpp)
+    // The watchdog thread never takes SIGTERM: the handler (recorder/signals.cpp)
     // waits for a dump in progress, which this thread may be writing.
     sigset_t term, previous;
     sigemptyset(&term);

@@ -7,10 +7,10 @@
 // over.
 #pragma once
 
-#include "fault/coordinator.hpp"
+#include "fault/agent/coordinator.hpp"
+#include "fault/agent/scanner.hpp"
 #include "fault/oob/messages.hpp"
 #include "fault/oob/socket.hpp"
-#include "fault/scanner.hpp"
 #include "fault/settings.hpp"
 
 #include <strata/fault.hpp>

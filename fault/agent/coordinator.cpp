@@ -1,4 +1,4 @@
-#include "fault/coordinator.hpp"
+#include "fault/agent/coordinator.hpp"
 
 #include "base/log.hpp"
 #include "fault/detect/diagnosis.hpp"
