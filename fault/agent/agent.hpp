@@ -59,6 +59,19 @@ class Agent {
   void tick(int64_t now);
   void coordinate(int64_t now);
   void handle(oob::Connection& c, uint16_t type, const char* body, size_t size);
+  // One answer per message (agent_messages.cpp); `now` is when handle() began.
+  void on_hello(oob::Connection& c, const char* body, size_t size);
+  void on_heartbeat(const char* body, size_t size, int64_t now);
+  void on_comm_info(const char* body, size_t size);
+  void on_dump();
+  [[noreturn]] void on_terminate(oob::Connection& c, const char* body, size_t size);
+  void on_probe_request(const char* body, size_t size);
+  void on_ping(oob::Connection& c, const char* body, size_t size, int64_t now);
+  void on_pong(oob::Connection& c, const char* body, size_t size, int64_t now);
+  void on_clock_pong(oob::Connection& c, const oob::Ping& pong, int64_t rtt, int64_t now);
+  void on_probe_pong(const oob::Ping& pong, int64_t rtt, int64_t now);
+  void on_diagnosis(const char* body, size_t size, int64_t now);
+  void on_clock(const char* body, size_t size);
   void on_lost(int rank);
   void become_coordinator();
   void connect_coordinator();
