@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <poll.h>
 #include <set>
 #include <string>
 #include <thread>
@@ -56,6 +57,12 @@ class Agent {
     std::string body;
   };
   void run();
+  // The steps of run()'s loop.
+  int poll_timeout_ms(int64_t now) const;
+  void gather_polled(std::vector<pollfd>& fds, std::vector<oob::Connection*>& polled);
+  void serve(const std::vector<pollfd>& fds, const std::vector<oob::Connection*>& polled);
+  void serve_connection(oob::Connection& c, short revents);
+  void send_delayed(int64_t now);
   void tick(int64_t now);
   void coordinate(int64_t now);
   void handle(oob::Connection& c, uint16_t type, const char* body, size_t size);
