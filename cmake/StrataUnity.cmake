@@ -12,7 +12,7 @@ function(_strata_unity_skip dir)
   set_source_files_properties(${ARGN} DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
                               PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()
-_strata_unity_skip(fault scanner.cpp agent_messages.cpp agent_policy.cpp)
+_strata_unity_skip(fault agent/scanner.cpp agent/agent_messages.cpp agent/agent_policy.cpp)
 _strata_unity_skip(collectives p2p_api.cpp job_facts.cpp)
 _strata_unity_skip(collectives/host flat_recursive.cpp flat_ring.cpp hierarchical_leaders.cpp)
 _strata_unity_skip(interposer handlers/routed_exchange.cpp model/device_model.cpp)

@@ -3,8 +3,8 @@
 #include "fault/hooks.hpp"
 
 #include "fault/clock.hpp"
-#include "fault/inject.hpp"
-#include "fault/state.hpp"
+#include "fault/inject/inject.hpp"
+#include "fault/recorder/state.hpp"
 #include "mpi/real_mpi.hpp"
 
 #include <vector>

@@ -4,15 +4,15 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
-#include "fault/agent.hpp"
+#include "fault/agent/agent.hpp"
 #include "fault/clock.hpp"
-#include "fault/dump.hpp"
 #include "fault/hooks.hpp"
-#include "fault/inject.hpp"
+#include "fault/inject/inject.hpp"
 #include "fault/oob/socket.hpp"
+#include "fault/recorder/dump.hpp"
+#include "fault/recorder/signals.hpp"
+#include "fault/recorder/state.hpp"
 #include "fault/settings.hpp"
-#include "fault/signals.hpp"
-#include "fault/state.hpp"
 #include "mpi/helpers.hpp"
 
 #include <mpi.h>

@@ -23,8 +23,8 @@
 // --json FILE: the same numbers, after the run's metadata (one row per call).
 #include "fault/clock.hpp"
 #include "fault/hooks.hpp"
-#include "fault/ring.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/ring.hpp"
+#include "fault/recorder/state.hpp"
 #include "interposer/handlers/direct.hpp"
 #include "tools/cli/command_line.hpp"
 #include "tools/cli/run_metadata.hpp"

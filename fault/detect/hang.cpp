@@ -163,13 +163,192 @@ std::string describe(const RankView& v) {
   return s;
 }
 
-std::optional<Diagnosis> diagnose_hang(const HangInput& in, int64_t now_ns) {
-  // The primary suspect: the oldest operation beyond its threshold.
+namespace {
+
+// The primary suspect: the oldest operation beyond its threshold.
+const RankView* oldest_suspect(const HangInput& in) {
   const RankView* primary = nullptr;
   for (const RankView& v : in.ranks) {
     if (!v.suspect || !v.in_op || gone(v)) continue;
     if (primary == nullptr || v.age_ns > primary->age_ns) primary = &v;
   }
+  return primary;
+}
+
+// One hang's diagnosis as it is put together: the message's head and
+// detail, and where the wait-for walk starts.
+struct HangReport {
+  const HangInput& in;
+  Diagnosis& d;
+  std::string head;
+  std::string detail;
+  std::vector<int> start;   // the missing ranks, or the stuck rank
+  std::vector<int> inside;  // a collective: members that entered it and never left
+  std::set<int> explained;  // ranks already described in the message
+
+  void explain(const std::vector<int>& ranks) {
+    for (int r : ranks) {
+      if (r < 0 || static_cast<size_t>(r) >= in.ranks.size() || !explained.insert(r).second) continue;
+      detail += "; " + describe(in.ranks[static_cast<size_t>(r)]);
+    }
+  }
+};
+
+// A collective: its missing members start the walk.
+void frame_collective(const oob::OpBrief& op, HangReport& r) {
+  const HangInput& in = r.in;
+  Diagnosis& d = r.d;
+  d.missing = missing_from(in, op.comm, op.seq);
+  for (int32_t m : members_of(in, op.comm)) {
+    if (std::find(d.missing.begin(), d.missing.end(), m) != d.missing.end()) continue;
+    const RankView& v = in.ranks[static_cast<size_t>(m)];
+    if (left(v, op.comm) < op.seq) r.inside.push_back(m);
+  }
+  r.head += d.missing.empty() ? std::string(": no member missing") : ": ranks " + rank_set(d.missing) + " missing";
+  r.start = d.missing;
+}
+
+// A point-to-point call: the stuck rank starts the walk.
+void frame_p2p(const RankView& primary, HangReport& r) {
+  r.head = "rank " + std::to_string(primary.rank) + " stuck in " + r.head + " for " + duration_text(primary.age_ns);
+  r.start = {primary.rank};
+  r.explained.insert(primary.rank);
+}
+
+// The wait-for walk from `start`: the ranks it visits, in order, and those
+// it ends at (outside communication, dead or silent; finished ranks are
+// not culprits).
+struct WaitForWalk {
+  std::vector<int> order;
+  std::vector<int> sinks;
+};
+
+WaitForWalk walk_wait_for(const HangInput& in, const std::vector<int>& start) {
+  WaitForWalk w;
+  std::set<int> seen(start.begin(), start.end());
+  std::deque<int> todo(start.begin(), start.end());
+  while (!todo.empty()) {
+    const int r = todo.front();
+    todo.pop_front();
+    if (r < 0 || static_cast<size_t>(r) >= in.ranks.size()) continue;
+    w.order.push_back(r);
+    const RankView& v = in.ranks[static_cast<size_t>(r)];
+    if (gone(v) || !v.in_op) {
+      if (v.liveness != Liveness::finished) w.sinks.push_back(r);
+      continue;
+    }
+    for (int next : waits_for(in, v)) {
+      if (seen.insert(next).second) todo.push_back(next);
+    }
+  }
+  return w;
+}
+
+bool in_p2p(const HangInput& in, int r) {
+  const RankView& v = in.ranks[static_cast<size_t>(r)];
+  return !gone(v) && v.in_op && !is_collective(kind_of(v.current));
+}
+
+// A rank in a send to b while b is in a receive from it or a send to it
+// (both stuck).
+std::vector<std::pair<int, int>> mutually_stuck(const HangInput& in, const std::vector<int>& order) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int a : order) {
+    if (!in_p2p(in, a)) continue;
+    const Directions da = directions(in.ranks[static_cast<size_t>(a)]);
+    for (int b : da.to) {
+      if (b < 0 || static_cast<size_t>(b) >= in.ranks.size() || !in_p2p(in, b)) continue;
+      const Directions db = directions(in.ranks[static_cast<size_t>(b)]);
+      if (db.receives_from(a) || db.sends_to(a)) pairs.emplace_back(std::min(a, b), std::max(a, b));
+    }
+  }
+  return pairs;
+}
+
+// b waits for a message from a rank that has moved on (in a collective b
+// is missing from).
+std::vector<std::pair<int, int>> waiting_on_moved_on(const HangInput& in, const std::vector<int>& order) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int b : order) {
+    if (!in_p2p(in, b)) continue;
+    for (int a : directions(in.ranks[static_cast<size_t>(b)]).from) {
+      if (a < 0 || static_cast<size_t>(a) >= in.ranks.size()) continue;
+      const RankView& va = in.ranks[static_cast<size_t>(a)];
+      if (gone(va) || !va.in_op || !is_collective(kind_of(va.current))) continue;
+      const std::vector<int> waited = waits_for(in, va);
+      if (std::find(waited.begin(), waited.end(), b) != waited.end())
+        pairs.emplace_back(std::min(a, b), std::max(a, b));
+    }
+  }
+  return pairs;
+}
+
+// Links that do not deliver, sorted, each once.
+std::vector<std::pair<int, int>> stuck_links(const HangInput& in, const std::vector<int>& order) {
+  std::vector<std::pair<int, int>> pairs = mutually_stuck(in, order);
+  if (pairs.empty()) pairs = waiting_on_moved_on(in, order);
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
+}
+
+// The walk ended at ranks outside communication, dead or silent.
+void blame_sinks(std::vector<int> sinks, HangReport& r) {
+  Diagnosis& d = r.d;
+  std::sort(sinks.begin(), sinks.end());
+  d.fault_class = FaultClass::noncomm_hang;
+  d.ranks = sinks;
+  r.explain(sinks);
+  // Say where the missing ranks are when they are not the culprits themselves.
+  for (int m : d.missing) {
+    if (std::find(sinks.begin(), sinks.end(), m) == sinks.end()) r.explain({m});
+  }
+}
+
+// Ranks stuck on each other over point-to-point links.
+void blame_links(const std::vector<std::pair<int, int>>& pairs, HangReport& r) {
+  Diagnosis& d = r.d;
+  d.fault_class = FaultClass::comm_hang;
+  d.links = pairs;
+  for (const auto& p : pairs) {
+    r.explain({p.first, p.second});
+    d.ranks.push_back(p.first);
+    d.ranks.push_back(p.second);
+  }
+  std::sort(d.ranks.begin(), d.ranks.end());
+  d.ranks.erase(std::unique(d.ranks.begin(), d.ranks.end()), d.ranks.end());
+  r.detail += std::string("; ") + (pairs.size() == 1 ? "the link " : "the links ") + link_set(pairs) +
+              (pairs.size() == 1 ? " does" : " do") +
+              " not deliver (the sender is stuck sending or the receiver waits for a message that never came)";
+}
+
+// A collective every member entered: some never left, or none did.
+void blame_collective(const oob::OpBrief& op, HangReport& r) {
+  Diagnosis& d = r.d;
+  d.fault_class = FaultClass::comm_hang;
+  const size_t members = members_of(r.in, op.comm).size();
+  if (!r.inside.empty() && r.inside.size() < members) {
+    d.ranks = r.inside;
+    r.detail += "; every member entered it, ranks " + rank_set(r.inside) + " never left";
+  } else {
+    r.detail += "; all " + std::to_string(members) +
+                " members entered it and none left: the operation itself is stuck (inside the MPI library or "
+                "the network); no rank can be singled out from outside the library";
+  }
+}
+
+// Nothing better: the ranks the walk started from.
+void blame_start(HangReport& r) {
+  r.d.fault_class = FaultClass::comm_hang;
+  r.d.ranks = r.start;
+  r.explain(r.start);
+  r.detail += "; no rank outside communication found";
+}
+
+}  // namespace
+
+std::optional<Diagnosis> diagnose_hang(const HangInput& in, int64_t now_ns) {
+  const RankView* primary = oldest_suspect(in);
   if (primary == nullptr) return std::nullopt;
 
   Diagnosis d;
@@ -182,125 +361,25 @@ std::optional<Diagnosis> diagnose_hang(const HangInput& in, int64_t now_ns) {
   d.comm = comm_text(op.comm);
   d.seq = op.seq;
 
-  std::vector<int> start;
-  std::set<int> explained;  // ranks already described in the message
-  std::string head = describe_op(op);
-  std::vector<int> inside;
+  HangReport r{in, d, describe_op(op), std::string(), {}, {}, {}};
   if (is_collective(kind)) {
-    d.missing = missing_from(in, op.comm, op.seq);
-    for (int32_t m : members_of(in, op.comm)) {
-      if (std::find(d.missing.begin(), d.missing.end(), m) != d.missing.end()) continue;
-      const RankView& v = in.ranks[static_cast<size_t>(m)];
-      if (left(v, op.comm) < op.seq) inside.push_back(m);
-    }
-    head += d.missing.empty() ? std::string(": no member missing") : ": ranks " + rank_set(d.missing) + " missing";
-    start = d.missing;
+    frame_collective(op, r);
   } else {
-    head = "rank " + std::to_string(primary->rank) + " stuck in " + head + " for " + duration_text(primary->age_ns);
-    start = {primary->rank};
-    explained.insert(primary->rank);
+    frame_p2p(*primary, r);
   }
-
-  // The wait-for walk from the missing ranks (or the stuck rank).
-  std::set<int> seen(start.begin(), start.end());
-  std::deque<int> todo(start.begin(), start.end());
-  std::vector<int> sinks;
-  std::vector<int> order;
-  while (!todo.empty()) {
-    const int r = todo.front();
-    todo.pop_front();
-    if (r < 0 || static_cast<size_t>(r) >= in.ranks.size()) continue;
-    order.push_back(r);
-    const RankView& v = in.ranks[static_cast<size_t>(r)];
-    if (gone(v) || !v.in_op) {
-      if (v.liveness != Liveness::finished) sinks.push_back(r);
-      continue;
-    }
-    for (int next : waits_for(in, v)) {
-      if (seen.insert(next).second) todo.push_back(next);
-    }
-  }
-  // Links that do not deliver: a rank in a send to b while b is in a
-  // receive from it or a send to it (both stuck); failing that, b waits for a message from
-  // a rank that has moved on (in a collective b is missing from).
-  std::vector<std::pair<int, int>> pairs;
-  auto in_p2p = [&](int r) {
-    const RankView& v = in.ranks[static_cast<size_t>(r)];
-    return !gone(v) && v.in_op && !is_collective(kind_of(v.current));
-  };
-  for (int a : order) {
-    if (!in_p2p(a)) continue;
-    const Directions da = directions(in.ranks[static_cast<size_t>(a)]);
-    for (int b : da.to) {
-      if (b < 0 || static_cast<size_t>(b) >= in.ranks.size() || !in_p2p(b)) continue;
-      const Directions db = directions(in.ranks[static_cast<size_t>(b)]);
-      if (db.receives_from(a) || db.sends_to(a)) pairs.emplace_back(std::min(a, b), std::max(a, b));
-    }
-  }
-  if (pairs.empty()) {
-    for (int b : order) {
-      if (!in_p2p(b)) continue;
-      for (int a : directions(in.ranks[static_cast<size_t>(b)]).from) {
-        if (a < 0 || static_cast<size_t>(a) >= in.ranks.size()) continue;
-        const RankView& va = in.ranks[static_cast<size_t>(a)];
-        if (gone(va) || !va.in_op || !is_collective(kind_of(va.current))) continue;
-        const std::vector<int> waited = waits_for(in, va);
-        if (std::find(waited.begin(), waited.end(), b) != waited.end())
-          pairs.emplace_back(std::min(a, b), std::max(a, b));
-      }
-    }
-  }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-
-  std::string detail;
-  auto explain = [&](const std::vector<int>& ranks) {
-    for (int r : ranks) {
-      if (r < 0 || static_cast<size_t>(r) >= in.ranks.size() || !explained.insert(r).second) continue;
-      detail += "; " + describe(in.ranks[static_cast<size_t>(r)]);
-    }
-  };
-  if (!sinks.empty()) {
-    std::sort(sinks.begin(), sinks.end());
-    d.fault_class = FaultClass::noncomm_hang;
-    d.ranks = sinks;
-    explain(sinks);
-    // Say where the missing ranks are when they are not the culprits themselves.
-    for (int m : d.missing) {
-      if (std::find(sinks.begin(), sinks.end(), m) == sinks.end()) explain({m});
-    }
+  const WaitForWalk walk = walk_wait_for(in, r.start);
+  const std::vector<std::pair<int, int>> pairs = stuck_links(in, walk.order);
+  if (!walk.sinks.empty()) {
+    blame_sinks(walk.sinks, r);
   } else if (!pairs.empty()) {
-    d.fault_class = FaultClass::comm_hang;
-    d.links = pairs;
-    for (const auto& p : pairs) {
-      explain({p.first, p.second});
-      d.ranks.push_back(p.first);
-      d.ranks.push_back(p.second);
-    }
-    std::sort(d.ranks.begin(), d.ranks.end());
-    d.ranks.erase(std::unique(d.ranks.begin(), d.ranks.end()), d.ranks.end());
-    detail += std::string("; ") + (pairs.size() == 1 ? "the link " : "the links ") + link_set(pairs) +
-              (pairs.size() == 1 ? " does" : " do") +
-              " not deliver (the sender is stuck sending or the receiver waits for a message that never came)";
+    blame_links(pairs, r);
   } else if (is_collective(kind) && d.missing.empty()) {
-    d.fault_class = FaultClass::comm_hang;
-    const size_t members = members_of(in, op.comm).size();
-    if (!inside.empty() && inside.size() < members) {
-      d.ranks = inside;
-      detail += "; every member entered it, ranks " + rank_set(inside) + " never left";
-    } else {
-      detail += "; all " + std::to_string(members) +
-                " members entered it and none left: the operation itself is stuck (inside the MPI library or "
-                "the network); no rank can be singled out from outside the library";
-    }
+    blame_collective(op, r);
   } else {
-    d.fault_class = FaultClass::comm_hang;
-    d.ranks = start;
-    explain(start);
-    detail += "; no rank outside communication found";
+    blame_start(r);
   }
   d.hosts = hosts_of(in, d.ranks);
-  d.message = head + detail;
+  d.message = r.head + r.detail;
   return d;
 }
 

@@ -5,7 +5,7 @@
 // nothing diagnosed on a clean run, stop().
 #include "fault/clock.hpp"
 #include "fault/hooks.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/state.hpp"
 #include "support/mpi_test.hpp"
 
 #include <strata/collectives.hpp>

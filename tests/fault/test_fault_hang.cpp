@@ -1,6 +1,6 @@
 // Hang diagnosis on hand-built rank views: who is missing, and whether the
 // culprit is a rank (non-comm hang) or a link or the operation (comm hang).
-#include "fault/coordinator.hpp"
+#include "fault/agent/coordinator.hpp"
 #include "fault/detect/hang.hpp"
 #include "fault/op_kind.hpp"
 

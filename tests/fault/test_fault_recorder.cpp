@@ -2,11 +2,11 @@
 // writers and a reader, the JSON-lines writer against a JSON parser, the
 // injection grammar, the request table, diagnosis JSON.
 #include "fault/detect/diagnosis.hpp"
-#include "fault/device_times.hpp"
-#include "fault/inject.hpp"
-#include "fault/line_writer.hpp"
-#include "fault/requests.hpp"
-#include "fault/ring.hpp"
+#include "fault/inject/inject.hpp"
+#include "fault/recorder/device_times.hpp"
+#include "fault/recorder/line_writer.hpp"
+#include "fault/recorder/requests.hpp"
+#include "fault/recorder/ring.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 #include "fault/detect/links.hpp"
 #include "fault/detect/skew.hpp"
 #include "fault/op_kind.hpp"
-#include "fault/record.hpp"
+#include "fault/recorder/record.hpp"
 #include "fault/stats/window.hpp"
 
 #include <algorithm>

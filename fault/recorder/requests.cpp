@@ -1,4 +1,4 @@
-#include "fault/requests.hpp"
+#include "fault/recorder/requests.hpp"
 
 #include <vector>
 

@@ -7,10 +7,10 @@
 // over.
 #pragma once
 
-#include "fault/coordinator.hpp"
+#include "fault/agent/coordinator.hpp"
+#include "fault/agent/scanner.hpp"
 #include "fault/oob/messages.hpp"
 #include "fault/oob/socket.hpp"
-#include "fault/scanner.hpp"
 #include "fault/settings.hpp"
 
 #include <strata/fault.hpp>
@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <poll.h>
 #include <set>
 #include <string>
 #include <thread>
@@ -56,9 +57,28 @@ class Agent {
     std::string body;
   };
   void run();
+  // The steps of run()'s loop.
+  int poll_timeout_ms(int64_t now) const;
+  void gather_polled(std::vector<pollfd>& fds, std::vector<oob::Connection*>& polled);
+  void serve(const std::vector<pollfd>& fds, const std::vector<oob::Connection*>& polled);
+  void serve_connection(oob::Connection& c, short revents);
+  void send_delayed(int64_t now);
   void tick(int64_t now);
   void coordinate(int64_t now);
   void handle(oob::Connection& c, uint16_t type, const char* body, size_t size);
+  // One answer per message (agent_messages.cpp); `now` is when handle() began.
+  void on_hello(oob::Connection& c, const char* body, size_t size);
+  void on_heartbeat(const char* body, size_t size, int64_t now);
+  void on_comm_info(const char* body, size_t size);
+  void on_dump();
+  [[noreturn]] void on_terminate(oob::Connection& c, const char* body, size_t size);
+  void on_probe_request(const char* body, size_t size);
+  void on_ping(oob::Connection& c, const char* body, size_t size, int64_t now);
+  void on_pong(oob::Connection& c, const char* body, size_t size, int64_t now);
+  void on_clock_pong(oob::Connection& c, const oob::Ping& pong, int64_t rtt, int64_t now);
+  void on_probe_pong(const oob::Ping& pong, int64_t rtt, int64_t now);
+  void on_diagnosis(const char* body, size_t size, int64_t now);
+  void on_clock(const char* body, size_t size);
   void on_lost(int rank);
   void become_coordinator();
   void connect_coordinator();

@@ -1,13 +1,13 @@
-#include "fault/agent.hpp"
+#include "fault/agent/agent.hpp"
 
 #include "base/log.hpp"
-#include "fault/action.hpp"
+#include "fault/agent/action.hpp"
 #include "fault/clock.hpp"
 #include "fault/detect/diagnosis.hpp"
-#include "fault/dump.hpp"
-#include "fault/inject.hpp"
+#include "fault/inject/inject.hpp"
 #include "fault/oob/wire.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/dump.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -61,7 +61,7 @@ Status Agent::start() {
   }
   next_tick_ = now_ns() + settings_.tick_ns;
   try {
-    // The watchdog thread never takes SIGTERM: the handler (signals.cpp)
+    // The watchdog thread never takes SIGTERM: the handler (recorder/signals.cpp)
     // waits for a dump in progress, which this thread may be writing.
     sigset_t term, previous;
     sigemptyset(&term);
@@ -167,64 +167,13 @@ void Agent::run() {
       final_deadline_ = now + settings_.final_timeout_ns;
       next_tick_ = now;  // the final heartbeat now
     }
-    int64_t wake_at = next_tick_;
-    for (const Delayed& d : delayed_) wake_at = std::min(wake_at, d.due_ns);
-    const int timeout_ms = static_cast<int>(std::clamp<int64_t>((wake_at - now + 999999) / 1000000, 0, 1000));
-    fds.clear();
-    polled.clear();
-    fds.push_back({wake_[0], POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
-    for (auto& c : conns_) {
-      if (!c->open()) continue;
-      fds.push_back({c->fd(), static_cast<short>(POLLIN | (c->wants_write() ? POLLOUT : 0)), 0});
-      polled.push_back(c.get());
-    }
+    const int timeout_ms = poll_timeout_ms(now);
+    gather_polled(fds, polled);
     const int n = ::poll(fds.data(), fds.size(), timeout_ms);
     if (n < 0 && errno != EINTR) break;
     now = now_ns();
-    if (n > 0) {
-      if (fds[0].revents & POLLIN) {
-        char buf[64];
-        while (::read(wake_[0], buf, sizeof(buf)) > 0) {
-        }
-      }
-      if (fds[1].revents & POLLIN) {
-        for (;;) {
-          const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-          if (fd < 0) break;
-          conns_.push_back(std::make_unique<oob::Connection>(fd));
-        }
-      }
-      for (size_t i = 0; i < polled.size(); ++i) {
-        oob::Connection& c = *polled[i];
-        const short ev = fds[i + 2].revents;
-        bool alive = true;
-        if (ev & POLLOUT) alive = c.flush();
-        if (alive && (ev & (POLLIN | POLLERR | POLLHUP))) {
-          alive = c.receive([&](uint16_t type, const char* body, size_t size) { handle(c, type, body, size); });
-        }
-        if (!alive) {
-          const int peer = c.peer_rank;
-          const bool current = peer >= 0 && by_rank_.count(peer) && by_rank_[peer] == &c;
-          c.close();
-          if (current) {
-            by_rank_.erase(peer);
-            on_lost(peer);
-          }
-        }
-      }
-      conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return !c->open(); }),
-                   conns_.end());
-    }
-    // Delayed answers (injected slow links).
-    for (size_t i = 0; i < delayed_.size();) {
-      if (delayed_[i].due_ns > now) {
-        ++i;
-        continue;
-      }
-      if (oob::Connection* c = connection_to(delayed_[i].rank, false)) c->send(type_of(Msg::pong), delayed_[i].body);
-      delayed_.erase(delayed_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
+    if (n > 0) serve(fds, polled);
+    send_delayed(now);
     if (now >= next_tick_) {
       tick(now);
       next_tick_ = now + settings_.tick_ns;
@@ -240,6 +189,70 @@ void Agent::run() {
   }
   if (coordinator_) write_links_file();
   flush_all(now_ns() + 500000000);
+}
+
+int Agent::poll_timeout_ms(int64_t now) const {
+  int64_t wake_at = next_tick_;
+  for (const Delayed& d : delayed_) wake_at = std::min(wake_at, d.due_ns);
+  return static_cast<int>(std::clamp<int64_t>((wake_at - now + 999999) / 1000000, 0, 1000));
+}
+
+void Agent::gather_polled(std::vector<pollfd>& fds, std::vector<oob::Connection*>& polled) {
+  fds.clear();
+  polled.clear();
+  fds.push_back({wake_[0], POLLIN, 0});
+  fds.push_back({listen_fd_, POLLIN, 0});
+  for (auto& c : conns_) {
+    if (!c->open()) continue;
+    fds.push_back({c->fd(), static_cast<short>(POLLIN | (c->wants_write() ? POLLOUT : 0)), 0});
+    polled.push_back(c.get());
+  }
+}
+
+void Agent::serve(const std::vector<pollfd>& fds, const std::vector<oob::Connection*>& polled) {
+  if (fds[0].revents & POLLIN) {
+    char buf[64];
+    while (::read(wake_[0], buf, sizeof(buf)) > 0) {
+    }
+  }
+  if (fds[1].revents & POLLIN) {
+    for (;;) {
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) break;
+      conns_.push_back(std::make_unique<oob::Connection>(fd));
+    }
+  }
+  for (size_t i = 0; i < polled.size(); ++i) serve_connection(*polled[i], fds[i + 2].revents);
+  conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const auto& c) { return !c->open(); }), conns_.end());
+}
+
+void Agent::serve_connection(oob::Connection& c, short revents) {
+  bool alive = true;
+  if (revents & POLLOUT) alive = c.flush();
+  if (alive && (revents & (POLLIN | POLLERR | POLLHUP))) {
+    alive = c.receive([&](uint16_t type, const char* body, size_t size) { handle(c, type, body, size); });
+  }
+  if (!alive) {
+    const int peer = c.peer_rank;
+    const bool current = peer >= 0 && by_rank_.count(peer) && by_rank_[peer] == &c;
+    c.close();
+    if (current) {
+      by_rank_.erase(peer);
+      on_lost(peer);
+    }
+  }
+}
+
+void Agent::send_delayed(int64_t now) {
+  // Delayed answers (injected slow links).
+  for (size_t i = 0; i < delayed_.size();) {
+    if (delayed_[i].due_ns > now) {
+      ++i;
+      continue;
+    }
+    if (oob::Connection* c = connection_to(delayed_[i].rank, false)) c->send(type_of(Msg::pong), delayed_[i].body);
+    delayed_.erase(delayed_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
 }
 
 void Agent::tick(int64_t now) {

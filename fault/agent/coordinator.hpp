@@ -67,6 +67,13 @@ class Coordinator {
     oob::Heartbeat last;   // the latest heartbeat (samples stripped)
   };
   Diagnosis death(int rank, int64_t now_ns) const;
+  Diagnosis silence(int rank, int64_t now_ns) const;
+  // One per detector, in tick()'s order.
+  void detect_deaths(int64_t now_ns, std::vector<Diagnosis>* out);
+  void detect_silences(int64_t now_ns, std::vector<Diagnosis>* out);
+  void detect_hang(int64_t now_ns, std::vector<Diagnosis>* out);
+  void take_slow_alarms(int64_t now_ns, std::vector<Diagnosis>* out);  // arrival skew, slow links
+  void plan_probes(int64_t now_ns, std::vector<std::pair<int, std::vector<int>>>* out);
 
   Settings settings_;
   int size_;

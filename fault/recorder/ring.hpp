@@ -12,7 +12,7 @@
 // takes 10-20 ns. Readers never write, in either mode.
 #pragma once
 
-#include "fault/record.hpp"
+#include "fault/recorder/record.hpp"
 
 #include <atomic>
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "fault/ring.hpp"
+#include "fault/recorder/ring.hpp"
 
 #include "fault/clock.hpp"
 

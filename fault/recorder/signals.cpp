@@ -1,9 +1,9 @@
-#include "fault/signals.hpp"
+#include "fault/recorder/signals.hpp"
 
 #include "base/config.hpp"
-#include "fault/dump.hpp"
-#include "fault/line_writer.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/dump.hpp"
+#include "fault/recorder/line_writer.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <atomic>
 #include <cerrno>

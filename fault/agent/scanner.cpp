@@ -1,6 +1,6 @@
-#include "fault/scanner.hpp"
+#include "fault/agent/scanner.hpp"
 
-#include "fault/state.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <algorithm>
 

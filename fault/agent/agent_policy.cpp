@@ -1,14 +1,14 @@
 // The coordinator's side of a diagnosis: log it, file it, tell every
 // rank, and carry out STRATA_FAULT_ACTION (agent.hpp).
-#include "fault/agent.hpp"
+#include "fault/agent/agent.hpp"
 
 #include "base/log.hpp"
-#include "fault/action.hpp"
+#include "fault/agent/action.hpp"
 #include "fault/clock.hpp"
 #include "fault/detect/diagnosis.hpp"
-#include "fault/dump.hpp"
 #include "fault/oob/wire.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/dump.hpp"
+#include "fault/recorder/state.hpp"
 #include "fault/terminate_hooks.hpp"
 
 #include <cerrno>

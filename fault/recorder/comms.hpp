@@ -13,7 +13,7 @@
 // kNoComm and no sequence numbers.
 #pragma once
 
-#include "fault/record.hpp"
+#include "fault/recorder/record.hpp"
 
 #include <mpi.h>
 

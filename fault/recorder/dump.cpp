@@ -1,8 +1,8 @@
-#include "fault/dump.hpp"
+#include "fault/recorder/dump.hpp"
 
 #include "fault/clock.hpp"
-#include "fault/line_writer.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/line_writer.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -1,12 +1,12 @@
 // The recorder's process-wide state, shared by the hooks, the agent, the
 // dump writer and the signal handler. Set up once by the runtime
-// (runtime.cpp) after MPI_Init; read-only afterwards except for the atomics.
+// (fault/runtime.cpp) after MPI_Init; read-only afterwards except for the atomics.
 #pragma once
 
-#include "fault/comms.hpp"
-#include "fault/device_times.hpp"
-#include "fault/requests.hpp"
-#include "fault/ring.hpp"
+#include "fault/recorder/comms.hpp"
+#include "fault/recorder/device_times.hpp"
+#include "fault/recorder/requests.hpp"
+#include "fault/recorder/ring.hpp"
 
 #include <strata/fault.hpp>
 

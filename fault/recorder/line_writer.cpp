@@ -1,4 +1,4 @@
-#include "fault/line_writer.hpp"
+#include "fault/recorder/line_writer.hpp"
 
 #include <cerrno>
 #include <unistd.h>

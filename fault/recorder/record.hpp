@@ -24,7 +24,7 @@ inline constexpr int32_t kAnyPeer = -2;   // MPI_ANY_SOURCE
 inline constexpr int32_t kNullPeer = -3;  // MPI_PROC_NULL
 inline constexpr uint32_t kNoComm = 0xffffffffu;
 
-// The plain copy of a record. In the ring, times are ticks (clock.hpp);
+// The plain copy of a record. In the ring, times are ticks (fault/clock.hpp);
 // in_ns() turns them into CLOCK_MONOTONIC nanoseconds.
 struct Record {
   uint64_t index = 0;  // position in the rank's record stream (0, 1, ...)

@@ -1,9 +1,9 @@
-#include "fault/action.hpp"
+#include "fault/agent/action.hpp"
 
 #include "base/log.hpp"
-#include "fault/coordinator.hpp"
+#include "fault/agent/coordinator.hpp"
 #include "fault/detect/diagnosis.hpp"
-#include "fault/state.hpp"
+#include "fault/recorder/state.hpp"
 
 #include <nlohmann/json.hpp>
 

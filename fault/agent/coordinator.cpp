@@ -1,4 +1,4 @@
-#include "fault/coordinator.hpp"
+#include "fault/agent/coordinator.hpp"
 
 #include "base/log.hpp"
 #include "fault/detect/diagnosis.hpp"
@@ -163,9 +163,19 @@ Diagnosis Coordinator::death(int rank, int64_t now_ns) const {
 
 Coordinator::Actions Coordinator::tick(int64_t now_ns) {
   Actions out;
-  // Deaths and silences first: they explain the hangs that follow. A job
-  // one of whose ranks died is torn down by its launcher (SIGTERM to the
-  // others), so the deaths that follow the first within the heartbeat
+  // Deaths and silences first: they explain the hangs that follow.
+  detect_deaths(now_ns, &out.diagnoses);
+  detect_silences(now_ns, &out.diagnoses);
+  detect_hang(now_ns, &out.diagnoses);
+  take_slow_alarms(now_ns, &out.diagnoses);
+  links_.expire(now_ns - kHalfLifetimeNs);
+  plan_probes(now_ns, &out.probes);
+  return out;
+}
+
+void Coordinator::detect_deaths(int64_t now_ns, std::vector<Diagnosis>* out) {
+  // A job one of whose ranks died is torn down by its launcher (SIGTERM to
+  // the others), so the deaths that follow the first within the heartbeat
   // timeout are that teardown, not new faults: logged, not diagnosed. The
   // first is the earliest connection to close, whatever the rank numbers.
   std::vector<int> newly_dead;
@@ -184,29 +194,38 @@ Coordinator::Actions Coordinator::tick(int64_t now_ns) {
       continue;
     }
     if (first_death_ns_ == 0) first_death_ns_ = ranks_[static_cast<size_t>(r)].lost_ns;
-    out.diagnoses.push_back(death(r, now_ns));
+    out->push_back(death(r, now_ns));
   }
+}
+
+void Coordinator::detect_silences(int64_t now_ns, std::vector<Diagnosis>* out) {
   for (int r = 0; r < size_; ++r) {
     RankInfo& info = ranks_[static_cast<size_t>(r)];
     if (r != me_ && info.heard && !info.final && !info.lost && !info.silence_reported &&
         now_ns - info.heard_ns > settings_.heartbeat_timeout_ns) {
       info.silence_reported = true;
-      Diagnosis d;
-      d.fault_class = FaultClass::noncomm_hang;
-      d.detector = "silence";
-      d.ranks = {r};
-      if (static_cast<size_t>(r) < hosts_.size()) d.hosts = {hosts_[static_cast<size_t>(r)]};
-      d.detected_ns = now_ns;
-      d.onset_ns = info.heard_ns;
-      d.message = describe(views(now_ns).ranks[static_cast<size_t>(r)]) +
-                  ": its agent stopped answering (process "
-                  "stopped, node frozen, or the out-of-band network is down)";
-      out.diagnoses.push_back(std::move(d));
+      out->push_back(silence(r, now_ns));
     }
   }
+}
 
-  // Hangs: the oldest suspect, confirmed when it is still in the same
-  // operation a tick later.
+Diagnosis Coordinator::silence(int rank, int64_t now_ns) const {
+  Diagnosis d;
+  d.fault_class = FaultClass::noncomm_hang;
+  d.detector = "silence";
+  d.ranks = {rank};
+  if (static_cast<size_t>(rank) < hosts_.size()) d.hosts = {hosts_[static_cast<size_t>(rank)]};
+  d.detected_ns = now_ns;
+  d.onset_ns = ranks_[static_cast<size_t>(rank)].heard_ns;
+  d.message = describe(views(now_ns).ranks[static_cast<size_t>(rank)]) +
+              ": its agent stopped answering (process "
+              "stopped, node frozen, or the out-of-band network is down)";
+  return d;
+}
+
+void Coordinator::detect_hang(int64_t now_ns, std::vector<Diagnosis>* out) {
+  // The oldest suspect, confirmed when it is still in the same operation a
+  // tick later.
   const HangInput in = views(now_ns);
   const RankView* primary = nullptr;
   for (const RankView& v : in.ranks) {
@@ -224,38 +243,39 @@ Coordinator::Actions Coordinator::tick(int64_t now_ns) {
       const bool explained =
           d->fault_class == FaultClass::noncomm_hang && !d->ranks.empty() &&
           std::all_of(d->ranks.begin(), d->ranks.end(), [&](int r) { return dead_reported_.count(r); });
-      if (!explained) out.diagnoses.push_back(std::move(*d));
+      if (!explained) out->push_back(std::move(*d));
     }
   }
+}
 
+void Coordinator::take_slow_alarms(int64_t now_ns, std::vector<Diagnosis>* out) {
   for (Diagnosis& d : skew_.take_alarms()) {
     d.detected_ns = now_ns;
-    out.diagnoses.push_back(std::move(d));
+    out->push_back(std::move(d));
   }
   for (Diagnosis& d : links_.take_alarms()) {
     d.detected_ns = now_ns;
-    out.diagnoses.push_back(std::move(d));
+    out->push_back(std::move(d));
   }
-  links_.expire(now_ns - kHalfLifetimeNs);
+}
 
+void Coordinator::plan_probes(int64_t now_ns, std::vector<std::pair<int, std::vector<int>>>* out) {
   // Probes of the links the traffic does not cover.
-  if (settings_.probe_period_ns > 0 && now_ns >= next_probe_ns_ && size_ <= 512) {
-    next_probe_ns_ = now_ns + settings_.probe_period_ns;
-    const int64_t horizon = std::max<int64_t>(3 * settings_.probe_period_ns, 2000000000);
-    std::vector<std::pair<int, int>> todo = links_.uncovered(now_ns, horizon);
-    std::map<int, std::vector<int>> by_rank;
-    auto usable = [&](int r) {
-      const RankInfo& i = ranks_[static_cast<size_t>(r)];
-      return i.heard && !i.lost && !i.final;
-    };
-    for (size_t n = 0; n < std::min(todo.size(), kProbesPerPeriod); ++n) {
-      const auto& link = todo[(probe_cursor_ + n) % todo.size()];
-      if (usable(link.first) && usable(link.second)) by_rank[link.first].push_back(link.second);
-    }
-    if (!todo.empty()) probe_cursor_ = (probe_cursor_ + kProbesPerPeriod) % todo.size();
-    for (auto& [rank, peers] : by_rank) out.probes.emplace_back(rank, std::move(peers));
+  if (settings_.probe_period_ns <= 0 || now_ns < next_probe_ns_ || size_ > 512) return;
+  next_probe_ns_ = now_ns + settings_.probe_period_ns;
+  const int64_t horizon = std::max<int64_t>(3 * settings_.probe_period_ns, 2000000000);
+  std::vector<std::pair<int, int>> todo = links_.uncovered(now_ns, horizon);
+  std::map<int, std::vector<int>> by_rank;
+  auto usable = [&](int r) {
+    const RankInfo& i = ranks_[static_cast<size_t>(r)];
+    return i.heard && !i.lost && !i.final;
+  };
+  for (size_t n = 0; n < std::min(todo.size(), kProbesPerPeriod); ++n) {
+    const auto& link = todo[(probe_cursor_ + n) % todo.size()];
+    if (usable(link.first) && usable(link.second)) by_rank[link.first].push_back(link.second);
   }
-  return out;
+  if (!todo.empty()) probe_cursor_ = (probe_cursor_ + kProbesPerPeriod) % todo.size();
+  for (auto& [rank, peers] : by_rank) out->emplace_back(rank, std::move(peers));
 }
 
 }  // namespace strata::fault

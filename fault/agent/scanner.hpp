@@ -5,9 +5,9 @@
 // (the hang candidate) and which non-blocking ones are pending.
 #pragma once
 
-#include "fault/device_times.hpp"
 #include "fault/oob/messages.hpp"
-#include "fault/record.hpp"
+#include "fault/recorder/device_times.hpp"
+#include "fault/recorder/record.hpp"
 #include "fault/settings.hpp"
 #include "fault/stats/window.hpp"
 

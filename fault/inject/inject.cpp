@@ -1,9 +1,9 @@
 // STRATA_FAULT_INJECT: the parser and what the rules do at run time.
-#include "fault/inject.hpp"
+#include "fault/inject/inject.hpp"
 
 #include "base/log.hpp"
 #include "fault/clock.hpp"
-#include "fault/record.hpp"
+#include "fault/recorder/record.hpp"
 
 #include <csignal>
 #include <cstdlib>
@@ -67,9 +67,84 @@ int parse_signal(const std::string& text) {
   return 0;
 }
 
-Status parse_rule(const std::string& text, InjectRule* rule, std::string* error) {
-  const size_t colon = text.find(':');
-  const std::string action = trim(text.substr(0, colon));
+bool is_link(InjectAction a) { return a == InjectAction::slowlink || a == InjectAction::cutlink; }
+bool takes_ms(InjectAction a) { return a == InjectAction::delay || a == InjectAction::slowlink; }
+
+// A rule as its keys are read: `have_ms` says whether ms= was given.
+struct RuleDraft {
+  InjectRule* rule;
+  bool have_ms = false;
+};
+
+// One parser per key; false: a bad value.
+bool parse_rank(const std::string& value, RuleDraft& r) {
+  int64_t v = 0;
+  const bool ok = parse_int(value, 0, 1 << 30, &v);
+  r.rule->rank = static_cast<int>(v);
+  return ok;
+}
+
+bool parse_ranks(const std::string& value, RuleDraft& r) {
+  const size_t dash = value.find('-');
+  int64_t a = 0, b = 0;
+  const bool ok = dash != std::string::npos && parse_int(value.substr(0, dash), 0, 1 << 30, &a) &&
+                  parse_int(value.substr(dash + 1), 0, 1 << 30, &b) && a != b;
+  r.rule->link_a = static_cast<int>(a);
+  r.rule->link_b = static_cast<int>(b);
+  return ok;
+}
+
+bool parse_ms(const std::string& value, RuleDraft& r) {
+  int64_t v = 0;
+  const bool ok = parse_int(value, 0, int64_t{1} << 40, &v);
+  r.rule->ms = v;
+  r.have_ms = true;
+  return ok;
+}
+
+bool parse_op(const std::string& value, RuleDraft& r) { return parse_ops(value, &r.rule->ops); }
+
+bool parse_after(const std::string& value, RuleDraft& r) {
+  int64_t v = 0;
+  const bool ok = parse_int(value, 0, INT64_MAX, &v);
+  r.rule->after = static_cast<uint64_t>(v);
+  return ok;
+}
+
+bool parse_at(const std::string& value, RuleDraft& r) {
+  char* end = nullptr;
+  const double s = std::strtod(value.c_str(), &end);
+  const bool ok = !value.empty() && *end == '\0' && s >= 0;
+  r.rule->at_ns = static_cast<int64_t>(s * 1e9);
+  return ok;
+}
+
+bool parse_kill_signal(const std::string& value, RuleDraft& r) {
+  r.rule->signal = parse_signal(value);
+  return r.rule->signal != 0;
+}
+
+bool for_ranks(InjectAction a) { return !is_link(a); }
+bool for_links(InjectAction a) { return is_link(a); }
+bool for_any(InjectAction) { return true; }
+bool for_kill(InjectAction a) { return a == InjectAction::kill; }
+
+// The keys of a rule and the actions each applies to.
+struct RuleKey {
+  const char* name;
+  bool (*applies)(InjectAction);
+  bool (*parse)(const std::string& value, RuleDraft& r);
+};
+constexpr RuleKey kKeys[] = {{"rank", for_ranks, parse_rank},
+                             {"ranks", for_links, parse_ranks},
+                             {"ms", takes_ms, parse_ms},
+                             {"op", for_ranks, parse_op},
+                             {"after", for_any, parse_after},
+                             {"at", for_any, parse_at},
+                             {"signal", for_kill, parse_kill_signal}};
+
+// The action before the colon.
+Status parse_action(const std::string& action, InjectRule* rule, std::string* error) {
   bool known = false;
   for (const auto& a : kActions) {
     if (action == a.name) {
@@ -81,9 +156,55 @@ Status parse_rule(const std::string& text, InjectRule* rule, std::string* error)
     *error = "unknown action '" + action + "' (delay, stall, hang, kill, slowlink, cutlink)";
     return Status::invalid_argument;
   }
+  return Status::ok;
+}
+
+// One key=value item of the rule's `action`.
+Status parse_item(const std::string& item, const std::string& action, RuleDraft& r, std::string* error) {
+  const size_t eq = item.find('=');
+  if (eq == std::string::npos) {
+    *error = "'" + item + "' is not key=value";
+    return Status::invalid_argument;
+  }
+  const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+  const RuleKey* found = nullptr;
+  for (const RuleKey& k : kKeys) {
+    if (key == k.name && k.applies(r.rule->action)) found = &k;
+  }
+  if (found == nullptr) {
+    *error = "'";
+    error->append(key).append("' does not apply to ").append(action);
+    return Status::invalid_argument;
+  }
+  if (!found->parse(value, r)) {
+    *error = "bad value '";
+    error->append(value).append("' for ").append(key).append(" in '").append(r.rule->text).append("'");
+    return Status::invalid_argument;
+  }
+  return Status::ok;
+}
+
+// What the rule's action needs: a rank or a link, and ms= for delays.
+Status check_complete(const RuleDraft& r, std::string* error) {
+  const InjectRule& rule = *r.rule;
+  const bool link = is_link(rule.action);
+  if (link ? rule.link_a < 0 : rule.rank < 0) {
+    *error = std::string("'") + rule.text + "' needs " + (link ? "ranks=A-B" : "rank=R");
+    return Status::invalid_argument;
+  }
+  if (takes_ms(rule.action) && !r.have_ms) {
+    *error = "'" + rule.text + "' needs ms=D";
+    return Status::invalid_argument;
+  }
+  return Status::ok;
+}
+
+Status parse_rule(const std::string& text, InjectRule* rule, std::string* error) {
+  const size_t colon = text.find(':');
+  const std::string action = trim(text.substr(0, colon));
+  STRATA_TRY(parse_action(action, rule, error));
   rule->text = trim(text);
-  const bool link = rule->action == InjectAction::slowlink || rule->action == InjectAction::cutlink;
-  bool have_ms = false;
+  RuleDraft draft{rule};
   std::string rest = colon == std::string::npos ? std::string() : text.substr(colon + 1);
   size_t start = 0;
   while (start < rest.size()) {
@@ -92,61 +213,9 @@ Status parse_rule(const std::string& text, InjectRule* rule, std::string* error)
     const std::string item = trim(rest.substr(start, comma - start));
     start = comma + 1;
     if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      *error = "'" + item + "' is not key=value";
-      return Status::invalid_argument;
-    }
-    const std::string key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
-    int64_t v = 0;
-    bool ok = true;
-    if (key == "rank" && !link) {
-      ok = parse_int(value, 0, 1 << 30, &v);
-      rule->rank = static_cast<int>(v);
-    } else if (key == "ranks" && link) {
-      const size_t dash = value.find('-');
-      int64_t a = 0, b = 0;
-      ok = dash != std::string::npos && parse_int(value.substr(0, dash), 0, 1 << 30, &a) &&
-           parse_int(value.substr(dash + 1), 0, 1 << 30, &b) && a != b;
-      rule->link_a = static_cast<int>(a);
-      rule->link_b = static_cast<int>(b);
-    } else if (key == "ms" && (rule->action == InjectAction::delay || rule->action == InjectAction::slowlink)) {
-      ok = parse_int(value, 0, int64_t{1} << 40, &v);
-      rule->ms = v;
-      have_ms = true;
-    } else if (key == "op" && !link) {
-      ok = parse_ops(value, &rule->ops);
-    } else if (key == "after") {
-      ok = parse_int(value, 0, INT64_MAX, &v);
-      rule->after = static_cast<uint64_t>(v);
-    } else if (key == "at") {
-      char* end = nullptr;
-      const double s = std::strtod(value.c_str(), &end);
-      ok = !value.empty() && *end == '\0' && s >= 0;
-      rule->at_ns = static_cast<int64_t>(s * 1e9);
-    } else if (key == "signal" && rule->action == InjectAction::kill) {
-      rule->signal = parse_signal(value);
-      ok = rule->signal != 0;
-    } else {
-      *error = "'";
-      error->append(key).append("' does not apply to ").append(action);
-      return Status::invalid_argument;
-    }
-    if (!ok) {
-      *error = "bad value '";
-      error->append(value).append("' for ").append(key).append(" in '").append(rule->text).append("'");
-      return Status::invalid_argument;
-    }
+    STRATA_TRY(parse_item(item, action, draft, error));
   }
-  if (link ? rule->link_a < 0 : rule->rank < 0) {
-    *error = std::string("'") + rule->text + "' needs " + (link ? "ranks=A-B" : "rank=R");
-    return Status::invalid_argument;
-  }
-  if ((rule->action == InjectAction::delay || rule->action == InjectAction::slowlink) && !have_ms) {
-    *error = "'" + rule->text + "' needs ms=D";
-    return Status::invalid_argument;
-  }
-  return Status::ok;
+  return check_complete(draft, error);
 }
 
 // Installed state: the rules that concern this rank, with their counters.

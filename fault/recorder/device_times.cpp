@@ -1,4 +1,4 @@
-#include "fault/device_times.hpp"
+#include "fault/recorder/device_times.hpp"
 
 namespace strata::fault {
 

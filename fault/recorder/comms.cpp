@@ -1,4 +1,4 @@
-#include "fault/comms.hpp"
+#include "fault/recorder/comms.hpp"
 
 #include "base/log.hpp"
 #include "fault/hooks.hpp"
