@@ -88,8 +88,7 @@ Status Model::breakdown(Mode mode, int reps, Breakdown* out) {
   } else {
     const size_t first = split_.first, second = split_.second;
     strata::fused::RunOptions part = whole;
-    const int budget = settings_.split.comm_blocks;
-    part.blocks = budget > 0 ? budget : 0;
+    part.blocks = strata::fused::split_comm_blocks(settings_.split);  // what run_split gives them
     STRATA_TRY(phase("GEMMs part 1", [&] { return compute_rows(0, 0, first, stream); }));
     STRATA_TRY(phase("GEMMs part 2", [&] { return compute_rows(0, first, second, stream); }));
     STRATA_TRY(phase("fused part 1", [&] { return fused_->run(rows(0, first, 0), part); }));

@@ -117,6 +117,33 @@ Status print_breakdown(Model& model, const std::vector<Mode>& order, int reps, c
   return Status::ok;
 }
 
+// A mode's times over every round (the first step of each round warms up).
+struct Samples {
+  std::vector<double> layers, step, forward, grad;
+};
+
+Status run_steps(Model& model, Mode mode, int steps, int rank, Samples* x) {
+  for (int i = 0; i < steps; ++i) {
+    StepTimes t;
+    STRATA_TRY(model.step(mode, &t));
+    // Every rank reduces the same values in the same order.
+    const double st = slowest(t.step_ms), fw = slowest(t.forward_ms), bw = slowest(t.backward_ms),
+                 gr = slowest(t.grad_allreduce_ms);
+    if (rank == 0) {
+      std::printf("[train-proxy] %-11s step %d/%d: %.3f ms (forward %.3f, backward %.3f, grad allreduce %.3f)\n",
+                  to_string(mode), i + 1, steps, st, fw, bw, gr);
+      std::fflush(stdout);
+    }
+    if (i > 0 || steps == 1) {
+      for (double l : t.layer_ms) x->layers.push_back(slowest(l));
+      x->step.push_back(st);
+      x->forward.push_back(fw);
+      x->grad.push_back(gr);
+    }
+  }
+  return Status::ok;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"strata-train-proxy: a TP x DP training step, sequential vs fused AllReduce-RMSNorm vs token split"};
   strata::tools::standard_options(app, "strata-train-proxy");
@@ -152,6 +179,10 @@ int run(int argc, char** argv) {
   app.add_flag("--split-tune,!--no-split-tune", split_tune,
                "Token split: measure first whether it pays here and with which block budget (fused::tune_split); "
                "where it does not, the split mode runs unsplit");
+  int rounds = 1;
+  app.add_option("--rounds", rounds,
+                 "Runs of every mode, alternated (sequential, fused, split, sequential, ...): the GPU's clocks drift "
+                 "over a run, so the medians are taken over all rounds");
   int breakdown_reps = 0;
   std::string budgets_text;
   app.add_option("--breakdown", breakdown_reps,
@@ -231,65 +262,60 @@ int run(int argc, char** argv) {
     // The sequential run is the reference: first, and run even when not asked for.
     order.erase(std::remove(order.begin(), order.end(), Mode::sequential), order.end());
     order.insert(order.begin(), Mode::sequential);
-    for (Mode mode : order) {
-      Status s = model.init();
-      if (s != Status::ok) return fail(std::string("init: ") + strata::to_string(s));
-      if (mode == Mode::split && split_tune && model.split().split()) {
-        strata::fused::SplitChoice choice;
-        s = model.tune_split(3, &choice);
-        if (s != Status::ok) return fail(std::string("tune_split: ") + strata::to_string(s));
-        if (rank == 0) {
-          std::printf("# token split measured on layer 0: unsplit %.3f ms, best split %.3f ms (%d blocks): %s\n",
-                      choice.unsplit_ms, choice.split_ms, choice.comm_blocks,
-                      choice.split ? "split" : "not split (it would be slower here)");
+    std::map<Mode, Samples> samples;
+    bool tuned = false, header = false;
+    for (int round = 0; round < rounds; ++round) {
+      for (Mode mode : order) {
+        Status s = model.init();
+        if (s != Status::ok) return fail(std::string("init: ") + strata::to_string(s));
+        if (mode == Mode::split && split_tune && !tuned && model.split().split()) {
+          tuned = true;
+          strata::fused::SplitChoice choice;
+          s = model.tune_split(3, &choice);
+          if (s != Status::ok) return fail(std::string("tune_split: ") + strata::to_string(s));
+          if (rank == 0) {
+            std::printf("# token split measured on layer 0: unsplit %.3f ms, best split %.3f ms (%d blocks): %s\n",
+                        choice.unsplit_ms, choice.split_ms, choice.comm_blocks,
+                        choice.split ? "split" : "not split (it would be slower here)");
+          }
         }
-      }
-      if (rank == 0 && mode == order.front()) {
-        std::printf(
-            "# strata-train-proxy: %d ranks (TP %d x DP %d), %s, hidden %zu, ffn %zu, %zu layers, %zu tokens, "
-            "%s\n",
-            size, tp, dp, ops->describe().c_str(), shape.hidden, ffn, shape.layers, shape.tokens, type_name.c_str());
-        const auto& sp = model.split();
-        if (sp.split()) {
-          std::printf("# token split: %zu = %zu + %zu\n", shape.tokens, sp.first, sp.second);
-        } else {
-          std::printf("# token split: none at %zu tokens (below the minimum or no room for two waves)\n", shape.tokens);
+        if (rank == 0 && !header) {
+          header = true;
+          std::printf(
+              "# strata-train-proxy: %d ranks (TP %d x DP %d), %s, hidden %zu, ffn %zu, %zu layers, %zu tokens, "
+              "%s, %d round(s)\n",
+              size, tp, dp, ops->describe().c_str(), shape.hidden, ffn, shape.layers, shape.tokens, type_name.c_str(),
+              rounds);
+          const auto& sp = model.split();
+          if (sp.split()) {
+            std::printf("# token split: %zu = %zu + %zu\n", shape.tokens, sp.first, sp.second);
+          } else {
+            std::printf("# token split: none at %zu tokens (below the minimum or no room for two waves)\n",
+                        shape.tokens);
+          }
         }
-      }
-      std::vector<double> layers, step_ms, forward, grad;
-      for (int i = 0; i < steps; ++i) {
-        StepTimes t;
-        s = model.step(mode, &t);
+        s = run_steps(model, mode, steps, rank, &samples[mode]);
         if (s != Status::ok) return fail(std::string(to_string(mode)) + " step: " + strata::to_string(s));
-        // Every rank reduces the same values in the same order.
-        const double st = slowest(t.step_ms), fw = slowest(t.forward_ms), bw = slowest(t.backward_ms),
-                     gr = slowest(t.grad_allreduce_ms);
-        if (rank == 0) {
-          std::printf("[train-proxy] %-11s step %d/%d: %.3f ms (forward %.3f, backward %.3f, grad allreduce %.3f)\n",
-                      to_string(mode), i + 1, steps, st, fw, bw, gr);
-          std::fflush(stdout);
+        Summary& sm = summary[mode];
+        sm.path = mode == Mode::sequential ? "allreduce + RMSNorm" : strata::fused::to_string(model.fused_path());
+        const auto out = model.output(), weights = model.first_weights();
+        if (mode == Mode::sequential) {
+          ref_out = out;
+          ref_weights = weights;
         }
-        if (i > 0 || steps == 1) {  // the first step warms up
-          for (double l : t.layer_ms) layers.push_back(slowest(l));
-          step_ms.push_back(st);
-          forward.push_back(fw);
-          grad.push_back(gr);
-        }
+        sm.output_diff = std::max(round > 0 ? sm.output_diff : 0.0, relative_difference(out, ref_out, shape.type));
+        sm.weight_diff =
+            std::max(round > 0 ? sm.weight_diff : 0.0, relative_difference(weights, ref_weights, shape.type));
+        if (!(sm.output_diff <= tolerance && sm.weight_diff <= tolerance)) result = 1;
       }
+    }
+    for (Mode mode : order) {
       Summary& sm = summary[mode];
-      sm.path = mode == Mode::sequential ? "allreduce + RMSNorm" : strata::fused::to_string(model.fused_path());
-      sm.layer_us = median(layers) * 1e3;
-      sm.step_ms = median(step_ms);
-      sm.forward_ms = median(forward);
-      sm.grad_ms = median(grad);
-      const auto out = model.output(), weights = model.first_weights();
-      if (mode == Mode::sequential) {
-        ref_out = out;
-        ref_weights = weights;
-      }
-      sm.output_diff = relative_difference(out, ref_out, shape.type);
-      sm.weight_diff = relative_difference(weights, ref_weights, shape.type);
-      if (!(sm.output_diff <= tolerance && sm.weight_diff <= tolerance)) result = 1;
+      const Samples& x = samples[mode];
+      sm.layer_us = median(x.layers) * 1e3;
+      sm.step_ms = median(x.step);
+      sm.forward_ms = median(x.forward);
+      sm.grad_ms = median(x.grad);
     }
     if (rank == 0) {
       std::printf(

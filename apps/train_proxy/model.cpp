@@ -83,23 +83,24 @@ Status Model::init() {
     }
   }
   // Weights: a TP rank's shard, the same on every DP replica; inputs: per DP replica, the same within a TP group.
+  // Made once (the host's random numbers take seconds at hidden 8192), uploaded on every init.
   const uint64_t s = settings_.seed;
-  for (size_t l = 0; l < L; ++l) {
+  if (initial_.empty()) {
     const float w1_scale = 1.0f / std::sqrt(static_cast<float>(H)), w2_scale = 1.0f / std::sqrt(static_cast<float>(F));
-    STRATA_TRY(ops_.upload(
-        w1_[l],
-        random_values(H * F, shape_.type, mix(s, 10 * l + 1 + 1000 * static_cast<uint64_t>(tp_rank_)), w1_scale).data(),
-        H * F * element_));
-    STRATA_TRY(ops_.upload(
-        w2_[l],
-        random_values(F * H, shape_.type, mix(s, 10 * l + 2 + 1000 * static_cast<uint64_t>(tp_rank_)), w2_scale).data(),
-        F * H * element_));
-    STRATA_TRY(
-        ops_.upload(norm_[l], random_values(H, shape_.type, mix(s, 10 * l + 3), 0.1f, 1.0f).data(), H * element_));
+    const auto tp = 1000 * static_cast<uint64_t>(tp_rank_);
+    for (size_t l = 0; l < L; ++l) {
+      initial_.push_back(random_values(H * F, shape_.type, mix(s, 10 * l + 1 + tp), w1_scale));
+      initial_.push_back(random_values(F * H, shape_.type, mix(s, 10 * l + 2 + tp), w2_scale));
+      initial_.push_back(random_values(H, shape_.type, mix(s, 10 * l + 3), 0.1f, 1.0f));
+    }
+    initial_.push_back(random_values(T * H, shape_.type, mix(s, 7 + 1000 * static_cast<uint64_t>(dp_rank_)), 1.0f));
   }
-  STRATA_TRY(ops_.upload(
-      input_, random_values(T * H, shape_.type, mix(s, 7 + 1000 * static_cast<uint64_t>(dp_rank_)), 1.0f).data(),
-      T * H * element_));
+  for (size_t l = 0; l < L; ++l) {
+    STRATA_TRY(ops_.upload(w1_[l], initial_[3 * l].data(), initial_[3 * l].size()));
+    STRATA_TRY(ops_.upload(w2_[l], initial_[3 * l + 1].data(), initial_[3 * l + 1].size()));
+    STRATA_TRY(ops_.upload(norm_[l], initial_[3 * l + 2].data(), initial_[3 * l + 2].size()));
+  }
+  STRATA_TRY(ops_.upload(input_, initial_.back().data(), initial_.back().size()));
   if (!fused_) {
     strata::fused::Config cfg;
     cfg.max_tokens = T;
@@ -110,7 +111,7 @@ Status Model::init() {
     if (!f) return f.status();
     fused_ = std::move(f).value();
   }
-  split_ = strata::fused::split_tokens(T, settings_.split);
+  split_ = split_off_ ? strata::fused::Split{T, 0} : strata::fused::split_tokens(T, settings_.split);
   return ops_.synchronize();
 }
 
@@ -130,6 +131,7 @@ Status Model::tune_split(int reps, strata::fused::SplitChoice* choice) {
   if (!r) return r.status();
   *choice = *r;
   if (!choice->split) {
+    split_off_ = true;
     split_ = strata::fused::Split{shape_.tokens, 0};
   } else {
     settings_.split.comm_blocks = choice->comm_blocks;

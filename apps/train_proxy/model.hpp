@@ -86,7 +86,10 @@ class Model {
   std::vector<unsigned char> first_weights();
   const strata::fused::Split& split() const { return split_; }
   // The split as configured again (after tune_split turned it off).
-  void reset_split() { split_ = strata::fused::split_tokens(shape_.tokens, settings_.split); }
+  void reset_split() {
+    split_off_ = false;
+    split_ = strata::fused::split_tokens(shape_.tokens, settings_.split);
+  }
   strata::fused::Path fused_path() const;
   // Whether the token split pays here (strata::fused::tune_split on layer
   // 0): when it does not, the split mode runs unsplit from now on; when it
@@ -118,8 +121,10 @@ class Model {
   void* input_ = nullptr;
   void* residual_ = nullptr;
   void* partial_ = nullptr;
+  std::vector<std::vector<unsigned char>> initial_;  // host copies: per layer W1, W2, norm; then the input
   std::unique_ptr<strata::fused::AllreduceRmsnorm> fused_;
   strata::fused::Split split_;
+  bool split_off_ = false;  // tune_split found the split slower: init() keeps it off
 };
 
 }  // namespace strata_proxy

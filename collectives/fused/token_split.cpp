@@ -24,7 +24,10 @@ config::IntParam g_offset{"STRATA_SPLIT_OFFSET", 0,
 config::IntParam g_min_tokens{"STRATA_SPLIT_MIN_TOKENS", 1024,
                               "Token split: batches with fewer tokens are not split (overlap does not pay below)", 1,
                               int64_t{1} << 40};
-config::IntParam g_comm_blocks{"STRATA_SPLIT_COMM_BLOCKS", 16,
+// 48: measured on 2 x H100 (hidden 8192, 2048-row halves): the fused call
+// beside the GEMMs took 1.82 ms together at 16 blocks, 1.69 at 32, 1.67 at
+// 48, 1.73 at 66 and at 132 (docs/fused.md); tune_split picks per shape.
+config::IntParam g_comm_blocks{"STRATA_SPLIT_COMM_BLOCKS", 48,
                                "Token split: thread blocks of the fused calls while compute runs beside them (0: the "
                                "object's)",
                                0, 256};
@@ -43,6 +46,10 @@ Tensors rows_of(const Tensors& t, size_t begin, size_t count, size_t row_bytes) 
 }
 
 }  // namespace
+
+int split_comm_blocks(const SplitConfig& config) noexcept {
+  return config.comm_blocks >= 0 ? config.comm_blocks : static_cast<int>(g_comm_blocks.get());
+}
 
 Split split_tokens(size_t tokens, const SplitConfig& config) noexcept {
   const auto wave = static_cast<int64_t>(config.wave > 0 ? config.wave : static_cast<size_t>(g_wave.get()));
@@ -79,7 +86,7 @@ Status run_split(AllreduceRmsnorm& fused, const Tensors& t, const Split& split, 
     STRATA_TRY(compute(0, t.tokens, streams.compute));
     return fused.run(t, whole);
   }
-  const int budget = config.comm_blocks >= 0 ? config.comm_blocks : static_cast<int>(g_comm_blocks.get());
+  const int budget = split_comm_blocks(config);
   RunOptions part;
   part.blocks = budget;
   part.algorithm = config.algorithm;

@@ -177,6 +177,10 @@ struct Split {
 // second part. The same on every rank for the same tokens.
 STRATA_API Split split_tokens(size_t tokens, const SplitConfig& config = {}) noexcept;
 
+// The block budget of the split's fused calls: config.comm_blocks, or
+// STRATA_SPLIT_COMM_BLOCKS when it is -1 (0: the object's).
+STRATA_API int split_comm_blocks(const SplitConfig& config = {}) noexcept;
+
 struct OverlapStreams {
   void* compute = nullptr;  // where `compute` runs; the caller's work after this call waits on it
   void* comm = nullptr;     // the fused calls (must differ from compute on the device path)
