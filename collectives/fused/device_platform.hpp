@@ -76,17 +76,25 @@ struct DevicePlatform {
   // or 16-byte granularity; an element is never torn (its own store).
   template <class T, int V>
   __device__ math::Vec<T, V> load_posted(const T* p) const {
-    math::Vec<T, V> v;
 #if !defined(__HIPCC__)
-    if constexpr (sizeof(v) == 16) {
+    if constexpr (sizeof(math::Vec<T, V>) == 16) {
+      math::Vec<T, V> v;
       uint32_t w[4];
       asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
                    : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
                    : "l"(p));
       __builtin_memcpy(&v, w, sizeof v);
       return v;
+    } else {
+      return load_elements<T, V>(p);
     }
+#else
+    return load_elements<T, V>(p);
 #endif
+  }
+  template <class T, int V>
+  __device__ math::Vec<T, V> load_elements(const T* p) const {
+    math::Vec<T, V> v;
     for (int k = 0; k < V; ++k) {
       if constexpr (sizeof(T) == 4) {
         const uint32_t b = *reinterpret_cast<const volatile uint32_t*>(p + k);

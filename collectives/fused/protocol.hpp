@@ -62,6 +62,7 @@ enum Phase : uint32_t { kStart = 0, kMid = 1, kData = 2 };
 // What one launch runs.
 enum class Kind : uint8_t { one_shot, two_shot, lamport };
 constexpr int kLamportSets = 3;
+constexpr unsigned kSpinPolls = 512;  // Lamport polls before the first pause
 
 struct Flags {
   uint32_t slot[2][kMaxBlocks][kMaxRanks];  // [phase][block][writer rank]
@@ -327,11 +328,14 @@ STRATA_HOST_DEVICE bool wait_posted(P& p, const Args<T>& a, const T* const* src,
     if (q == a.rank) continue;
     for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
       const uint64_t t0 = p.now();
-      for (;;) {
+      // A small message's rows arrive within a microsecond or two: spin
+      // without pausing first (a pause is tens of nanoseconds or more).
+      for (unsigned polls = 0;; ++polls) {
         const math::Vec<T, V> v = p.template load_posted<T, V>(src[q] + i);
         bool ready = true;
         for (int k = 0; k < V; ++k) ready = ready && !math::is_empty(v.e[k]);
         if (ready) break;
+        if (polls < kSpinPolls) continue;
         if (p.now() - t0 > a.timeout) {
           p.report(&control_of(a)->claim, a.error,
                    pack_error(1, kData, static_cast<uint32_t>(q), static_cast<uint32_t>(block), seq));
