@@ -8,6 +8,7 @@
 #include "interposer/types/type_cache.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/gpu/gpu_code.hpp"
 #include "portability/gpu/ipc_cache.hpp"
 #include "portability/mover/copies.hpp"
 #include "portability/mover/device_transfer.hpp"
@@ -42,8 +43,9 @@ config::ChoiceParam<Mode> g_mode{
     {{"auto", Mode::automatic}, {"on", Mode::on}, {"off", Mode::off}},
     "Device point-to-point between ranks of one node: the receiver pulls a message from the sender's GPU through "
     "CUDA/HIP IPC (a message to self: copied on the device). auto (the default) = on where some rank shows GPU use "
-    "at MPI_Init (a GPU context already made, or CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES "
-    "set) and no node has more ranks than GPUs without an MPS daemon (ranks sharing a GPU then time-slice it, and "
+    "at MPI_Init (a GPU context already made, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES "
+    "set, or GPU code in the program: a CUDA/HIP runtime library loaded or device code in one of its objects) and no "
+    "node has more ranks than GPUs without an MPS daemon (ranks sharing a GPU then time-slice it, and "
     "the transport's device work measured slower than staging, docs/device.md); on = wherever the GPUs reach each "
     "other; off = staged through pinned host memory. Every rank must ask for it (one rank's off turns it off)"};
 config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
@@ -218,12 +220,22 @@ bool mps_daemon_running() {
 // on a GPU node shows neither, and then no context is made for the
 // transport's first contact (measured on 2 x H200: +200 ms at MPI_Init and
 // 520 MiB of GPU memory per rank).
+// A program that picks its GPU after MPI_Init (from its node-local rank,
+// as most do) shows none of that yet, but carries GPU code: a GPU runtime
+// library loaded, or device code in one of its objects (measured on
+// 2 x H200: strata-bench-pingpong, which sets its device after MPI_Init,
+// was staged at 17.8 µs for 1 KiB and 206 µs for 1 MiB where IPC takes 12.6
+// and 17.0).
 bool shows_gpu_use() {
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
     const char* v = std::getenv(name);
     if (v != nullptr && *v != '\0') return true;
   }
-  return gpu::context_active();
+  if (gpu::context_active()) return true;
+  std::string what;
+  if (!gpu::process_carries_gpu_code(&what)) return false;
+  STRATA_LOG_ONCE(debug, kDevice, "STRATA_P2P_IPC=auto: the program carries GPU code (%s)", what.c_str());
+  return true;
 }
 
 // STRATA_P2P_IPC=auto on this rank: does this node keep a GPU per rank (or

@@ -1,0 +1,100 @@
+// process_carries_gpu_code: the loaded objects (dl_iterate_phdr), by name
+// and by their ELF section headers.
+#include "portability/gpu/gpu_code.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace strata::gpu {
+namespace {
+
+bool runtime_library(const char* path) {
+  const char* base = std::strrchr(path, '/');
+  base = base != nullptr ? base + 1 : path;
+  return std::strncmp(base, "libcudart.so", 12) == 0 || std::strncmp(base, "libamdhip64.so", 14) == 0;
+}
+
+bool read_at(int fd, void* out, size_t bytes, off_t at) {
+  return pread(fd, out, bytes, at) == static_cast<ssize_t>(bytes);
+}
+
+// Has the ELF file a section of device code? False where it cannot tell.
+bool has_device_code(const char* path) {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool found = false;
+  Elf64_Ehdr eh{};
+  if (read_at(fd, &eh, sizeof eh, 0) && std::memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
+      eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shnum > 0 &&
+      eh.e_shnum < 65280 && eh.e_shstrndx < eh.e_shnum) {
+    std::vector<Elf64_Shdr> sections(eh.e_shnum);
+    const Elf64_Shdr* names = nullptr;
+    if (read_at(fd, sections.data(), sections.size() * sizeof(Elf64_Shdr), static_cast<off_t>(eh.e_shoff))) {
+      names = &sections[eh.e_shstrndx];
+    }
+    std::vector<char> text;
+    if (names != nullptr && names->sh_size > 0 && names->sh_size < (size_t{1} << 24)) {
+      text.resize(names->sh_size + 1, '\0');
+      if (!read_at(fd, text.data(), names->sh_size, static_cast<off_t>(names->sh_offset))) text.clear();
+    }
+    for (const Elf64_Shdr& s : sections) {
+      if (text.empty() || s.sh_name >= text.size() - 1) continue;
+      const char* name = text.data() + s.sh_name;
+      if (std::strcmp(name, ".nv_fatbin") == 0 || std::strcmp(name, ".hip_fatbin") == 0) {
+        found = true;
+        break;
+      }
+    }
+  }
+  close(fd);
+  return found;
+}
+
+struct Search {
+  uintptr_t own = 0;  // an address in Strata's own object (the preload library, or a program linked with Strata)
+  std::string found;
+};
+
+bool holds(const struct dl_phdr_info* info, uintptr_t address) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& p = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + p.p_vaddr;
+    if (p.p_type == PT_LOAD && address >= start && address < start + p.p_memsz) return true;
+  }
+  return false;
+}
+
+int visit(struct dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* search = static_cast<Search*>(data);
+  if (holds(info, search->own)) return 0;
+  std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  if (path.rfind("linux-vdso", 0) == 0) return 0;
+  if (path.empty()) path = "/proc/self/exe";  // the program itself
+  if (runtime_library(path.c_str()) || has_device_code(path.c_str())) {
+    search->found = path;
+    return 1;  // stop
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool process_carries_gpu_code(std::string* what) noexcept {
+  try {
+    Search search;
+    search.own = reinterpret_cast<uintptr_t>(&process_carries_gpu_code);
+    dl_iterate_phdr(visit, &search);
+    if (what != nullptr) *what = search.found;
+    return !search.found.empty();
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace strata::gpu

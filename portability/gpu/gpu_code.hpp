@@ -1,0 +1,18 @@
+// Does the program carry GPU code of its own? Asked at MPI_Init, before the
+// program may have touched a GPU (most MPI programs pick their device after
+// MPI_Init, from their node-local rank), by policies that must not make a
+// GPU context for a host-only program (the device-direct transport's auto).
+#pragma once
+
+#include <string>
+
+namespace strata::gpu {
+
+// True where a GPU runtime library is loaded (libcudart, libamdhip64) or a
+// loaded object holds device code (a .nv_fatbin or .hip_fatbin section),
+// Strata's own library not counted. Reads the loaded objects' section
+// headers; makes no GPU call. `what` (may be null) names the first object
+// that answered.
+bool process_carries_gpu_code(std::string* what = nullptr) noexcept;
+
+}  // namespace strata::gpu
