@@ -195,11 +195,13 @@ void override_host_pack(int mode) { g_override.store(mode, std::memory_order_rel
 // reference machine: 8 ranks on 2 cores). Where the ranks have cores to
 // spare the library pipelines a large derived-type message, packing the
 // next fragment while the last one moves, and Strata's pack-then-send loses
-// to it (measured on a 16-core host: 0.7-0.8x from 512 KiB packed). So
-// without a model measured here, large transfers go to the library unless
-// the node is oversubscribed as the reference was. A per-rank choice: it
-// only changes how this rank packs (packed bytes match any receive type).
-constexpr int64_t kBuiltinLargestTransfer = 64 << 10;
+// to it (measured on a 16-core host: 0.7-0.8x from 512 KiB packed). Small
+// ones lose too where the ranks have cores of their own (2 x H200 host,
+// 2 ranks on 32 cores, 8 B blocks at a 64 B stride: 0.85x at 256 B packed,
+// 0.91x at 64 KiB; bench/results/overhead-h200x2-host.md). So without a
+// model measured here, transfers go to the library unless the node is
+// oversubscribed as the reference was. A per-rank choice: it only changes
+// how this rank packs (packed bytes match any receive type).
 
 bool node_oversubscribed() {
   static const bool over = [] {
@@ -219,10 +221,7 @@ bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block) {
     case HostPackMode::automatic: break;
   }
   const HostModel& m = host_model();
-  if (op == HostOp::transfer && packed_bytes > kBuiltinLargestTransfer && m.source == "built-in" &&
-      !node_oversubscribed()) {
-    return false;
-  }
+  if (op == HostOp::transfer && m.source == "built-in" && !node_oversubscribed()) return false;
   return m.strata_wins(op, packed_bytes, block);
 }
 
