@@ -14,10 +14,30 @@
 namespace strata::gpu {
 namespace {
 
-bool runtime_library(const char* path) {
+const char* base_name(const char* path) {
   const char* base = std::strrchr(path, '/');
-  base = base != nullptr ? base + 1 : path;
-  return std::strncmp(base, "libcudart.so", 12) == 0 || std::strncmp(base, "libamdhip64.so", 14) == 0;
+  return base != nullptr ? base + 1 : path;
+}
+
+bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
+
+// What Strata loads itself, whatever the program is: NCCL/RCCL (opened by
+// collectives/nccl, and holding device code), the GPU driver, and in a HIP
+// build the HIP runtime it links. Seen on 2 x H100: without this, every
+// host program under the preload counted as a GPU program through libnccl.
+bool loaded_by_strata(const char* base) {
+  if (starts_with(base, "libnccl.so") || starts_with(base, "librccl.so") || starts_with(base, "libcuda.so") ||
+      starts_with(base, "libnvidia-") || starts_with(base, "libamd_comgr") || starts_with(base, "libhsa-runtime")) {
+    return true;
+  }
+#if defined(STRATA_HAVE_HIP)
+  if (starts_with(base, "libamdhip64.so")) return true;
+#endif
+  return false;
+}
+
+bool runtime_library(const char* base) {
+  return starts_with(base, "libcudart.so") || starts_with(base, "libamdhip64.so");
 }
 
 bool read_at(int fd, void* out, size_t bytes, off_t at) {
@@ -76,7 +96,9 @@ int visit(struct dl_phdr_info* info, size_t /*size*/, void* data) {
   std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
   if (path.rfind("linux-vdso", 0) == 0) return 0;
   if (path.empty()) path = "/proc/self/exe";  // the program itself
-  if (runtime_library(path.c_str()) || has_device_code(path.c_str())) {
+  const char* base = base_name(path.c_str());
+  if (loaded_by_strata(base)) return 0;
+  if (runtime_library(base) || has_device_code(path.c_str())) {
     search->found = path;
     return 1;  // stop
   }

@@ -10,7 +10,8 @@ namespace strata::gpu {
 
 // True where a GPU runtime library is loaded (libcudart, libamdhip64) or a
 // loaded object holds device code (a .nv_fatbin or .hip_fatbin section),
-// Strata's own library not counted. Reads the loaded objects' section
+// not counting what Strata loads itself whatever the program (its own
+// library, NCCL/RCCL, the GPU driver; in a HIP build the HIP runtime). Reads the loaded objects' section
 // headers; makes no GPU call. `what` (may be null) names the first object
 // that answered.
 bool process_carries_gpu_code(std::string* what = nullptr) noexcept;

@@ -35,6 +35,17 @@ TEST_F(GpuCode, AnObjectWithDeviceCodeIsSeen) {
   EXPECT_FALSE(strata::gpu::process_carries_gpu_code());
 }
 
+// Strata opens NCCL itself (collectives/nccl) in every program: its device
+// code is not the program's (the bug: every host program under the preload
+// turned the device-direct transport on, a GPU context at MPI_Init).
+TEST_F(GpuCode, NcclThatStrataLoadsIsNotTheProgramsCode) {
+  void* h = load(STRATA_TEST_FAKE_NCCL_MODULE);
+  ASSERT_NE(h, nullptr);
+  std::string what;
+  EXPECT_FALSE(strata::gpu::process_carries_gpu_code(&what)) << what;
+  dlclose(h);
+}
+
 TEST_F(GpuCode, ARuntimeLibraryIsSeenByName) {
   void* h = load(STRATA_TEST_RUNTIME_MODULE);
   ASSERT_NE(h, nullptr);
