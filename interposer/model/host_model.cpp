@@ -196,9 +196,9 @@ void override_host_pack(int mode) { g_override.store(mode, std::memory_order_rel
 // spare the library pipelines a large derived-type message, packing the
 // next fragment while the last one moves, and Strata's pack-then-send loses
 // to it (measured on a 16-core host: 0.7-0.8x from 512 KiB packed). Small
-// ones lose too where the ranks have cores of their own (2 x H200 host,
-// 2 ranks on 32 cores, 8 B blocks at a 64 B stride: 0.85x at 256 B packed,
-// 0.91x at 64 KiB; bench/results/overhead-h200x2-host.md). So without a
+// ones did not win either where the ranks have cores of their own (the
+// h100x2 host, 2 ranks on 32 cores, 8 B blocks at a 64 B stride: 0.92-0.98x
+// from 64 B to 4 KiB packed; bench/results/overhead-h100x2-host.md). So without a
 // model measured here, transfers go to the library unless the node is
 // oversubscribed as the reference was. A per-rank choice: it only changes
 // how this rank packs (packed bytes match any receive type).
