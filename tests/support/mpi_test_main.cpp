@@ -73,6 +73,14 @@ bool all_ranks_agree(bool value) {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
+  // A library loaded before MPI_Init, as a program linked with it has it
+  // (the device-direct transport's auto policy looks at what is loaded).
+  if (const char* lib = std::getenv("STRATA_TEST_DLOPEN_BEFORE_INIT"); lib != nullptr && *lib != '\0') {
+    if (dlopen(lib, RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      std::fprintf(stderr, "STRATA_TEST_DLOPEN_BEFORE_INIT: %s\n", dlerror());
+      return 2;
+    }
+  }
   int provided = 0;
   int wanted = MPI_THREAD_MULTIPLE;
   if (const char* t = std::getenv("STRATA_TEST_THREAD_LEVEL")) {
