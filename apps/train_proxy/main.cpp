@@ -144,58 +144,188 @@ Status run_steps(Model& model, Mode mode, int steps, int rank, Samples* x) {
   return Status::ok;
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"strata-train-proxy: a TP x DP training step, sequential vs fused AllReduce-RMSNorm vs token split"};
-  strata::tools::standard_options(app, "strata-train-proxy");
+// The command line, checked and completed once MPI_Init told the size.
+struct Options {
   Shape shape;
   Settings settings;
   size_t ffn = 0;
-  int tp = 0, dp = 1, steps = 5;
+  int tp = 0, dp = 1, steps = 5, rounds = 1, breakdown_reps = 0;
   std::string type_name = "bfloat16", memory = "auto", modes_text = "sequential,fused,split";
-  std::string fused_algo = "auto", dp_algo = "auto";
+  std::string fused_algo = "auto", dp_algo = "auto", budgets;
   double tolerance = -1;
   int64_t split_offset = 0;
-  app.add_option("--hidden", shape.hidden, "Model width");
-  app.add_option("--ffn", ffn, "MLP width (0: 4 x hidden), split over the TP ranks");
-  app.add_option("--layers", shape.layers, "MLP blocks");
-  app.add_option("--tokens", shape.tokens, "Tokens per DP replica and step");
-  app.add_option("--tp", tp, "Tensor-parallel group size (0: every rank)");
-  app.add_option("--dp", dp, "Data-parallel replicas");
-  app.add_option("--steps", steps, "Training steps per mode");
-  app.add_option("--type", type_name, "bfloat16, float16 or float32");
-  app.add_option("--memory", memory, "device, host, or auto (device when a GPU is visible)");
-  app.add_option("--modes", modes_text, "Comma-separated: sequential, fused, split");
-  app.add_option("--fused-algo", fused_algo, "The fused calls' algorithm: auto, one_shot, two_shot, fallback");
-  app.add_option("--dp-algo", dp_algo,
-                 "The gradients' allreduce: auto, library, ring, recursive, hierarchical, two_level");
-  app.add_option("--split-wave", settings.split.wave, "Token split: tokens per wave (0: STRATA_SPLIT_WAVE)");
-  app.add_option("--split-offset", split_offset, "Token split: tokens added to the half");
-  app.add_option("--split-min-tokens", settings.split.min_tokens, "No split below (0: STRATA_SPLIT_MIN_TOKENS)");
-  app.add_option("--comm-blocks", settings.split.comm_blocks, "Blocks of the split's fused calls (-1: environment)");
-  settings.split.chain = true;
-  app.add_flag("--split-chain,!--no-split-chain", settings.split.chain,
-               "Token split: pipeline the layers (a part's GEMMs wait only for the previous layer's same part)");
   bool split_tune = true;
-  app.add_flag("--split-tune,!--no-split-tune", split_tune,
+  std::vector<Mode> order;  // sequential first (the reference), then the modes asked for
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--hidden", o.shape.hidden, "Model width");
+  app.add_option("--ffn", o.ffn, "MLP width (0: 4 x hidden), split over the TP ranks");
+  app.add_option("--layers", o.shape.layers, "MLP blocks");
+  app.add_option("--tokens", o.shape.tokens, "Tokens per DP replica and step");
+  app.add_option("--tp", o.tp, "Tensor-parallel group size (0: every rank)");
+  app.add_option("--dp", o.dp, "Data-parallel replicas");
+  app.add_option("--steps", o.steps, "Training steps per mode");
+  app.add_option("--type", o.type_name, "bfloat16, float16 or float32");
+  app.add_option("--memory", o.memory, "device, host, or auto (device when a GPU is visible)");
+  app.add_option("--modes", o.modes_text, "Comma-separated: sequential, fused, split");
+  app.add_option("--fused-algo", o.fused_algo,
+                 "The fused calls' algorithm: auto, lamport, one_shot, two_shot, fallback");
+  app.add_option("--dp-algo", o.dp_algo,
+                 "The gradients' allreduce: auto, library, ring, recursive, hierarchical, two_level");
+  app.add_option("--split-wave", o.settings.split.wave, "Token split: tokens per wave (0: STRATA_SPLIT_WAVE)");
+  app.add_option("--split-offset", o.split_offset, "Token split: tokens added to the half");
+  app.add_option("--split-min-tokens", o.settings.split.min_tokens, "No split below (0: STRATA_SPLIT_MIN_TOKENS)");
+  app.add_option("--comm-blocks", o.settings.split.comm_blocks, "Blocks of the split's fused calls (-1: environment)");
+  o.settings.split.chain = true;
+  app.add_flag("--split-chain,!--no-split-chain", o.settings.split.chain,
+               "Token split: pipeline the layers (a part's GEMMs wait only for the previous layer's same part)");
+  app.add_flag("--split-tune,!--no-split-tune", o.split_tune,
                "Token split: measure first whether it pays here and with which block budget (fused::tune_split); "
                "where it does not, the split mode runs unsplit");
-  int rounds = 1;
-  app.add_option("--rounds", rounds,
+  app.add_option("--rounds", o.rounds,
                  "Runs of every mode, alternated (sequential, fused, split, sequential, ...): the GPU's clocks drift "
                  "over a run, so the medians are taken over all rounds");
-  int breakdown_reps = 0;
-  std::string budgets_text;
-  app.add_option("--breakdown", breakdown_reps,
+  app.add_option("--breakdown", o.breakdown_reps,
                  "Also take layer 0 of each mode apart: every phase timed alone, median of this many repetitions");
-  app.add_option("--budgets", budgets_text,
+  app.add_option("--budgets", o.budgets,
                  "With --breakdown: block budgets (comma-separated) of the split's fused call to time alone and "
                  "beside the GEMMs");
-  app.add_option("--lr", settings.lr, "SGD learning rate");
-  app.add_option("--seed", settings.seed, "Weights and inputs");
-  app.add_flag("--inject-error", settings.inject_error, "Corrupt one element in the fused modes (the check must fail)");
-  app.add_option("--tolerance", tolerance, "Largest relative difference from the sequential run (default by type)");
+  app.add_option("--lr", o.settings.lr, "SGD learning rate");
+  app.add_option("--seed", o.settings.seed, "Weights and inputs");
+  app.add_flag("--inject-error", o.settings.inject_error,
+               "Corrupt one element in the fused modes (the check must fail)");
+  app.add_option("--tolerance", o.tolerance, "Largest relative difference from the sequential run (default by type)");
+}
+
+// What the options leave open, from the job's size; "" or what is wrong.
+std::string complete(Options& o, int size) {
+  if (o.tp <= 0) o.tp = size / o.dp;
+  if (o.tp * o.dp != size) return "--tp x --dp must equal the number of ranks";
+  if (o.ffn == 0) o.ffn = 4 * o.shape.hidden;
+  if (o.ffn % static_cast<size_t>(o.tp) != 0) return "--ffn must divide by --tp";
+  o.shape.ffn_local = o.ffn / static_cast<size_t>(o.tp);
+  o.shape.type = o.type_name == "float32"   ? DataType::float32
+                 : o.type_name == "float16" ? DataType::float16
+                                            : DataType::bfloat16;
+  if (o.tolerance < 0) o.tolerance = o.shape.type == DataType::float32 ? 1e-4 : 5e-2;
+  auto fa = strata::fused::parse_algorithm(o.fused_algo.c_str());
+  auto da = strata::coll::parse_algorithm(o.dp_algo.c_str());
+  if (!fa || !da) return "unknown --fused-algo or --dp-algo";
+  o.settings.fused_algorithm = *fa;
+  o.settings.dp_algorithm = *da;
+  o.order = {Mode::sequential};  // the reference: first, and run even when not asked for
+  if (o.modes_text.find("fused") != std::string::npos) o.order.push_back(Mode::fused);
+  if (o.modes_text.find("split") != std::string::npos) o.order.push_back(Mode::split);
+  return "";
+}
+
+// One GPU per rank of a node where there is one (or --memory host).
+// Null with *skip where the test launcher asked to skip without a GPU.
+std::unique_ptr<Ops> make_ops(const Options& o, int rank, std::string* why, bool* skip) {
+  *skip = false;
+  if (o.memory == "host") return make_host_ops(o.shape.type);
+  MPI_Comm node;
+  int local = 0;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  std::unique_ptr<Ops> ops = make_device_ops(o.shape.type, why, local);
+  if (ops || o.memory != "device") return ops ? std::move(ops) : make_host_ops(o.shape.type);
+  const char* env = std::getenv("STRATA_TEST_SKIP_WITHOUT_GPU");
+  *skip = env != nullptr && std::strcmp(env, "1") == 0;
+  return nullptr;
+}
+
+void print_header(const Options& o, const Model& model, const Ops& ops, int size) {
+  std::printf(
+      "# strata-train-proxy: %d ranks (TP %d x DP %d), %s, hidden %zu, ffn %zu, %zu layers, %zu tokens, %s, "
+      "%d round(s)\n",
+      size, o.tp, o.dp, ops.describe().c_str(), o.shape.hidden, o.ffn, o.shape.layers, o.shape.tokens,
+      o.type_name.c_str(), o.rounds);
+  const auto& sp = model.split();
+  if (sp.split()) {
+    std::printf("# token split: %zu = %zu + %zu\n", o.shape.tokens, sp.first, sp.second);
+  } else {
+    std::printf("# token split: none at %zu tokens (below the minimum or no room for two waves)\n", o.shape.tokens);
+  }
+}
+
+// Every mode in every round, verified against that round's sequential run;
+// `why` says what failed (then the job ends with 2).
+struct Results {
+  std::map<Mode, Summary> summary;
+  std::map<Mode, Samples> samples;
+  bool verified = true;
+};
+
+Status run_rounds(Model& model, const Options& o, const Ops& ops, int rank, int size, Results* r, std::string* why) {
+  std::vector<unsigned char> ref_out, ref_weights;
+  bool tuned = false, header = false;
+  for (int round = 0; round < o.rounds; ++round) {
+    for (Mode mode : o.order) {
+      *why = "init";
+      STRATA_TRY(model.init());
+      if (mode == Mode::split && o.split_tune && !tuned && model.split().split()) {
+        tuned = true;
+        strata::fused::SplitChoice choice;
+        *why = "tune_split";
+        STRATA_TRY(model.tune_split(3, &choice));
+        if (rank == 0) {
+          std::printf("# token split measured on layer 0: unsplit %.3f ms, best split %.3f ms (%d blocks): %s\n",
+                      choice.unsplit_ms, choice.split_ms, choice.comm_blocks,
+                      choice.split ? "split" : "not split (it would be slower here)");
+        }
+      }
+      if (rank == 0 && !header) print_header(o, model, ops, size);
+      header = true;
+      *why = std::string(to_string(mode)) + " step";
+      STRATA_TRY(run_steps(model, mode, o.steps, rank, &r->samples[mode]));
+      Summary& sm = r->summary[mode];
+      sm.path = mode == Mode::sequential ? "allreduce + RMSNorm" : strata::fused::to_string(model.fused_path());
+      const auto out = model.output(), weights = model.first_weights();
+      if (mode == Mode::sequential) {
+        ref_out = out;
+        ref_weights = weights;
+      }
+      sm.output_diff = std::max(round > 0 ? sm.output_diff : 0.0, relative_difference(out, ref_out, o.shape.type));
+      sm.weight_diff =
+          std::max(round > 0 ? sm.weight_diff : 0.0, relative_difference(weights, ref_weights, o.shape.type));
+      if (!(sm.output_diff <= o.tolerance && sm.weight_diff <= o.tolerance)) r->verified = false;
+    }
+  }
+  for (Mode mode : o.order) {
+    Summary& sm = r->summary[mode];
+    const Samples& x = r->samples[mode];
+    sm.layer_us = median(x.layers) * 1e3;
+    sm.step_ms = median(x.step);
+    sm.forward_ms = median(x.forward);
+    sm.grad_ms = median(x.grad);
+  }
+  return Status::ok;
+}
+
+void print_summary(const Options& o, Results& r) {
+  std::printf(
+      "\n| mode | path | layer µs (median) | forward ms | step ms | grad allreduce ms | layer vs sequential | "
+      "output vs sequential | weights vs sequential |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  const double base = r.summary[Mode::sequential].layer_us;
+  for (Mode mode : o.order) {
+    const Summary& sm = r.summary[mode];
+    std::printf("| %s | %s | %.1f | %.3f | %.3f | %.3f | %.2fx | %.2e | %.2e |\n", to_string(mode), sm.path.c_str(),
+                sm.layer_us, sm.forward_ms, sm.step_ms, sm.grad_ms, base / sm.layer_us, sm.output_diff, sm.weight_diff);
+  }
+  std::printf("\nverification against the sequential run (tolerance %.1e): %s\n", o.tolerance,
+              r.verified ? "passed" : "FAILED");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"strata-train-proxy: a TP x DP training step, sequential vs fused AllReduce-RMSNorm vs token split"};
+  strata::tools::standard_options(app, "strata-train-proxy");
+  Options o;
+  add_options(app, o);
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
-  if (app.count("--split-offset")) settings.split.offset = split_offset;
+  if (app.count("--split-offset")) o.settings.split.offset = o.split_offset;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -206,132 +336,30 @@ int run(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   };
-  if (tp <= 0) tp = size / dp;
-  if (tp * dp != size) return fail("--tp x --dp must equal the number of ranks");
-  if (ffn == 0) ffn = 4 * shape.hidden;
-  if (ffn % static_cast<size_t>(tp) != 0) return fail("--ffn must divide by --tp");
-  shape.ffn_local = ffn / static_cast<size_t>(tp);
-  shape.type =
-      type_name == "float32" ? DataType::float32 : (type_name == "float16" ? DataType::float16 : DataType::bfloat16);
-  if (tolerance < 0) tolerance = shape.type == DataType::float32 ? 1e-4 : 5e-2;
-  auto fa = strata::fused::parse_algorithm(fused_algo.c_str());
-  auto da = strata::coll::parse_algorithm(dp_algo.c_str());
-  if (!fa || !da) return fail("unknown --fused-algo or --dp-algo");
-  settings.fused_algorithm = *fa;
-  settings.dp_algorithm = *da;
-  std::vector<Mode> modes;
-  for (const char* m : {"sequential", "fused", "split"}) {
-    if (modes_text.find(m) != std::string::npos) {
-      modes.push_back(std::strcmp(m, "sequential") == 0 ? Mode::sequential
-                                                        : (std::strcmp(m, "fused") == 0 ? Mode::fused : Mode::split));
-    }
-  }
-
+  if (const std::string wrong = complete(o, size); !wrong.empty()) return fail(wrong);
   // TP groups of consecutive ranks; DP groups across them.
   MPI_Comm tp_comm, dp_comm;
-  MPI_Comm_split(MPI_COMM_WORLD, rank / tp, rank, &tp_comm);
-  MPI_Comm_split(MPI_COMM_WORLD, rank % tp, rank, &dp_comm);
-  std::unique_ptr<Ops> ops;
+  MPI_Comm_split(MPI_COMM_WORLD, rank / o.tp, rank, &tp_comm);
+  MPI_Comm_split(MPI_COMM_WORLD, rank % o.tp, rank, &dp_comm);
   std::string why;
-  if (memory != "host") {
-    // One GPU per rank of a node.
-    MPI_Comm node;
-    int local = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local);
-    MPI_Comm_free(&node);
-    ops = make_device_ops(shape.type, &why, local);
-    if (!ops && memory == "device") {
-      const char* skip = std::getenv("STRATA_TEST_SKIP_WITHOUT_GPU");
-      if (skip != nullptr && std::strcmp(skip, "1") == 0) {
-        if (rank == 0) std::printf("--memory device: %s; STRATA_TEST_SKIP_WITHOUT_GPU=1: skipped\n", why.c_str());
-        MPI_Finalize();
-        return 77;
-      }
-      return fail("--memory device: " + why);
-    }
+  bool skip = false;
+  std::unique_ptr<Ops> ops = make_ops(o, rank, &why, &skip);
+  if (!ops && skip) {
+    if (rank == 0) std::printf("--memory device: %s; STRATA_TEST_SKIP_WITHOUT_GPU=1: skipped\n", why.c_str());
+    MPI_Finalize();
+    return 77;
   }
-  if (!ops) ops = make_host_ops(shape.type);
-
+  if (!ops) return fail("--memory device: " + why);
   int result = 0;
   {
-    Model model(*ops, shape, settings, tp_comm, dp_comm);
-    std::map<Mode, Summary> summary;
-    std::vector<unsigned char> ref_out, ref_weights;
-    std::vector<Mode> order = modes;
-    // The sequential run is the reference: first, and run even when not asked for.
-    order.erase(std::remove(order.begin(), order.end(), Mode::sequential), order.end());
-    order.insert(order.begin(), Mode::sequential);
-    std::map<Mode, Samples> samples;
-    bool tuned = false, header = false;
-    for (int round = 0; round < rounds; ++round) {
-      for (Mode mode : order) {
-        Status s = model.init();
-        if (s != Status::ok) return fail(std::string("init: ") + strata::to_string(s));
-        if (mode == Mode::split && split_tune && !tuned && model.split().split()) {
-          tuned = true;
-          strata::fused::SplitChoice choice;
-          s = model.tune_split(3, &choice);
-          if (s != Status::ok) return fail(std::string("tune_split: ") + strata::to_string(s));
-          if (rank == 0) {
-            std::printf("# token split measured on layer 0: unsplit %.3f ms, best split %.3f ms (%d blocks): %s\n",
-                        choice.unsplit_ms, choice.split_ms, choice.comm_blocks,
-                        choice.split ? "split" : "not split (it would be slower here)");
-          }
-        }
-        if (rank == 0 && !header) {
-          header = true;
-          std::printf(
-              "# strata-train-proxy: %d ranks (TP %d x DP %d), %s, hidden %zu, ffn %zu, %zu layers, %zu tokens, "
-              "%s, %d round(s)\n",
-              size, tp, dp, ops->describe().c_str(), shape.hidden, ffn, shape.layers, shape.tokens, type_name.c_str(),
-              rounds);
-          const auto& sp = model.split();
-          if (sp.split()) {
-            std::printf("# token split: %zu = %zu + %zu\n", shape.tokens, sp.first, sp.second);
-          } else {
-            std::printf("# token split: none at %zu tokens (below the minimum or no room for two waves)\n",
-                        shape.tokens);
-          }
-        }
-        s = run_steps(model, mode, steps, rank, &samples[mode]);
-        if (s != Status::ok) return fail(std::string(to_string(mode)) + " step: " + strata::to_string(s));
-        Summary& sm = summary[mode];
-        sm.path = mode == Mode::sequential ? "allreduce + RMSNorm" : strata::fused::to_string(model.fused_path());
-        const auto out = model.output(), weights = model.first_weights();
-        if (mode == Mode::sequential) {
-          ref_out = out;
-          ref_weights = weights;
-        }
-        sm.output_diff = std::max(round > 0 ? sm.output_diff : 0.0, relative_difference(out, ref_out, shape.type));
-        sm.weight_diff =
-            std::max(round > 0 ? sm.weight_diff : 0.0, relative_difference(weights, ref_weights, shape.type));
-        if (!(sm.output_diff <= tolerance && sm.weight_diff <= tolerance)) result = 1;
-      }
+    Model model(*ops, o.shape, o.settings, tp_comm, dp_comm);
+    Results r;
+    if (const Status s = run_rounds(model, o, *ops, rank, size, &r, &why); s != Status::ok) {
+      return fail(why + ": " + strata::to_string(s));
     }
-    for (Mode mode : order) {
-      Summary& sm = summary[mode];
-      const Samples& x = samples[mode];
-      sm.layer_us = median(x.layers) * 1e3;
-      sm.step_ms = median(x.step);
-      sm.forward_ms = median(x.forward);
-      sm.grad_ms = median(x.grad);
-    }
-    if (rank == 0) {
-      std::printf(
-          "\n| mode | path | layer µs (median) | forward ms | step ms | grad allreduce ms | layer vs sequential | "
-          "output vs sequential | weights vs sequential |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
-      const double base = summary[Mode::sequential].layer_us;
-      for (Mode mode : order) {
-        const Summary& sm = summary[mode];
-        std::printf("| %s | %s | %.1f | %.3f | %.3f | %.3f | %.2fx | %.2e | %.2e |\n", to_string(mode), sm.path.c_str(),
-                    sm.layer_us, sm.forward_ms, sm.step_ms, sm.grad_ms, base / sm.layer_us, sm.output_diff,
-                    sm.weight_diff);
-      }
-      std::printf("\nverification against the sequential run (tolerance %.1e): %s\n", tolerance,
-                  result == 0 ? "passed" : "FAILED");
-    }
-    if (breakdown_reps > 0 && print_breakdown(model, order, breakdown_reps, budgets_text, rank) != Status::ok) {
+    result = r.verified ? 0 : 1;
+    if (rank == 0) print_summary(o, r);
+    if (o.breakdown_reps > 0 && print_breakdown(model, o.order, o.breakdown_reps, o.budgets, rank) != Status::ok) {
       return fail("--breakdown failed");
     }
   }
