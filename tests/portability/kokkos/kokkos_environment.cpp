@@ -1,4 +1,4 @@
-// Kokkos around every test program of tests/kokkos: a GoogleTest
+// Kokkos around every test program of tests/portability/kokkos: a GoogleTest
 // environment initialises Kokkos when RUN_ALL_TESTS starts (after MPI_Init
 // in the rank-aware main) and finalises it when the tests are done (before
 // MPI_Finalize), so the mains themselves stay Kokkos-free.
