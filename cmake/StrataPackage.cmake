@@ -3,11 +3,14 @@
 #   Strata::preload (libstrata_preload.so, for LD_PRELOAD).
 # libstrata.so carries the public API (include/strata) over the folder
 # libraries; only STRATA_API symbols are exported.
-add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_mpi> $<TARGET_OBJECTS:strata_portability>
-                          $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_fault>
+add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_mpi>
+                          $<TARGET_OBJECTS:strata_portability_host> $<TARGET_OBJECTS:strata_portability_gpu>
+                          $<TARGET_OBJECTS:strata_portability>
+                          $<TARGET_OBJECTS:strata_topology_hwloc> $<TARGET_OBJECTS:strata_topology>
+                          $<TARGET_OBJECTS:strata_fault>
                           $<TARGET_OBJECTS:strata_coll_host>
                           $<TARGET_OBJECTS:strata_coll_model> $<TARGET_OBJECTS:strata_collectives>
-                          $<TARGET_OBJECTS:strata_coll_fused>
+                          $<TARGET_OBJECTS:strata_coll_nccl> $<TARGET_OBJECTS:strata_coll_fused>
                           $<TARGET_OBJECTS:strata_interposer_core>)
 target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 # What the object libraries above link themselves (objects carry no links).
