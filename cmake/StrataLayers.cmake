@@ -1,6 +1,6 @@
 # The layers of docs/architecture.md as CMake targets (issue 24).
 #
-#   strata_add_library(<target> LAYER <folder> SOURCES ...)
+#   strata_add_library(<target> LAYER <folder> [NOT_IN_LIBSTRATA] SOURCES ...)
 #
 # makes one static library of a layer folder (or of one of its wrapped
 # third-party parts); LAYER is the top folder (collectives for
@@ -14,6 +14,9 @@
 # layer's headers only through that layer's root, so only by linking one of
 # its targets (PUBLIC where its own headers include the other layer's, else
 # PRIVATE). An include of a layer the target does not link fails to compile.
+#
+# libstrata.so is composed from the libraries registered here, less those
+# marked NOT_IN_LIBSTRATA (cmake/StrataPackage.cmake).
 
 # <root> gets one symbolic link per <folder> (a path relative to the project
 # root, e.g. portability/numeric), at the same relative path.
@@ -26,7 +29,7 @@ function(strata_include_root root)
 endfunction()
 
 function(strata_add_library target)
-  cmake_parse_arguments(A "" "LAYER" "SOURCES" ${ARGN})
+  cmake_parse_arguments(A "NOT_IN_LIBSTRATA" "LAYER" "SOURCES" ${ARGN})
   if(NOT A_LAYER OR A_LAYER MATCHES "/" OR NOT IS_DIRECTORY "${PROJECT_SOURCE_DIR}/${A_LAYER}")
     message(FATAL_ERROR "strata_add_library(${target}): LAYER must name a top folder of the source tree")
   endif()
@@ -36,4 +39,7 @@ function(strata_add_library target)
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                                               $<BUILD_INTERFACE:${root}>)
   target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:strata_warnings>)
+  if(NOT A_NOT_IN_LIBSTRATA)
+    set_property(GLOBAL APPEND PROPERTY STRATA_LIBSTRATA_PARTS ${target})
+  endif()
 endfunction()
