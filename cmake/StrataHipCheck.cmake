@@ -1,10 +1,12 @@
-# strata_hip_compile_check(NAME target SOURCES src... DEPENDS header...)
+# strata_hip_compile_check(NAME target TARGET library SOURCES src... DEPENDS header...)
 #
 # Debian's hipcc compiles device sources for MI250X (gfx90a). Here it is a
 # compile-only check (no ROCm runtime to link or run against): the target
 # is part of `all`, so the build fails when a source stops compiling for HIP.
+# The sources see the include path of the library they belong to (TARGET),
+# as its own sources do (cmake/StrataLayers.cmake).
 function(strata_hip_compile_check)
-  cmake_parse_arguments(H "" "NAME" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(H "" "NAME;TARGET" "SOURCES;DEPENDS" ${ARGN})
   set(objects)
   foreach(src IN LISTS H_SOURCES)
     get_filename_component(name ${src} NAME_WE)
@@ -12,8 +14,10 @@ function(strata_hip_compile_check)
     add_custom_command(OUTPUT ${obj}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/hip_check
       COMMAND ${STRATA_HIPCC} -x hip --offload-arch=gfx90a -std=c++17 -O2 -fPIC
-              -I${PROJECT_SOURCE_DIR}/include -I${PROJECT_SOURCE_DIR} -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
+              "-I$<JOIN:$<TARGET_PROPERTY:${H_TARGET},INCLUDE_DIRECTORIES>,;-I>"
+              -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
       DEPENDS ${src} ${H_DEPENDS}
+      COMMAND_EXPAND_LISTS
       COMMENT "hipcc --offload-arch=gfx90a ${src} (compile check)")
     list(APPEND objects ${obj})
   endforeach()

@@ -3,17 +3,21 @@
 #   Strata::preload (libstrata_preload.so, for LD_PRELOAD).
 # libstrata.so carries the public API (include/strata) over the folder
 # libraries; only STRATA_API symbols are exported.
-add_library(strata SHARED $<TARGET_OBJECTS:strata_base> $<TARGET_OBJECTS:strata_mpi> $<TARGET_OBJECTS:strata_portability>
-                          $<TARGET_OBJECTS:strata_topology> $<TARGET_OBJECTS:strata_fault>
-                          $<TARGET_OBJECTS:strata_coll_host>
-                          $<TARGET_OBJECTS:strata_coll_model> $<TARGET_OBJECTS:strata_collectives>
-                          $<TARGET_OBJECTS:strata_coll_fused>
-                          $<TARGET_OBJECTS:strata_interposer_core>)
-target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
-# What the object libraries above link themselves (objects carry no links).
-if(TARGET PkgConfig::HWLOC AND STRATA_HAVE_HWLOC)
-  target_link_libraries(strata PRIVATE PkgConfig::HWLOC)
-endif()
+#
+# Its parts are the libraries that strata_add_library() registered
+# (cmake/StrataLayers.cmake), less the Kokkos layer, which sits on it: their
+# objects, each once, and the libraries themselves for their own link
+# requirements (MPI, threads, dl, hwloc, the CUDA runtime). Linked after
+# their own objects, the archives add no member (every symbol they define
+# is already defined); a new part or a new dependency of one needs no line
+# here.
+get_property(_strata_parts GLOBAL PROPERTY STRATA_LIBSTRATA_PARTS)
+set(_strata_part_objects)
+foreach(_part IN LISTS _strata_parts)
+  list(APPEND _strata_part_objects $<TARGET_OBJECTS:${_part}>)
+endforeach()
+add_library(strata SHARED ${_strata_part_objects})
+target_link_libraries(strata PUBLIC MPI::MPI_C PRIVATE ${_strata_parts})
 target_compile_definitions(strata INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 target_include_directories(strata PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>

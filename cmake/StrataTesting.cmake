@@ -1,8 +1,9 @@
 # Test registration. Every test is a GoogleTest program registered with ctest,
 # labelled, and run under a timeout; MPI tests run under mpirun.
 #
-#   strata_add_test(NAME name SOURCES ... [LIBS ...] LABELS ... [NP n]
-#                   [PRELOAD] [PLAIN_MPI] [ARGS ...] [ENV VAR=VALUE ...] [TIMEOUT s])
+#   strata_add_test(NAME name SOURCES ... [LIBS ...] [HEADERS_OF ...] LABELS ...
+#                   [NP n] [PRELOAD] [PLAIN_MPI] [ARGS ...] [ENV VAR=VALUE ...]
+#                   [TIMEOUT s])
 #
 # NP n       run under mpirun -np n (oversubscribed); 0 or absent: run directly
 # PRELOAD    register a second variant, name_preload, with libstrata_preload.so
@@ -10,6 +11,11 @@
 #            the program can check that the interposer really is there)
 # PLAIN_MPI  the program knows nothing of Strata: links MPI and GoogleTest only
 # ENV        environment for the ranks (passed through mpirun)
+# HEADERS_OF the include path (and compile definitions) of these libraries,
+#            not their code: for a program whose code comes from elsewhere
+#            (libstrata.so, the preload library, or none: a plain-MPI
+#            program that reads the interception table). A library's headers
+#            are otherwise reached only by linking it (cmake/StrataLayers.cmake).
 
 if(STRATA_GTEST_SOURCE_DIR)
   set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
@@ -125,12 +131,22 @@ macro(_strata_test_defaults)
   endif()
 endmacro()
 
+# <target> gets the include path and compile definitions of the libraries
+# named after it, not their code (HEADERS_OF above).
+function(strata_headers_of target)
+  foreach(library IN LISTS ARGN)
+    target_include_directories(${target} PRIVATE $<TARGET_PROPERTY:${library},INTERFACE_INCLUDE_DIRECTORIES>)
+    target_compile_definitions(${target} PRIVATE $<TARGET_PROPERTY:${library},INTERFACE_COMPILE_DEFINITIONS>)
+  endforeach()
+endfunction()
+
 function(strata_add_test)
-  cmake_parse_arguments(T "PRELOAD;PLAIN_MPI;NO_VARIANT_PLAIN" "NAME;NP;TIMEOUT" "SOURCES;LIBS;LABELS;ARGS;ENV" ${ARGN})
+  cmake_parse_arguments(T "PRELOAD;PLAIN_MPI;NO_VARIANT_PLAIN" "NAME;NP;TIMEOUT" "SOURCES;LIBS;HEADERS_OF;LABELS;ARGS;ENV" ${ARGN})
   _strata_test_defaults()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE GTest::gtest MPI::MPI_C Threads::Threads ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  strata_headers_of(${T_NAME} ${T_HEADERS_OF})
   target_precompile_headers(${T_NAME} REUSE_FROM strata_test_pch)  # tests/CMakeLists.txt
   if(NOT T_PLAIN_MPI)
     target_link_libraries(${T_NAME} PRIVATE strata_warnings)

@@ -8,9 +8,8 @@
 #include "tools/cli/command_line.hpp"
 #include "tools/guarded_main.hpp"
 
+#include <strata/calls.hpp>
 #include <strata/config.hpp>
-
-#include "interposer/calls/call_ids.hpp"
 
 #include <CLI/CLI.hpp>
 

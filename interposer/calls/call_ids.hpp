@@ -2,6 +2,7 @@
 // its name and kind, generated from mpi/calls/mpi_calls.hpp.
 #pragma once
 
+#include <strata/calls.hpp>
 #include <strata/export.h>
 
 #include "interposer/calls/call_kinds.hpp"
@@ -47,7 +48,7 @@ struct DocumentedCall {
 extern STRATA_API const DocumentedCall kDocumentedCalls[];
 extern STRATA_API const size_t kDocumentedCallCount;
 
-// The markdown table of docs/interposer.md ("What is intercepted").
-STRATA_API std::string calls_markdown();
+// The markdown table of docs/interposer.md ("What is intercepted"):
+// calls_markdown(), declared in <strata/calls.hpp> for the tools.
 
 }  // namespace strata::calls
