@@ -2,7 +2,7 @@
 // environment initialises Kokkos when RUN_ALL_TESTS starts (after MPI_Init
 // in the rank-aware main) and finalises it when the tests are done (before
 // MPI_Finalize), so the mains themselves stay Kokkos-free.
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 // the check of a received View against the naive element-loop oracle.
 #pragma once
 
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 #include "support/mpi_test.hpp"
 
 #include <mpi.h>

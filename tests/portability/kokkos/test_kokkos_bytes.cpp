@@ -7,7 +7,7 @@
 // with guards, inputs checked unchanged. Unpack is checked where no byte is
 // addressed twice (elsewhere which value lands is unspecified, as in MPI).
 // STRATA_TEST_SEED=<seed> replays a run.
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 
 #include "portability/kokkos/testing.hpp"
 

@@ -7,7 +7,7 @@
 // (residual add, pairwise sum/prod/min/max, the fused residual); within a
 // few float ulps of the float64 result elsewhere. STRATA_TEST_SEED=<seed>
 // replays a run.
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 
 #include <gtest/gtest.h>
 

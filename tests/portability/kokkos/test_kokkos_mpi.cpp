@@ -11,8 +11,8 @@
 // messages split into many pieces, contiguous Views (sent in place), empty
 // subviews, MPI_PROC_NULL, and a receive whose message is too short.
 // STRATA_TEST_SEED=<seed> replays a run (all ranks use rank 0's seed).
-#include "kokkos/kokkos_message_util.hpp"
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_message_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 #include "support/mpi_test.hpp"
 
 #include "portability/kokkos/testing.hpp"

@@ -17,8 +17,8 @@
 // STRATA_TEST_SEED=<seed> replays a run (all ranks use rank 0's seed).
 #include <strata/kokkos_nccl.hpp>
 
-#include "kokkos/kokkos_message_util.hpp"
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_message_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 #include "support/mpi_test.hpp"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 // changes). Seeds are fresh per run; STRATA_TEST_SEED=<seed> replays one.
 // Written once for two spaces: Host (CI) and Device (skips without a GPU
 // backend in Kokkos).
-#include "kokkos/kokkos_test_util.hpp"
+#include "portability/kokkos/kokkos_test_util.hpp"
 
 #include "portability/kokkos/testing.hpp"
 
