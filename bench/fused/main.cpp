@@ -101,9 +101,9 @@ struct Row {
   Case c;
   Timing peer, strata, lamport, one, two, peer_graph, strata_graph;
   TorchRow torch;
-  Algorithm pick;
+  Algorithm pick = Algorithm::fallback;
   std::string path;
-  double peer_gbps;
+  double peer_gbps = NAN;
 };
 
 // `key`_us where the timing ran, else `key`_note where it says why not.
@@ -146,25 +146,104 @@ nlohmann::json to_json(const std::vector<Row>& rows, const Runner& runner, int r
   return doc;
 }
 
+// Every algorithm (and what automatic picks) of one case, the peer, and
+// the graph-captured pair where asked for.
+Row measure_case(Runner& runner, const Case& c, const Options& options, const TorchRow& torch, int size) {
+  Row r;
+  r.c = c;
+  r.torch = torch;
+  r.peer = runner.peer(c);
+  r.lamport = runner.ours(c, Algorithm::lamport);
+  r.one = runner.ours(c, Algorithm::one_shot);
+  r.two = runner.ours(c, Algorithm::two_shot);
+  r.pick = runner.chosen(c);
+  switch (r.pick) {
+    case Algorithm::two_shot: r.strata = r.two; break;
+    case Algorithm::one_shot: r.strata = r.one; break;
+    case Algorithm::lamport: r.strata = r.lamport; break;
+    default: r.strata = runner.ours(c, Algorithm::fallback); break;
+  }
+  if (options.graphs) {
+    r.peer_graph = runner.graphed(c, false);
+    r.strata_graph = runner.graphed(c, true);
+  }
+  r.path = runner.path(c);
+  const double moved = peer_bytes(r.pick, c.bytes(), size);
+  r.peer_gbps = r.strata.ran ? moved / (r.strata.us * 1e-6) / 1e9 : NAN;
+  return r;
+}
+
+void print_table_head(const Runner& runner, const std::string& type_name, int size, double floor_bw,
+                      const std::string& torch_machine) {
+  std::printf("# strata-bench-fused: %s, %s, %d ranks\n\n", runner.describe().c_str(), type_name.c_str(), size);
+  if (floor_bw > 0) {
+    std::printf("Peer read rate (each rank copying from all %d peers at once, copy engines): %.0f GB/s\n\n", size - 1,
+                floor_bw / 1e9);
+  }
+  if (!torch_machine.empty()) std::printf("PyTorch columns: %s\n\n", torch_machine.c_str());
+  std::printf(
+      "| tokens | hidden | size | %s µs | PyTorch NCCL+RMSNorm µs | PyTorch two-shot+RMSNorm µs | "
+      "Strata µs | Strata picks | Lamport µs | one-shot µs | two-shot µs | vs %s | graph: peer µs | "
+      "graph: Strata µs | graph: vs peer | vs PyTorch two-shot | peer GB/s | %% of peer rate |\n",
+      runner.peer_name().c_str(), runner.peer_name().c_str());
+  std::printf("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+std::string ratio(const Timing& a, const Timing& b) { return a.ran && b.ran ? num(a.us / b.us, 2, "x") : "-"; }
+
+void print_row(const Row& r, double floor_bw) {
+  std::printf("| %zu | %zu | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+              r.c.tokens, r.c.hidden, size_text(r.c.bytes()).c_str(), us(r.peer).c_str(), num(r.torch.nccl_us).c_str(),
+              num(r.torch.two_shot_us).c_str(), us(r.strata).c_str(), strata::fused::to_string(r.pick), r.path.c_str(),
+              us(r.lamport).c_str(), us(r.one).c_str(), us(r.two).c_str(), ratio(r.peer, r.strata).c_str(),
+              us(r.peer_graph).c_str(), us(r.strata_graph).c_str(), ratio(r.peer_graph, r.strata_graph).c_str(),
+              r.strata.ran ? num(r.torch.two_shot_us / r.strata.us, 2, "x").c_str() : "-", num(r.peer_gbps, 0).c_str(),
+              floor_bw > 0 ? num(100.0 * r.peer_gbps * 1e9 / floor_bw, 0, "%").c_str() : "-");
+  std::fflush(stdout);
+}
+
+// Per hidden size, the first token count where one algorithm stopped being
+// the fastest: two-shot beating one-shot, and Lamport beaten by either.
+struct Crossovers {
+  std::map<size_t, size_t> two_shot, lamport_lost;
+  void add(const Row& r) {
+    const size_t h = r.c.hidden, t = r.c.tokens;
+    if (r.one.ran && r.two.ran && r.two.us < r.one.us && two_shot.count(h) == 0) two_shot[h] = t;
+    const double other = std::min(r.one.ran ? r.one.us : INFINITY, r.two.ran ? r.two.us : INFINITY);
+    if (r.lamport.ran && other < r.lamport.us && lamport_lost.count(h) == 0) lamport_lost[h] = t;
+  }
+};
+
+void print_crossover(const char* title, const std::map<size_t, size_t>& at, const std::vector<size_t>& hiddens,
+                     strata::coll::DataType type) {
+  std::printf("\n%s:", title);
+  for (size_t h : hiddens) {
+    if (at.count(h)) {
+      std::printf(" hidden %zu: %zu tokens (%s);", h, at.at(h),
+                  size_text(at.at(h) * h * strata::coll::size_of(type)).c_str());
+    } else {
+      std::printf(" hidden %zu: none;", h);
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fused: fused AllReduce + residual + RMSNorm against NCCL + RMSNorm"};
   strata::tools::standard_options(app, "strata-bench-fused");
   Options options;
   std::string tokens_list = "1,8,64,128,512,1024,2048,8192", hidden_list = "4096,8192", type_name = "bfloat16";
-  std::string torch_json;
-  bool host = false;
+  std::string torch_json, json_path;
+  bool host = false, no_graphs = false;
   app.add_option("--tokens", tokens_list, "Token counts, comma-separated");
   app.add_option("--hidden", hidden_list, "Hidden sizes, comma-separated");
   app.add_option("--type", type_name, "bfloat16, float16 or float32");
   app.add_flag("--host", host, "Host buffers (MPI + host rows against the shared-memory path) instead of the GPU");
   app.add_option("--blocks", options.blocks, "Thread blocks of the fused kernel (0: its default)");
-  bool no_graphs = false;
   app.add_flag("--no-graphs", no_graphs, "Skip the graph-captured columns (device)");
   app.add_option("--warmup", options.warmup, "Calls before timing");
   app.add_option("--samples", options.samples, "Timed samples per point (the median is reported)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last about this long");
   app.add_option("--torch", torch_json, "torch_peer.py's JSON from the same job: PyTorch's columns");
-  std::string json_path;
   app.add_option("--json", json_path,
                  "Also write the rows as JSON (with the run's tool, version, commit, command, host, time) to this "
                  "file");
@@ -191,23 +270,9 @@ int run(int argc, char** argv) {
   std::string torch_machine;
   const auto torch = read_torch(torch_json, &torch_machine);
   const double floor_bw = runner->peer_read_bandwidth();
-  if (rank == 0) {
-    std::printf("# strata-bench-fused: %s, %s, %d ranks\n\n", runner->describe().c_str(), type_name.c_str(), size);
-    if (floor_bw > 0) {
-      std::printf("Peer read rate (each rank copying from all %d peers at once, copy engines): %.0f GB/s\n\n", size - 1,
-                  floor_bw / 1e9);
-    }
-    if (!torch.empty()) std::printf("PyTorch columns: %s\n\n", torch_machine.c_str());
-    std::printf(
-        "| tokens | hidden | size | %s µs | PyTorch NCCL+RMSNorm µs | PyTorch two-shot+RMSNorm µs | "
-        "Strata µs | Strata picks | Lamport µs | one-shot µs | two-shot µs | vs %s | graph: peer µs | "
-        "graph: Strata µs | graph: vs peer | vs PyTorch two-shot | peer GB/s | %% of peer rate |\n",
-        runner->peer_name().c_str(), runner->peer_name().c_str());
-    std::printf("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  }
-  std::map<size_t, size_t> crossover;     // hidden -> first token count where two-shot beat one-shot
-  std::map<size_t, size_t> lamport_lost;  // hidden -> first token count where Lamport was not the fastest kind
-  bool wrong = false;                     // a fused result that differs from the peer's
+  if (rank == 0) print_table_head(*runner, type_name, size, floor_bw, torch.empty() ? "" : torch_machine);
+  Crossovers crossovers;
+  bool wrong = false;  // a fused result that differs from the peer's
   std::vector<Row> rows;
   for (size_t h : hiddens) {
     for (size_t t : tokens) {
@@ -215,64 +280,18 @@ int run(int argc, char** argv) {
       c.tokens = t;
       c.hidden = h;
       c.type = type;
-      const Timing peer = runner->peer(c);
-      const Timing lamport = runner->ours(c, Algorithm::lamport);
-      const Timing one = runner->ours(c, Algorithm::one_shot);
-      const Timing two = runner->ours(c, Algorithm::two_shot);
-      const Algorithm pick = runner->chosen(c);
-      Timing fallback;
-      if (pick == Algorithm::fallback) fallback = runner->ours(c, Algorithm::fallback);
-      const Timing& strata = pick == Algorithm::two_shot   ? two
-                             : pick == Algorithm::one_shot ? one
-                             : pick == Algorithm::lamport  ? lamport
-                                                           : fallback;
-      Timing peer_graph, strata_graph;
-      if (options.graphs) {
-        peer_graph = runner->graphed(c, false);
-        strata_graph = runner->graphed(c, true);
-      }
-      if (one.ran && two.ran && two.us < one.us && crossover.count(h) == 0) crossover[h] = t;
-      const double other = std::min(one.ran ? one.us : INFINITY, two.ran ? two.us : INFINITY);
-      if (lamport.ran && other < lamport.us && lamport_lost.count(h) == 0) lamport_lost[h] = t;
-      for (const Timing* x : {&lamport, &one, &two, &strata}) wrong = wrong || x->wrong;
-      const TorchRow tr = torch.count({t, h}) ? torch.at({t, h}) : TorchRow{};
-      const double moved = peer_bytes(pick, c.bytes(), size);
-      const double gbs = strata.ran ? moved / (strata.us * 1e-6) / 1e9 : NAN;
-      const std::string path = runner->path(c);
-      rows.push_back({c, peer, strata, lamport, one, two, peer_graph, strata_graph, tr, pick, path, gbs});
-      if (rank == 0) {
-        std::printf(
-            "| %zu | %zu | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t,
-            h, size_text(c.bytes()).c_str(), us(peer).c_str(), num(tr.nccl_us).c_str(), num(tr.two_shot_us).c_str(),
-            us(strata).c_str(), strata::fused::to_string(pick), path.c_str(), us(lamport).c_str(), us(one).c_str(),
-            us(two).c_str(), peer.ran && strata.ran ? num(peer.us / strata.us, 2, "x").c_str() : "-",
-            us(peer_graph).c_str(), us(strata_graph).c_str(),
-            peer_graph.ran && strata_graph.ran ? num(peer_graph.us / strata_graph.us, 2, "x").c_str() : "-",
-            strata.ran ? num(tr.two_shot_us / strata.us, 2, "x").c_str() : "-", num(gbs, 0).c_str(),
-            floor_bw > 0 ? num(100.0 * gbs * 1e9 / floor_bw, 0, "%").c_str() : "-");
-        std::fflush(stdout);
-      }
+      rows.push_back(measure_case(*runner, c, options, torch.count({t, h}) ? torch.at({t, h}) : TorchRow{}, size));
+      const Row& r = rows.back();
+      crossovers.add(r);
+      for (const Timing* x : {&r.lamport, &r.one, &r.two, &r.strata}) wrong = wrong || x->wrong;
+      if (rank == 0) print_row(r, floor_bw);
     }
   }
   if (rank == 0) {
-    std::printf("\nOne-shot/two-shot crossover (first token count where two-shot was faster):");
-    for (size_t h : hiddens) {
-      if (crossover.count(h)) {
-        std::printf(" hidden %zu: %zu tokens (%s);", h, crossover[h],
-                    size_text(crossover[h] * h * strata::coll::size_of(type)).c_str());
-      } else {
-        std::printf(" hidden %zu: none;", h);
-      }
-    }
-    std::printf("\nLamport's limit (first token count where one- or two-shot was faster):");
-    for (size_t h : hiddens) {
-      if (lamport_lost.count(h)) {
-        std::printf(" hidden %zu: %zu tokens (%s);", h, lamport_lost[h],
-                    size_text(lamport_lost[h] * h * strata::coll::size_of(type)).c_str());
-      } else {
-        std::printf(" hidden %zu: none;", h);
-      }
-    }
+    print_crossover("One-shot/two-shot crossover (first token count where two-shot was faster)", crossovers.two_shot,
+                    hiddens, type);
+    print_crossover("Lamport's limit (first token count where one- or two-shot was faster)", crossovers.lamport_lost,
+                    hiddens, type);
     std::printf("\n");
   }
   if (rank == 0 && wrong) std::printf("\nFAILED: a fused result differed from the peer's on the same inputs\n");
@@ -280,9 +299,11 @@ int run(int argc, char** argv) {
   if (rank == 0 && !json_path.empty()) {
     nlohmann::json doc = to_json(rows, *runner, size, type_name, floor_bw, torch_machine, argc, argv);
     for (size_t h : hiddens) {
-      doc["crossover_tokens"][std::to_string(h)] = crossover.count(h) ? nlohmann::json(crossover[h]) : nlohmann::json();
-      doc["lamport_lost_tokens"][std::to_string(h)] =
-          lamport_lost.count(h) ? nlohmann::json(lamport_lost[h]) : nlohmann::json();
+      auto at = [&](const std::map<size_t, size_t>& m) {
+        return m.count(h) ? nlohmann::json(m.at(h)) : nlohmann::json();
+      };
+      doc["crossover_tokens"][std::to_string(h)] = at(crossovers.two_shot);
+      doc["lamport_lost_tokens"][std::to_string(h)] = at(crossovers.lamport_lost);
     }
     if (!strata::tools::write_json_file(json_path, doc)) rc = 1;
   }
