@@ -70,6 +70,69 @@ bool parse_op(const std::string& s, ReduceOp* op) {
   return false;
 }
 
+// What to time, from the command line's words.
+struct Selection {
+  DataType type{};
+  ReduceOp op{};
+  std::vector<Collective> collectives;
+  std::vector<Algorithm> algorithms;
+};
+
+bool select(const std::string& collectives, const std::string& type_name, const std::string& op_name,
+            std::string algorithms, bool device, Selection* sel) {
+  bool ok = parse_type(type_name, &sel->type) && parse_op(op_name, &sel->op);
+  for (const std::string& s : split(collectives)) {
+    Collective c{};
+    ok = ok && parse_collective(s, &c);
+    sel->collectives.push_back(c);
+  }
+  if (algorithms.empty())
+    algorithms = device ? "library,hierarchical,two_level" : "library,ring,recursive,hierarchical,two_level";
+  for (const std::string& s : split(algorithms)) {
+    strata::Result<Algorithm> a = strata::coll::parse_algorithm(s.c_str());
+    ok = ok && a.ok() && a.value() != Algorithm::automatic;
+    if (a) sel->algorithms.push_back(a.value());
+  }
+  return ok;
+}
+
+// The case of `bytes` of collective `col` (0 elements: none); the bytes
+// rounded to whole elements (per rank for allgather and reduce_scatter).
+Case case_of(Collective col, const Selection& sel, double bytes, int ranks) {
+  const size_t element = strata::coll::size_of(sel.type);
+  Case c{col, sel.type, sel.op, static_cast<size_t>(bytes), 0};
+  const size_t per = (col == Collective::allgather || col == Collective::reduce_scatter)
+                         ? element * static_cast<size_t>(ranks)
+                         : element;
+  c.count = c.bytes / per;
+  c.bytes = c.count * per;
+  return c;
+}
+
+// The peer's row and one per algorithm for one case (rank 0 prints them).
+void measure_case(Runner& runner, const Case& c, const Selection& sel, const Options& options,
+                  const strata::coll::model::Machine* machine, int rank, int ranks, std::vector<Row>* rows) {
+  auto predict = [&](Algorithm a) {
+    if (machine == nullptr) return -1.0;
+    strata::Result<double> p = strata::coll::model::predict_us(c.collective, a, static_cast<double>(c.bytes), *machine);
+    return p ? p.value() : -1.0;
+  };
+  Case in_place = c;
+  in_place.in_place = true;
+  const bool time_in_place = options.in_place && has_in_place(c.collective);
+  Row peer{c, runner.peer_name() + " (peer)", runner.peer(c), predict(Algorithm::library), 0, {}};
+  if (time_in_place) peer.in_place = runner.peer(in_place);
+  if (rank == 0) print_row(peer, ranks, options.in_place);
+  rows->push_back(peer);
+  for (Algorithm a : sel.algorithms) {
+    Row r{c, strata::coll::to_string(a), runner.ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0, {}};
+    if (time_in_place) r.in_place = runner.ours(in_place, a);
+    if (rank == 0) print_row(r, ranks, options.in_place);
+    rows->push_back(r);
+  }
+  if (rank == 0) std::fflush(stdout);
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"Strata's collectives against the peer (flat NCCL on device buffers, the MPI library on host buffers)"};
   strata::tools::standard_options(app, "strata-bench-coll");
@@ -108,24 +171,8 @@ int run(int argc, char** argv) {
     MPI_Finalize();
     return rc;
   }
-  DataType type{};
-  ReduceOp op{};
-  std::vector<Collective> which;
-  bool ok = parse_type(type_name, &type) && parse_op(op_name, &op) && factor > 1 && min_bytes >= 1;
-  for (const std::string& s : split(collectives)) {
-    Collective c{};
-    ok = ok && parse_collective(s, &c);
-    which.push_back(c);
-  }
-  if (algorithms.empty())
-    algorithms = options.device ? "library,hierarchical,two_level" : "library,ring,recursive,hierarchical,two_level";
-  std::vector<Algorithm> algos;
-  for (const std::string& s : split(algorithms)) {
-    strata::Result<Algorithm> a = strata::coll::parse_algorithm(s.c_str());
-    ok = ok && a.ok() && a.value() != Algorithm::automatic;
-    if (a) algos.push_back(a.value());
-  }
-  if (!ok) {
+  Selection sel;
+  if (!select(collectives, type_name, op_name, algorithms, options.device, &sel) || factor <= 1 || min_bytes < 1) {
     if (rank == 0) std::fprintf(stderr, "strata-bench-coll: bad --type, --op, --collectives, --algorithms or sizes\n");
     MPI_Finalize();
     return 2;
@@ -142,40 +189,15 @@ int run(int argc, char** argv) {
     if (context) std::printf("```\n%s```\n\n", context.value()->topology().to_text().c_str());
     print_header(options.in_place);
   }
-  const size_t element = strata::coll::size_of(type);
+  const strata::coll::model::Machine* machine = context ? &context.value()->machine(options.device) : nullptr;
   std::vector<Row> rows;
-  int rc = 0;
-  for (Collective col : which) {
+  for (Collective col : sel.collectives) {
     for (double bytes = min_bytes; bytes <= max_bytes * 1.0001; bytes *= factor) {
-      Case c{col, type, op, static_cast<size_t>(bytes), 0};
-      const size_t per = (col == Collective::allgather || col == Collective::reduce_scatter)
-                             ? element * static_cast<size_t>(ranks)
-                             : element;
-      c.count = c.bytes / per;
-      if (c.count == 0) continue;
-      c.bytes = c.count * per;
-      const strata::coll::model::Machine* machine = context ? &context.value()->machine(options.device) : nullptr;
-      auto predict = [&](Algorithm a) {
-        if (machine == nullptr) return -1.0;
-        strata::Result<double> p = strata::coll::model::predict_us(col, a, static_cast<double>(c.bytes), *machine);
-        return p ? p.value() : -1.0;
-      };
-      Case in_place = c;
-      in_place.in_place = true;
-      const bool time_in_place = options.in_place && has_in_place(col);
-      Row peer{c, runner->peer_name() + " (peer)", runner->peer(c), predict(Algorithm::library), 0, {}};
-      if (time_in_place) peer.in_place = runner->peer(in_place);
-      if (rank == 0) print_row(peer, ranks, options.in_place);
-      rows.push_back(peer);
-      for (Algorithm a : algos) {
-        Row r{c, strata::coll::to_string(a), runner->ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0, {}};
-        if (time_in_place) r.in_place = runner->ours(in_place, a);
-        if (rank == 0) print_row(r, ranks, options.in_place);
-        rows.push_back(r);
-      }
-      if (rank == 0) std::fflush(stdout);
+      const Case c = case_of(col, sel, bytes, ranks);
+      if (c.count > 0) measure_case(*runner, c, sel, options, machine, rank, ranks, &rows);
     }
   }
+  int rc = 0;
   if (rank == 0) {
     print_closing_lines(rows, ranks, options.in_place);
     if (!json_path.empty() &&
