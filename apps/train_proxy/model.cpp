@@ -115,19 +115,25 @@ Status Model::init() {
   return ops_.synchronize();
 }
 
+strata::fused::Tensors Model::rows(size_t begin, size_t count, size_t l) {
+  const size_t row = shape_.hidden * element_;
+  auto at = [&](void* p) { return static_cast<unsigned char*>(p) + begin * row; };
+  strata::fused::Tensors t;
+  t.x = at(partial_);
+  t.residual = at(residual_);
+  t.weight = norm_[l];
+  t.out = at(h_[l + 1]);
+  t.tokens = count;
+  t.epsilon = settings_.epsilon;
+  return t;
+}
+
 Status Model::tune_split(int reps, strata::fused::SplitChoice* choice) {
   strata::fused::SplitConfig cfg = settings_.split;
   cfg.algorithm = settings_.fused_algorithm;
   auto compute = [this](size_t begin, size_t count, void* s) { return compute_rows(0, begin, count, s); };
-  strata::fused::Tensors t;
-  t.x = partial_;
-  t.residual = residual_;
-  t.weight = norm_[0];
-  t.out = h_[1];
-  t.tokens = shape_.tokens;
-  t.epsilon = settings_.epsilon;
-  auto r =
-      strata::fused::tune_split(*fused_, t, split_, compute, {ops_.compute_stream(), ops_.comm_stream()}, cfg, reps);
+  auto r = strata::fused::tune_split(*fused_, rows(0, shape_.tokens, 0), split_, compute,
+                                     {ops_.compute_stream(), ops_.comm_stream()}, cfg, reps);
   if (!r) return r.status();
   *choice = *r;
   if (!choice->split) {
@@ -154,13 +160,7 @@ Status Model::compute_rows(size_t l, size_t begin, size_t count, void* stream) {
 Status Model::layer(Mode mode, size_t l) {
   const size_t T = shape_.tokens;
   void* stream = ops_.compute_stream();
-  strata::fused::Tensors t;
-  t.x = partial_;
-  t.residual = residual_;
-  t.weight = norm_[l];
-  t.out = h_[l + 1];
-  t.tokens = T;
-  t.epsilon = settings_.epsilon;
+  const strata::fused::Tensors t = rows(0, T, l);
   if (mode == Mode::split) {
     strata::fused::SplitConfig cfg = settings_.split;
     cfg.algorithm = settings_.fused_algorithm;

@@ -107,7 +107,9 @@ class Model {
   strata::Status corrupt(void* tensor);
   template <class F>
   strata::Status timed(int reps, F&& f, double* ms);
+  // The fused call's tensors of layer l's rows [begin, begin + count).
   strata::fused::Tensors rows(size_t begin, size_t count, size_t l);
+  strata::Status part2_beside_part1(const strata::fused::RunOptions& part);
 
   Ops& ops_;
   Shape shape_;

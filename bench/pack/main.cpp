@@ -132,6 +132,19 @@ bool parse_sizes(const std::vector<std::string>& texts, const char* what, int64_
   return true;
 }
 
+// --types' words as layouts; false (said on stderr) on an unknown one.
+bool parse_kinds(const std::vector<std::string>& names, std::vector<Kind>* out) {
+  for (const std::string& t : names) {
+    Kind kind;
+    if (!parse_kind(t, &kind)) {
+      std::fprintf(stderr, "unknown type '%s' (vector, hvector, subarray)\n", t.c_str());
+      return false;
+    }
+    out->push_back(kind);
+  }
+  return true;
+}
+
 #ifdef STRATA_BENCH_KOKKOS
 // --kokkos: Strata's Kokkos pack against deep_copy and the native kernels.
 int run_kokkos_mode(const CLI::App& app, const Options& o, const std::string& command) {
@@ -217,14 +230,7 @@ int run_device_mode(const CLI::App& app, Options& o, DeviceCli& c, const std::st
   std::string copy;
   device_defaults(app, o, c, &d, &copy);
   d.subarray_rows = o.subarray_rows;
-  for (const std::string& t : o.types) {
-    Kind kind;
-    if (!parse_kind(t, &kind)) {
-      std::fprintf(stderr, "unknown type '%s' (vector, hvector, subarray)\n", t.c_str());
-      return 2;
-    }
-    d.kinds.push_back(kind);
-  }
+  if (!parse_kinds(o.types, &d.kinds)) return 2;
   if (!parse_sizes(o.blocks, "block", INT64_MAX, &d.blocks) || !parse_sizes(o.sizes, "size", INT32_MAX, &d.sizes)) {
     return 2;
   }
@@ -270,12 +276,9 @@ struct Grid {
 };
 
 bool make_grid(const Options& o, int64_t stride, int64_t max_source, Grid* g, RunInfo* info) {
-  for (const std::string& t : o.types) {
-    Kind kind;
-    if (!parse_kind(t, &kind)) {
-      std::fprintf(stderr, "unknown type '%s' (vector, hvector, subarray)\n", t.c_str());
-      return false;
-    }
+  std::vector<Kind> kinds;
+  if (!parse_kinds(o.types, &kinds)) return false;
+  for (Kind kind : kinds) {
     for (const std::string& bs : o.blocks) {
       for (const std::string& ss : o.sizes) {
         Point p;

@@ -111,7 +111,7 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
   Status s = gpu::stream_create(&stream_);
   if (s == Status::ok) s = gpu::malloc_device(&region, layout_.total);
   regions_[rank_] = static_cast<char*>(region);
-  if (s == Status::ok) s = gpu::memset_async(region, 0, layout_.total, stream_);
+  if (s == Status::ok) s = gpu::memset_async(region, 0, layout_.lamport, stream_);
   if (s == Status::ok) {  // the Lamport sets start empty
     s = kernels::launch_fill(static_cast<char*>(region) + layout_.lamport, (layout_.total - layout_.lamport) / 4,
                              proto::empty_word(size_of(config.type)), stream_);

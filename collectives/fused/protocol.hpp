@@ -132,7 +132,9 @@ struct Layout {
 
 // The 32-bit word that fills an empty Lamport area: negative zero in every
 // element of `element` bytes (2 or 4).
-constexpr uint32_t empty_word(size_t element) { return element == 4 ? 0x80000000u : 0x80008000u; }
+constexpr uint32_t empty_word(size_t element) {
+  return element == 4 ? math::empty_bits(4) : (math::empty_bits(2) << 16) | math::empty_bits(2);
+}
 
 template <class T>
 struct Args {

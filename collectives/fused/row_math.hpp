@@ -13,6 +13,7 @@
 #include "portability/setup/host_device.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace strata::fused::math {
@@ -52,14 +53,16 @@ STRATA_HOST_DEVICE STRATA_INLINE uint32_t bits_of(float v) {
 }
 STRATA_HOST_DEVICE STRATA_INLINE uint32_t bits_of(Bf16 v) { return v.bits; }
 STRATA_HOST_DEVICE STRATA_INLINE uint32_t bits_of(F16 v) { return v.bits; }
+// The bits of an empty element of `element` bytes (2 or 4): the sign bit alone.
+constexpr uint32_t empty_bits(size_t element) { return element == 4 ? 0x80000000u : 0x8000u; }
 template <class T>
 STRATA_HOST_DEVICE STRATA_INLINE bool is_empty(T v) {
-  return bits_of(v) == (sizeof(T) == 4 ? 0x80000000u : 0x8000u);
+  return bits_of(v) == empty_bits(sizeof(T));
 }
 template <class T>
 STRATA_HOST_DEVICE STRATA_INLINE T empty_value() {
   T v;
-  const uint32_t b = sizeof(T) == 4 ? 0x80000000u : 0x8000u;
+  const uint32_t b = empty_bits(sizeof(T));
   __builtin_memcpy(&v, &b, sizeof v);  // little-endian: the low bytes
   return v;
 }
