@@ -303,20 +303,18 @@ STRATA_HOST_DEVICE void two_shot(P& p, const Args<T>& a, int block, int blocks, 
   finish(p, a, blocks, seq);
 }
 
-// Posts this block's rows of x into my slot of every peer's region (each
-// element made canonical: -0 goes as +0, so no posted value reads as empty).
+// Posts row r of x into my slot of every peer's region (each element made
+// canonical: -0 goes as +0, so no posted value reads as empty).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
-STRATA_HOST_DEVICE void post_rows(P& p, const Args<T>& a, int block, int blocks, uint32_t set) {
+STRATA_HOST_DEVICE void post_row(P& p, const Args<T>& a, int64_t r, uint32_t set) {
   const size_t mine = a.layout.slot(set, a.rank);
-  for (int64_t r = block; r < a.tokens; r += blocks) {
-    const T* src = a.x + r * a.hidden;
-    for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
-      math::Vec<T, V> v = math::load<T, V>(src + i);
-      for (int k = 0; k < V; ++k) v.e[k] = math::canonical(v.e[k]);
-      for (int q = 0; q < a.nranks; ++q) {
-        if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[q], mine, r, a.hidden) + i, v);
-      }
+  const T* src = a.x + r * a.hidden;
+  for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+    math::Vec<T, V> v = math::load<T, V>(src + i);
+    for (int k = 0; k < V; ++k) v.e[k] = math::canonical(v.e[k]);
+    for (int q = 0; q < a.nranks; ++q) {
+      if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[q], mine, r, a.hidden) + i, v);
     }
   }
 }
@@ -364,22 +362,39 @@ STRATA_HOST_DEVICE void empty_row(P& p, const Args<T>& a, const T* const* src) {
   }
 }
 
-// One block of a Lamport call.
+// Row r of a Lamport call, once every peer posted it: sum + residual ->
+// residual, RMSNorm -> out, the peers' slots emptied. False when a wait
+// timed out (reported).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
+                                 float* smem) {
+  const T* src[kMaxRanks];
+  for (int q = 0; q < a.nranks; ++q) {
+    src[q] = q == a.rank ? a.x + r * a.hidden : tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden);
+  }
+  if (!p.sync_and(wait_posted<V>(p, a, src, block, seq))) return false;
+  T* res = a.residual + r * a.hidden;
+  math::norm_row<V>(p, src, a.nranks, res, res, a.weight, a.out + r * a.hidden, a.hidden, a.epsilon, smem);
+  empty_row<V>(p, a, src);
+  return true;
+}
+
+// One block of a Lamport call. Row by row, one behind: post row j, then
+// take row j-1 (every peer posted it a row ago), so the NVLink stores of one
+// row overlap the local reads and writes of the one before (posting every
+// row first left the interconnect idle while the rows were reduced).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
 STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem) {
   const uint32_t seq = call_number(p, a);
   const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
-  post_rows<V>(p, a, block, blocks, set);
-  const T* src[kMaxRanks];
-  for (int64_t r = block; r < a.tokens; r += blocks) {
-    for (int q = 0; q < a.nranks; ++q) {
-      src[q] = q == a.rank ? a.x + r * a.hidden : tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden);
-    }
-    if (!p.sync_and(wait_posted<V>(p, a, src, block, seq))) break;
-    T* res = a.residual + r * a.hidden;
-    math::norm_row<V>(p, src, a.nranks, res, res, a.weight, a.out + r * a.hidden, a.hidden, a.epsilon, smem);
-    empty_row<V>(p, a, src);
+  for (int64_t r = block, prev = -1;; r += blocks) {
+    const bool more = r < a.tokens;
+    if (more) post_row<V>(p, a, r, set);
+    if (prev >= 0 && !take_row<V>(p, a, prev, set, block, seq, smem)) break;
+    if (!more) break;
+    prev = r;
   }
   finish(p, a, blocks, seq);
 }

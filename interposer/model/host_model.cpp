@@ -90,6 +90,15 @@ bool HostModel::strata_wins(HostOp op, int64_t packed_bytes, int64_t block) cons
   return wins_[static_cast<int>(op)][log2_bucket(block, kBlockBuckets)][log2_bucket(packed_bytes, kBytesBuckets)];
 }
 
+bool HostModel::strata_wins_anywhere(HostOp op) const {
+  for (const auto& by_block : wins_[static_cast<int>(op)]) {
+    for (const bool w : by_block) {
+      if (w) return true;
+    }
+  }
+  return false;
+}
+
 HostModel HostModel::builtin() {
   // The reference run (reference_host_model.json, embedded at build time):
   // strata-measure launched like the main job, 8 ranks on the 2-core
@@ -189,7 +198,12 @@ namespace {
 std::atomic<int> g_override{-1};
 }  // namespace
 
-void override_host_pack(int mode) { g_override.store(mode, std::memory_order_relaxed); }
+int g_host_transfers_to_library = 0;
+
+void override_host_pack(int mode) {
+  g_override.store(mode, std::memory_order_relaxed);
+  learn_host_transfer_route();
+}
 
 // The built-in figures were measured with four ranks per core (the
 // reference machine: 8 ranks on 2 cores). Where the ranks have cores to
@@ -210,6 +224,25 @@ bool node_oversubscribed() {
     return ranks > 0 && cores > 0 && static_cast<unsigned>(ranks) > cores;
   }();
   return over;
+}
+
+namespace {
+// use_strata_host_pack's transfer answer at every size: the library.
+bool transfers_always_library() {
+  const int forced = g_override.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced == 0;
+  switch (g_host_pack.get()) {
+    case HostPackMode::always: return false;
+    case HostPackMode::never: return true;
+    case HostPackMode::automatic: break;
+  }
+  const HostModel& m = host_model();
+  return (m.source == "built-in" && !node_oversubscribed()) || !m.strata_wins_anywhere(HostOp::transfer);
+}
+}  // namespace
+
+void learn_host_transfer_route() noexcept {
+  __atomic_store_n(&g_host_transfers_to_library, transfers_always_library() ? 1 : 0, __ATOMIC_RELAXED);
 }
 
 bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block) {

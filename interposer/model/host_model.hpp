@@ -42,6 +42,8 @@ class HostModel {
   std::string to_json(const std::vector<std::pair<std::string, std::string>>& about = {}) const;
 
   bool strata_wins(HostOp op, int64_t packed_bytes, int64_t block) const;
+  // Does Strata win `op` anywhere on the grid?
+  bool strata_wins_anywhere(HostOp op) const;
 
   double memcpy_gbps = 0;
   std::vector<HostSample> pack;
@@ -71,5 +73,16 @@ bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block);
 // For strata-measure, which times both paths in one process: overrides
 // STRATA_HOST_PACK (1: always, 0: never, -1: back to the configuration).
 void override_host_pack(int mode);
+
+// 1 where use_strata_host_pack(HostOp::transfer, ...) is false at every size
+// and block (STRATA_HOST_PACK=never; auto with the built-in model on a node
+// with a core per rank; a measured model in which Strata wins no transfer):
+// the exported functions then pass a point-to-point call on host data of
+// any datatype they know straight to the library, as they do contiguous
+// data (shim/enter.hpp), instead of asking the model on the general path.
+// 0: not so, or not known yet (MPI_Init learns it; so does every override).
+// Read with a plain load.
+extern int g_host_transfers_to_library;
+void learn_host_transfer_route() noexcept;
 
 }  // namespace strata::interposer

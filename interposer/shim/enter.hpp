@@ -8,6 +8,7 @@
 #include "interposer/calls/call_ids.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/handlers/watched_recv.hpp"
+#include "interposer/model/host_model.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/direct_active.hpp"
 #include "fault/hooks.hpp"
@@ -43,13 +44,21 @@ __attribute__((always_inline)) inline bool quiet(uint32_t subsys) noexcept {
          !(Flushes && have_deferred_sends()) && !log::enabled(log::Level::debug, subsys);
 }
 
-// The pass-through of a point-to-point call: host data of a datatype whose
-// elements are single runs of bytes (types/fast_types.hpp) goes to the
-// library at once.
+// A point-to-point call's datatype that leaves host data to the library:
+// one whose elements are single runs of bytes (types/fast_types.hpp), or
+// any known one where the host model gives every transfer to the library
+// (model/host_model.hpp: the general path would ask the model and pass).
+__attribute__((always_inline)) inline bool library_host_type(MPI_Datatype type) noexcept {
+  const TypeShape shape = fast_shape(type);
+  return shape == TypeShape::contiguous ||
+         (shape == TypeShape::other && __atomic_load_n(&g_host_transfers_to_library, __ATOMIC_RELAXED) > 0);
+}
+
+// The pass-through of a point-to-point call: host data of such a datatype
+// goes to the library at once.
 template <bool Flushes>
 __attribute__((always_inline)) inline bool pass_through(const void* buf, MPI_Datatype type) noexcept {
-  return quiet<Flushes>(log::kP2p) && fast_shape(type) == TypeShape::contiguous && gpu::surely_host(buf) &&
-         count_own_call(false);
+  return quiet<Flushes>(log::kP2p) && library_host_type(type) && gpu::surely_host(buf) && count_own_call(false);
 }
 
 // A receive while the device-direct transport is on (device_direct::

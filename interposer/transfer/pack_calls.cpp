@@ -9,6 +9,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "collectives/job_facts.hpp"
+#include "interposer/model/host_model.hpp"
 #include "interposer/transfer/all_to_all.hpp"
 #include "interposer/transfer/init_line.hpp"
 #include "interposer/transfer/pending.hpp"
@@ -205,6 +206,7 @@ void on_init() {
   if (coll::learn_job(MPI_COMM_WORLD, summary_flag() | init_line_flags() | device_direct::job_flag()) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
   }
+  learn_host_transfer_route();  // after learn_job: whether the node has a core per rank
   // STRATA_P2P_IPC asked everywhere: first contact with the node's GPUs (collective).
   device_direct::setup(MPI_COMM_WORLD);
   log_init_line(rank);   // info, rank 0: the job's one line
