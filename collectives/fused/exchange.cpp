@@ -19,8 +19,12 @@ config::IntParam g_timeout_ms{"STRATA_FUSED_TIMEOUT_MS", 10000,
                               "call ends with an error naming the peer that did not arrive",
                               1, int64_t{24} * 3600 * 1000};
 
+// 64 MiB: on 2 x H100 the row-behind Lamport kernel was the fastest kind at
+// every size measured, up to 128 MiB (bench/results/fused-h100x2.md); the
+// limit is its memory (3 x ranks x this much a rank), and 64 MiB covers a
+// layer of 4096 tokens x 8192 bf16.
 config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
-                               int64_t{2} << 20,
+                               int64_t{64} << 20,
                                "Largest message (tokens x hidden x element bytes) of the fused AllReduce-RMSNorm's "
                                "barrier-free Lamport one-shot: the automatic choice takes it up to this size, and each "
                                "rank sets aside 3 x ranks x this much (or the largest message, if smaller); 0: never",

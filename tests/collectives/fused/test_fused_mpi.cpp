@@ -181,19 +181,24 @@ TEST_P(FusedMpi, MatchesFloat64OnEveryTokenCount) {
   base.ranks = n;
   auto fused = make(base, 64);
   ASSERT_NE(fused, nullptr);
+  // Blocks: the object's budget (a row or two per block at these counts),
+  // then 3 (many rows per block: the Lamport kernel's row-behind pipeline).
   for (size_t tokens : token_counts) {
-    for (int in_place = 0; in_place < 2; ++in_place) {
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool in_place = variant % 2 == 1;
+      const int blocks = variant >= 2 ? 3 : 0;
       Case c = base;
       c.tokens = tokens;
-      c.seed = seed + tokens * 2 + static_cast<uint64_t>(in_place);
+      c.seed = seed + tokens * 4 + static_cast<uint64_t>(variant);
       c.epsilon = in_place ? 1e-2f : 1e-5f;
-      SCOPED_TRACE(c.describe() + " " + strata::fused::to_string(p.algorithm) + (in_place ? " in place" : "") + " on " +
-                   strata::fused::to_string(fused->path()) + " path");
+      SCOPED_TRACE(c.describe() + " " + strata::fused::to_string(p.algorithm) + (in_place ? " in place" : "") +
+                   " on " + strata::fused::to_string(fused->path()) + " path, blocks " + std::to_string(blocks));
       Rank r(c);
       const auto ref = strata_test::fused::reference(c, r.in);
       strata::fused::RunOptions o;
       o.algorithm = p.algorithm;
-      ASSERT_EQ(fused->run(r.tensors(in_place == 1), o), Status::ok) << fused->error_message();
+      o.blocks = blocks;
+      ASSERT_EQ(fused->run(r.tensors(in_place), o), Status::ok) << fused->error_message();
       sync();
       ASSERT_EQ(fused->check(), Status::ok) << fused->error_message();
       const auto residual = r.residual.get();
