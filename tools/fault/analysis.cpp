@@ -96,96 +96,132 @@ RankView view_of(const RankDump& d, const Settings& settings) {
 
 }  // namespace
 
-Analysis analyze(const JobFiles& job, const Settings& settings) {
-  Analysis a;
-  const int size = job.size;
+namespace {
+
+// Every rank's view for the hang diagnosis, the communicators' members, and
+// the latest dump time on the common clock.
+HangInput hang_input(const JobFiles& job, const Settings& settings, int64_t* latest) {
   HangInput in;
-  in.ranks.resize(static_cast<size_t>(size));
-  int64_t latest = 0;
-  for (int r = 0; r < size; ++r) {
+  in.ranks.resize(static_cast<size_t>(job.size));
+  *latest = 0;
+  for (int r = 0; r < job.size; ++r) {
     auto it = job.ranks.find(r);
     if (it == job.ranks.end()) {
       in.ranks[static_cast<size_t>(r)].rank = r;  // no dump: unknown
       continue;
     }
     in.ranks[static_cast<size_t>(r)] = view_of(it->second, settings);
-    latest = std::max(latest, it->second.dumped_ns - it->second.offset_ns);
+    *latest = std::max(*latest, it->second.dumped_ns - it->second.offset_ns);
     for (const CommLine& c : it->second.comms) {
       if (c.id != 0 && !c.ranks.empty()) in.members[c.id] = std::vector<int32_t>(c.ranks.begin(), c.ranks.end());
     }
   }
-  if (std::optional<Diagnosis> d = diagnose_hang(in, latest)) a.diagnoses.push_back(std::move(*d));
+  return in;
+}
 
-  // Fail-slow on the records, in the order the coordinator would have seen them.
-  std::vector<std::string> hosts(static_cast<size_t>(size));
-  for (const auto& [r, d] : job.ranks) {
-    if (r >= 0 && r < size) hosts[static_cast<size_t>(r)] = d.host;
-  }
-  SkewDetector skew(size, settings.slow);
-  LinkDetector links(size, settings.slow);
-  skew.set_hosts(hosts);
-  links.set_hosts(hosts);
-  for (const auto& [id, members] : in.members) skew.set_members(id, members);
+// The finished operations of the records as the fail-slow detectors take
+// them: collectives by (communicator, sequence, rank), point-to-point
+// halves by completion time, the order the coordinator would have seen.
+struct Records {
   struct Coll {
     uint64_t comm, seq;
     int rank;
     oob::CollSample s;
   };
-  std::vector<Coll> colls;
   struct Half {
     int64_t t;
     int rank;
     oob::P2pSample s;
   };
+  std::vector<Coll> colls;
   std::vector<Half> halves;
-  for (const auto& entry : job.ranks) {
-    const int r = entry.first;  // not a structured binding: the lambda below captures it
-    const RankDump& d = entry.second;
+};
+
+oob::CollSample coll_sample(const OpLine& o, OpKind k, int64_t offset_ns) {
+  oob::CollSample s;
+  s.comm = o.comm;
+  s.seq = o.seq;
+  s.bytes = o.bytes;
+  s.start_ns = o.enq_ns - offset_ns;
+  s.end_ns = o.end_ns - offset_ns;
+  s.compute_ns = o.compute_ns;
+  s.kind = static_cast<uint8_t>(k);
+  return s;
+}
+
+// One point-to-point operation's halves (a send side, a receive side, or
+// both for a sendrecv).
+void add_halves(const OpLine& o, OpKind k, int rank, int64_t offset_ns, std::vector<Records::Half>* halves) {
+  auto half = [&](int peer, uint8_t role, uint64_t ordinal, int64_t ready) {
+    if (peer < 0 || ordinal == 0) return;
+    oob::P2pSample s;
+    s.peer = peer;
+    s.role = role;
+    s.ordinal = ordinal;
+    s.bytes = o.bytes;
+    s.ready_ns = ready - offset_ns;
+    s.end_ns = o.end_ns - offset_ns;
+    halves->push_back({s.end_ns, rank, s});
+  };
+  if (k == OpKind::send || k == OpKind::isend) half(o.peer, 0, o.seq, o.enq_ns);
+  if (k == OpKind::recv || k == OpKind::irecv) half(o.peer, 1, o.seq, std::max(o.enq_ns, o.start_ns));
+  if (k == OpKind::sendrecv) {
+    half(o.peer, 0, o.seq, o.enq_ns);
+    half(o.peer2, 1, o.seq2, o.enq_ns);
+  }
+}
+
+Records records_of(const JobFiles& job) {
+  Records out;
+  for (const auto& [r, d] : job.ranks) {
     for (const OpLine& o : d.ops) {
       if (o.state != "done") continue;
       const OpKind k = kind_of(o.kind);
       if (is_collective(k) && o.has_comm && o.seq > 0) {
-        oob::CollSample s;
-        s.comm = o.comm;
-        s.seq = o.seq;
-        s.bytes = o.bytes;
-        s.start_ns = o.enq_ns - d.offset_ns;
-        s.end_ns = o.end_ns - d.offset_ns;
-        s.compute_ns = o.compute_ns;
-        s.kind = static_cast<uint8_t>(k);
-        colls.push_back({o.comm, o.seq, r, s});
-        continue;
-      }
-      auto half = [&](int peer, uint8_t role, uint64_t ordinal, int64_t ready) {
-        if (peer < 0 || ordinal == 0) return;
-        oob::P2pSample s;
-        s.peer = peer;
-        s.role = role;
-        s.ordinal = ordinal;
-        s.bytes = o.bytes;
-        s.ready_ns = ready - d.offset_ns;
-        s.end_ns = o.end_ns - d.offset_ns;
-        halves.push_back({s.end_ns, r, s});
-      };
-      if (k == OpKind::send || k == OpKind::isend) half(o.peer, 0, o.seq, o.enq_ns);
-      if (k == OpKind::recv || k == OpKind::irecv) half(o.peer, 1, o.seq, std::max(o.enq_ns, o.start_ns));
-      if (k == OpKind::sendrecv) {
-        half(o.peer, 0, o.seq, o.enq_ns);
-        half(o.peer2, 1, o.seq2, o.enq_ns);
+        out.colls.push_back({o.comm, o.seq, r, coll_sample(o, k, d.offset_ns)});
+      } else {
+        add_halves(o, k, r, d.offset_ns, &out.halves);
       }
     }
   }
-  std::sort(colls.begin(), colls.end(), [](const Coll& x, const Coll& y) {
+  std::sort(out.colls.begin(), out.colls.end(), [](const Records::Coll& x, const Records::Coll& y) {
     return std::tie(x.comm, x.seq, x.rank) < std::tie(y.comm, y.seq, y.rank);
   });
-  for (const Coll& c : colls) skew.add(c.rank, c.s);
-  std::sort(halves.begin(), halves.end(), [](const Half& x, const Half& y) { return x.t < y.t; });
-  for (const Half& h : halves) links.add(h.rank, h.s, h.t);
+  std::sort(out.halves.begin(), out.halves.end(),
+            [](const Records::Half& x, const Records::Half& y) { return x.t < y.t; });
+  return out;
+}
+
+// Fail-slow on the records: the skew and link detectors fed as the
+// coordinator would have fed them; their alarms into `a`.
+void fail_slow(const JobFiles& job, const HangInput& in, const Settings& settings, Analysis* a) {
+  std::vector<std::string> hosts(static_cast<size_t>(job.size));
+  for (const auto& [r, d] : job.ranks) {
+    if (r >= 0 && r < job.size) hosts[static_cast<size_t>(r)] = d.host;
+  }
+  SkewDetector skew(job.size, settings.slow);
+  LinkDetector links(job.size, settings.slow);
+  skew.set_hosts(hosts);
+  links.set_hosts(hosts);
+  for (const auto& [id, members] : in.members) skew.set_members(id, members);
+  const Records records = records_of(job);
+  for (const Records::Coll& c : records.colls) skew.add(c.rank, c.s);
+  for (const Records::Half& h : records.halves) links.add(h.rank, h.s, h.t);
   links.take_alarms();  // candidates wait one round for their neighbours
-  for (Diagnosis& d : skew.take_alarms()) a.diagnoses.push_back(std::move(d));
-  for (Diagnosis& d : links.take_alarms()) a.diagnoses.push_back(std::move(d));
-  a.collectives = skew.evaluated();
-  a.messages = links.paired();
+  for (Diagnosis& d : skew.take_alarms()) a->diagnoses.push_back(std::move(d));
+  for (Diagnosis& d : links.take_alarms()) a->diagnoses.push_back(std::move(d));
+  a->collectives = skew.evaluated();
+  a->messages = links.paired();
+}
+
+}  // namespace
+
+Analysis analyze(const JobFiles& job, const Settings& settings) {
+  Analysis a;
+  int64_t latest = 0;
+  HangInput in = hang_input(job, settings, &latest);
+  if (std::optional<Diagnosis> d = diagnose_hang(in, latest)) a.diagnoses.push_back(std::move(*d));
+  fail_slow(job, in, settings, &a);
   a.views = std::move(in.ranks);
   return a;
 }
