@@ -58,7 +58,25 @@ class SkewDetector {
     double run_arrival = 0;  // arrival after the median, over the run
     int run_count = 0;
   };
+  // A member whose CUSUM alarmed on this collective, and its mean lateness
+  // over its current run.
+  struct Alarm {
+    int rank;
+    double mean_late;
+  };
+  // One evaluated collective, as its diagnoses describe it.
+  struct Evaluation {
+    uint64_t comm = 0, seq = 0;
+    uint8_t kind = 0;
+    double median_compute = 0, spread = 0, min_shift = 0;
+  };
   void evaluate(uint64_t comm, uint64_t seq, Pending& p);
+  // Feeds each member's lateness to its rank's CUSUM; the new alarms.
+  std::vector<Alarm> update_ranks(const Pending& p, const std::vector<double>& lateness, double median_arrival,
+                                  const stats::Robust& ref, const Evaluation& e);
+  // Flags every alarmed rank; reports those near the worst (the others wait for it).
+  void raise(const std::vector<Alarm>& raised, const Evaluation& e);
+  Diagnosis diagnosis_of(const Alarm& a, const RankState& r, const Evaluation& e) const;
   const std::vector<int32_t>* members(uint64_t comm) const;
 
   int size_;
