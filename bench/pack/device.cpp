@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata_bench {
@@ -468,172 +469,207 @@ bool write_device_json(const std::string& path, const std::string& command, cons
   return std::fclose(f) == 0;
 }
 
-}  // namespace
+// A point of the grid before its stride is set: `packed` rounded down by
+// normalize_point (0 or less when not even one block fits).
+Point normalized_point(Kind kind, int64_t block, int64_t size, int64_t rows) {
+  Point p;
+  p.kind = kind;
+  p.block = block;
+  p.packed = size;
+  p.rows = rows;
+  normalize_point(&p);
+  return p;
+}
 
-int run_device(const DeviceOptions& o, const std::string& command) {
-  if (!gpu::available()) {
-    std::printf("strata-bench-pack --device: no GPU (strata::gpu::available() is false); skipped\n");
-    return 0;
-  }
-  int device = 0;
-  gpu::DeviceProperties props;
-  if (!ok(gpu::get_device(&device), "get_device") || !ok(gpu::properties(device, &props), "properties")) return 2;
-
-  // The grid; strides: 0 is tight (2 * block); a block as long as the stride
-  // or longer gets 2 * block, as in the host mode.
+// The points to measure and the largest buffers they need.
+struct Grid {
   std::vector<Point> points;
   std::vector<std::string> skipped;
   int64_t max_span = 1, max_packed = 1, max_host_span = 0, max_host_packed = 0;
-  const int64_t device_cap = props.total_memory > 0 ? props.total_memory / 3 : o.max_source;
+};
+
+// Adds `p` to the grid, or to its skipped list when its source spans more
+// than `max_source`.
+void add_point(const Point& p, int64_t max_source, int64_t host_path_max, Grid* grid) {
+  const int64_t span = source_span(p);
+  if (span > max_source) {
+    grid->skipped.push_back(fmt("%s %" PRId64 " B x %s stride %" PRId64 ": source spans %.2f GiB > %.2f GiB",
+                                to_string(p.kind), p.block, format_bytes(p.packed).c_str(), p.stride,
+                                static_cast<double>(span) / (1 << 30), static_cast<double>(max_source) / (1 << 30)));
+    return;
+  }
+  grid->max_span = std::max(grid->max_span, span);
+  grid->max_packed = std::max(grid->max_packed, p.packed);
+  if (span <= host_path_max) {
+    grid->max_host_span = std::max(grid->max_host_span, span);
+    grid->max_host_packed = std::max(grid->max_host_packed, p.packed);
+  }
+  grid->points.push_back(p);
+}
+
+// The grid; strides: 0 is tight (2 * block); a block as long as the stride
+// or longer gets 2 * block, as in the host mode.
+Grid make_grid(const DeviceOptions& o, int64_t total_memory) {
+  Grid grid;
+  const int64_t device_cap = total_memory > 0 ? total_memory / 3 : o.max_source;
   const int64_t max_source = std::min(o.max_source, device_cap);
   for (Kind kind : o.kinds) {
     for (int64_t block : o.blocks) {
       for (int64_t size : o.sizes) {
         std::vector<int64_t> seen;
         for (int64_t spec : o.strides) {
-          Point p;
-          p.kind = kind;
-          p.block = block;
-          p.packed = size;
-          p.rows = o.subarray_rows;
-          normalize_point(&p);
+          Point p = normalized_point(kind, block, size, o.subarray_rows);
           if (p.packed <= 0) continue;
           p.stride = spec == 0 || block >= spec ? 2 * block : spec;
           if (std::find(seen.begin(), seen.end(), p.stride) != seen.end()) continue;
           seen.push_back(p.stride);
-          const int64_t span = source_span(p);
-          if (span > max_source) {
-            skipped.push_back(fmt("%s %" PRId64 " B x %s stride %" PRId64 ": source spans %.2f GiB > %.2f GiB",
-                                  to_string(kind), block, format_bytes(p.packed).c_str(), p.stride,
-                                  static_cast<double>(span) / (1 << 30), static_cast<double>(max_source) / (1 << 30)));
-            continue;
-          }
-          max_span = std::max(max_span, span);
-          max_packed = std::max(max_packed, p.packed);
-          if (span <= o.host_path_max) {
-            max_host_span = std::max(max_host_span, span);
-            max_host_packed = std::max(max_host_packed, p.packed);
-          }
-          points.push_back(p);
+          add_point(p, max_source, o.host_path_max, &grid);
         }
       }
     }
   }
+  return grid;
+}
 
-  Bench bench(o);
-  if (!bench.init(max_span, max_packed, max_host_span, max_host_packed)) return 2;
+// Everything the report and the JSON file are made of.
+struct DeviceRun {
+  gpu::DeviceProperties props;
   double copy_gbps = 0;
-  const int64_t copy_bytes = std::min(o.copy_bytes, props.total_memory > 0 ? props.total_memory / 8 : o.copy_bytes);
-  if (!bench.copy_rate(copy_bytes, &copy_gbps)) return 2;
-  std::fprintf(stderr, "%s: %d SMs; device-to-device copy %.1f GB/s of copied data (%s)\n", props.name.c_str(),
-               props.sm_count, copy_gbps, format_bytes(copy_bytes).c_str());
-
+  int64_t copy_bytes = 0;
   std::vector<DeviceResult> results;
-  int failures = 0, messages = 0, done = 0;
-  for (const Point& p : points) {
-    ++done;
-    Layout layout;
-    std::string error;
-    if (!make_layout(p, &layout, &error)) {
-      std::fprintf(stderr, "%s\n", error.c_str());
-      return 2;
-    }
-    DeviceResult r;
-    r.point = p;
-    r.block = layout.block;
-    r.lowest = r.block.lowest_byte();
-    r.span = r.block.highest_byte() - r.lowest;
-    r.slot_src = round_up(r.span, kSlotAlign);
-    r.slot_out = round_up(p.packed, kSlotAlign);
-    // Rotate over at least rotate_bytes, so that repeated packs of a source
-    // that fits in L2 come from memory, as the first one would.
-    const int64_t want_slots = (o.rotate_bytes + r.slot_src + r.slot_out - 1) / (r.slot_src + r.slot_out);
-    r.slots =
-        std::max<int64_t>(1, std::min({want_slots, bench.src_bytes() / r.slot_src, bench.out_bytes() / r.slot_out}));
-    if (r.span <= o.check_max) {
-      r.checked = true;
-      if (!bench.check(layout, r, &messages)) ++failures;
-    }
-    const strata::StridedBlock& b = r.block;
-    char* src = bench.src_pool() - r.lowest;
-    char* out = bench.out_pool();
-    const gpu::Stream s = bench.stream();
-    const bool good =
-        bench.timed([&](int64_t k) { return gpu::pack_async(b, src + k * r.slot_src, out + k * r.slot_out, s); },
-                    r.slots, &r.pack) &&
-        bench.timed([&](int64_t k) { return gpu::unpack_async(b, out + k * r.slot_out, src + k * r.slot_src, s); },
-                    r.slots, &r.unpack) &&
-        (r.slot_src < p.packed ||  // a source slot smaller than the packed bytes (overlapping blocks): no copy
-         bench.timed(
-             [&](int64_t k) {
-               return gpu::memcpy_async(out + k * r.slot_out, bench.src_pool() + k * r.slot_src,
-                                        static_cast<size_t>(p.packed), s);
-             },
-             r.slots, &r.same));
-    if (!good) {
-      free_layout(&layout);
-      return 2;
-    }
-    if (r.span <= o.host_path_max) {
-      if (!bench.host_path(layout, r, &r.host)) {
-        free_layout(&layout);
-        return 2;
-      }
-      r.have_host = true;
-    }
-    free_layout(&layout);
-    std::fprintf(stderr,
-                 "[%d/%zu] %-8s %4" PRId64 " B s %5" PRId64 " x %-8s pack %9.1f us %8.1f GB/s  unpack %8.1f GB/s%s\n",
-                 done, points.size(), to_string(p.kind), p.block, p.stride, format_bytes(p.packed).c_str(),
-                 r.pack.median_ns * 1e-3, gbps(p.packed, r.pack.median_ns), gbps(p.packed, r.unpack.median_ns),
-                 r.have_host ? fmt("  host path %.2f GB/s", gbps(p.packed, r.host.median_ns)).c_str() : "");
-    results.push_back(r);
-  }
-
-  // Latency: blocking pack/unpack of small layouts, stride 512.
   std::vector<LatencyResult> latency;
   Bench::Floors floor;
-  if (o.latency) {
-    if (!bench.floors(&floor)) return 2;
-    const std::vector<int64_t> lat_blocks = o.quick ? std::vector<int64_t>{8, 64} : std::vector<int64_t>{4, 8, 64, 512};
-    const std::vector<int64_t> lat_sizes =
-        o.quick ? std::vector<int64_t>{1024, 65536} : std::vector<int64_t>{256, 1024, 4096, 16384, 65536};
-    for (Kind kind : o.kinds) {
-      for (int64_t block : lat_blocks) {
-        for (int64_t size : lat_sizes) {
-          Point p;
-          p.kind = kind;
-          p.block = block;
-          p.packed = size;
-          p.rows = o.subarray_rows;
-          normalize_point(&p);
-          if (p.packed <= 0) continue;
-          p.stride = block >= 512 ? 2 * block : 512;
-          Layout layout;
-          std::string error;
-          if (!make_layout(p, &layout, &error)) {
-            std::fprintf(stderr, "%s\n", error.c_str());
-            return 2;
-          }
-          LatencyResult l;
-          l.point = p;
-          l.block = layout.block;
-          const bool good = bench.latency(layout.block, layout.block.lowest_byte(), &l);
-          free_layout(&layout);
-          if (!good) return 2;
-          latency.push_back(l);
-        }
+  std::vector<std::string> skipped;
+  int failures = 0;  // points whose byte check failed (Bench::check returned false)
+};
+
+// make_layout, with its message on stderr when it fails.
+bool layout_of(const Point& p, Layout* layout) {
+  std::string error;
+  if (make_layout(p, layout, &error)) return true;
+  std::fprintf(stderr, "%s\n", error.c_str());
+  return false;
+}
+
+// A point's result before any timing: its source span and rotation slots.
+DeviceResult with_slots(const Point& p, const strata::StridedBlock& block, const Bench& bench, int64_t rotate_bytes) {
+  DeviceResult r;
+  r.point = p;
+  r.block = block;
+  r.lowest = r.block.lowest_byte();
+  r.span = r.block.highest_byte() - r.lowest;
+  r.slot_src = round_up(r.span, kSlotAlign);
+  r.slot_out = round_up(p.packed, kSlotAlign);
+  // Rotate over at least rotate_bytes, so that repeated packs of a source
+  // that fits in L2 come from memory, as the first one would.
+  const int64_t want_slots = (rotate_bytes + r.slot_src + r.slot_out - 1) / (r.slot_src + r.slot_out);
+  r.slots =
+      std::max<int64_t>(1, std::min({want_slots, bench.src_bytes() / r.slot_src, bench.out_bytes() / r.slot_out}));
+  return r;
+}
+
+// Device events around the pack, the unpack and a contiguous copy of the
+// packed size, each rotating over the point's slots.
+bool time_on_device(Bench& bench, DeviceResult* r) {
+  const strata::StridedBlock& b = r->block;
+  const int64_t packed = r->point.packed;
+  const int64_t slot_src = r->slot_src, slot_out = r->slot_out;
+  char* src = bench.src_pool() - r->lowest;
+  char* out = bench.out_pool();
+  const gpu::Stream s = bench.stream();
+  return bench.timed([&](int64_t k) { return gpu::pack_async(b, src + k * slot_src, out + k * slot_out, s); }, r->slots,
+                     &r->pack) &&
+         bench.timed([&](int64_t k) { return gpu::unpack_async(b, out + k * slot_out, src + k * slot_src, s); },
+                     r->slots, &r->unpack) &&
+         (slot_src < packed ||  // a source slot smaller than the packed bytes (overlapping blocks): no copy
+          bench.timed(
+              [&](int64_t k) {
+                return gpu::memcpy_async(out + k * slot_out, bench.src_pool() + k * slot_src,
+                                         static_cast<size_t>(packed), s);
+              },
+              r->slots, &r->same));
+}
+
+// One point: the byte check (a failed check counts in `failures` and the
+// run goes on), the device timings and the host path. False on an error.
+bool measure_device_point(Bench& bench, const DeviceOptions& o, const Point& p, DeviceResult* r, int* failures,
+                          int* messages) {
+  Layout layout;
+  if (!layout_of(p, &layout)) return false;
+  *r = with_slots(p, layout.block, bench, o.rotate_bytes);
+  if (r->span <= o.check_max) {
+    r->checked = true;
+    if (!bench.check(layout, *r, messages)) ++*failures;
+  }
+  bool good = time_on_device(bench, r);
+  if (good && r->span <= o.host_path_max) {
+    good = bench.host_path(layout, *r, &r->host);
+    r->have_host = good;
+  }
+  free_layout(&layout);
+  return good;
+}
+
+void print_progress(int done, size_t total, const DeviceResult& r) {
+  const Point& p = r.point;
+  std::fprintf(stderr,
+               "[%d/%zu] %-8s %4" PRId64 " B s %5" PRId64 " x %-8s pack %9.1f us %8.1f GB/s  unpack %8.1f GB/s%s\n",
+               done, total, to_string(p.kind), p.block, p.stride, format_bytes(p.packed).c_str(),
+               r.pack.median_ns * 1e-3, gbps(p.packed, r.pack.median_ns), gbps(p.packed, r.unpack.median_ns),
+               r.have_host ? fmt("  host path %.2f GB/s", gbps(p.packed, r.host.median_ns)).c_str() : "");
+}
+
+// Every point of the grid, in order, with a progress line each on stderr.
+bool measure_grid(Bench& bench, const DeviceOptions& o, const std::vector<Point>& points, DeviceRun* run) {
+  int messages = 0, done = 0;
+  for (const Point& p : points) {
+    ++done;
+    DeviceResult r;
+    if (!measure_device_point(bench, o, p, &r, &run->failures, &messages)) return false;
+    print_progress(done, points.size(), r);
+    run->results.push_back(r);
+  }
+  return true;
+}
+
+bool measure_latency_point(Bench& bench, const Point& p, std::vector<LatencyResult>* latency) {
+  Layout layout;
+  if (!layout_of(p, &layout)) return false;
+  LatencyResult l;
+  l.point = p;
+  l.block = layout.block;
+  const bool good = bench.latency(layout.block, layout.block.lowest_byte(), &l);
+  free_layout(&layout);
+  if (good) latency->push_back(l);
+  return good;
+}
+
+// Latency: the floors, then blocking pack/unpack of small layouts, stride 512.
+bool measure_latency(Bench& bench, const DeviceOptions& o, DeviceRun* run) {
+  if (!bench.floors(&run->floor)) return false;
+  const std::vector<int64_t> lat_blocks = o.quick ? std::vector<int64_t>{8, 64} : std::vector<int64_t>{4, 8, 64, 512};
+  const std::vector<int64_t> lat_sizes =
+      o.quick ? std::vector<int64_t>{1024, 65536} : std::vector<int64_t>{256, 1024, 4096, 16384, 65536};
+  for (Kind kind : o.kinds) {
+    for (int64_t block : lat_blocks) {
+      for (int64_t size : lat_sizes) {
+        Point p = normalized_point(kind, block, size, o.subarray_rows);
+        if (p.packed <= 0) continue;
+        p.stride = block >= 512 ? 2 * block : 512;
+        if (!measure_latency_point(bench, p, &run->latency)) return false;
       }
     }
   }
+  return true;
+}
 
-  // --- report ---
+void print_report_header(const DeviceOptions& o, const std::string& command, const DeviceRun& run) {
   const char* item = o.markdown ? "- " : "";
-  std::printf("%sstrata-bench-pack --device: %s (%d SMs), %s\n", item, props.name.c_str(), props.sm_count,
+  std::printf("%sstrata-bench-pack --device: %s (%d SMs), %s\n", item, run.props.name.c_str(), run.props.sm_count,
               utc_now().c_str());
   std::printf("%scommand: %s\n", item, command.c_str());
-  std::printf("%sdevice-to-device copy: %.1f GB/s of copied data (cudaMemcpy of %s)\n", item, copy_gbps,
-              format_bytes(copy_bytes).c_str());
+  std::printf("%sdevice-to-device copy: %.1f GB/s of copied data (cudaMemcpy of %s)\n", item, run.copy_gbps,
+              format_bytes(run.copy_bytes).c_str());
   std::printf(
       "%ssector bound = copy * b / min(32 * ceil(b / 32), max(b, stride)) GB/s of packed data "
       "(= copy * b / (32 * ceil(b/32)) at stride >= 32 * ceil(b/32))\n",
@@ -642,8 +678,12 @@ int run_device(const DeviceOptions& o, const std::string& command) {
       "%sGB/s: 1e9 bytes of packed data per second; device events around back-to-back launches after "
       "warm-up, median of samples; sources rotate over >= %s\n\n",
       item, format_bytes(o.rotate_bytes).c_str());
+}
+
+void print_throughput_table(const DeviceRun& run, bool markdown) {
+  const double copy_gbps = run.copy_gbps;
   std::vector<std::vector<std::string>> rows;
-  for (const DeviceResult& r : results) {
+  for (const DeviceResult& r : run.results) {
     const Point& p = r.point;
     const double go = gbps(p.packed, r.pack.median_ns);
     const double bound = sector_bound_gbps(copy_gbps, p.block, p.stride);
@@ -656,16 +696,19 @@ int run_device(const DeviceOptions& o, const std::string& command) {
   }
   print_table({"type", "block B", "stride B", "packed", "pack µs", "pack GB/s", "unpack GB/s", "bound GB/s", "% bound",
                "% copy", "% same-size copy", "host path GB/s", "ours/host path"},
-              rows, o.markdown);
+              rows, markdown);
+}
 
-  // Summary against the copy-rate target.
-  std::printf("\n%sSummary\n\n", o.markdown ? "### " : "");
+// Summary against the copy-rate target, the byte check and the
+// skipped points.
+void print_device_summary(const DeviceRun& run, bool markdown) {
+  std::printf("\n%sSummary\n\n", markdown ? "### " : "");
   double lo = 1e300, lo_same = 1e300;
   std::string worst;
   int n = 0;
-  for (const DeviceResult& r : results) {
+  for (const DeviceResult& r : run.results) {
     if (r.point.block >= 128 && r.point.packed >= (int64_t{16} << 20)) {
-      const double share = gbps(r.point.packed, r.pack.median_ns) / copy_gbps;
+      const double share = gbps(r.point.packed, r.pack.median_ns) / run.copy_gbps;
       if (r.same.median_ns > 0) lo_same = std::min(lo_same, r.same.median_ns / r.pack.median_ns);
       ++n;
       if (share < lo) {
@@ -679,42 +722,77 @@ int run_device(const DeviceOptions& o, const std::string& command) {
     std::printf(
         "%sblocks >= 128 B at >= 16 MiB (%d points): pack at >= %.0f%% of the copy rate (worst %s; target "
         ">= 80%%: %s), at >= %.0f%% of a copy of the same size\n",
-        o.markdown ? "- " : "  ", n, 100 * lo, worst.c_str(), lo >= 0.8 ? "met" : "NOT met", 100 * lo_same);
+        markdown ? "- " : "  ", n, 100 * lo, worst.c_str(), lo >= 0.8 ? "met" : "NOT met", 100 * lo_same);
   int checked = 0;
-  for (const DeviceResult& r : results) checked += r.checked ? 1 : 0;
+  for (const DeviceResult& r : run.results) checked += r.checked ? 1 : 0;
   std::printf("%scheck: %d of %zu points packed and unpacked byte for byte like MPI_Pack/MPI_Unpack; %d mismatches\n",
-              o.markdown ? "- " : "  ", checked, results.size(), failures);
-  for (const std::string& s : skipped) std::printf("%sskipped: %s\n", o.markdown ? "- " : "  ", s.c_str());
+              markdown ? "- " : "  ", checked, run.results.size(), run.failures);
+  for (const std::string& s : run.skipped) std::printf("%sskipped: %s\n", markdown ? "- " : "  ", s.c_str());
+}
 
-  if (!latency.empty()) {
-    std::printf("\n%sLatency: blocking pack/unpack (launch + stream synchronize), host clock, median of 500\n\n",
-                o.markdown ? "### " : "");
-    std::vector<std::vector<std::string>> lrows;
-    double worst_us = 0;
-    for (const LatencyResult& l : latency) {
-      const Point& p = l.point;
-      worst_us = std::max({worst_us, l.pack_median_ns * 1e-3, l.unpack_median_ns * 1e-3});
-      lrows.push_back({to_string(p.kind), std::to_string(p.block), std::to_string(p.stride), format_bytes(p.packed),
-                       fmt("%.2f", l.pack_median_ns * 1e-3), fmt("%.2f", l.pack_p90_ns * 1e-3),
-                       fmt("%.2f", l.unpack_median_ns * 1e-3), fmt("%.2f", l.unpack_p90_ns * 1e-3)});
-    }
-    print_table({"type", "block B", "stride B", "packed", "pack µs", "pack p90 µs", "unpack µs", "unpack p90 µs"},
-                lrows, o.markdown);
-    std::printf("\n%sworst median %.2f µs (target <= 8 µs for <= 64 KiB: %s)\n", o.markdown ? "- " : "  ", worst_us,
-                worst_us <= 8 ? "met" : "NOT met");
-    std::printf(
-        "%sfloors, timed the same way: a 1-byte device copy %.2f µs, the smallest pack kernel (one 1-byte "
-        "block) %.2f µs, of which the launch call %.2f µs; the same kernel waited for by spinning on an "
-        "event %.2f µs\n",
-        o.markdown ? "- " : "  ", floor.copy_ns * 1e-3, floor.kernel_ns * 1e-3, floor.launch_ns * 1e-3,
-        floor.kernel_spin_ns * 1e-3);
+void print_latency_table(const DeviceRun& run, bool markdown) {
+  std::printf("\n%sLatency: blocking pack/unpack (launch + stream synchronize), host clock, median of 500\n\n",
+              markdown ? "### " : "");
+  std::vector<std::vector<std::string>> lrows;
+  double worst_us = 0;
+  for (const LatencyResult& l : run.latency) {
+    const Point& p = l.point;
+    worst_us = std::max({worst_us, l.pack_median_ns * 1e-3, l.unpack_median_ns * 1e-3});
+    lrows.push_back({to_string(p.kind), std::to_string(p.block), std::to_string(p.stride), format_bytes(p.packed),
+                     fmt("%.2f", l.pack_median_ns * 1e-3), fmt("%.2f", l.pack_p90_ns * 1e-3),
+                     fmt("%.2f", l.unpack_median_ns * 1e-3), fmt("%.2f", l.unpack_p90_ns * 1e-3)});
   }
+  print_table({"type", "block B", "stride B", "packed", "pack µs", "pack p90 µs", "unpack µs", "unpack p90 µs"}, lrows,
+              markdown);
+  std::printf("\n%sworst median %.2f µs (target <= 8 µs for <= 64 KiB: %s)\n", markdown ? "- " : "  ", worst_us,
+              worst_us <= 8 ? "met" : "NOT met");
+  const Bench::Floors& floor = run.floor;
+  std::printf(
+      "%sfloors, timed the same way: a 1-byte device copy %.2f µs, the smallest pack kernel (one 1-byte "
+      "block) %.2f µs, of which the launch call %.2f µs; the same kernel waited for by spinning on an "
+      "event %.2f µs\n",
+      markdown ? "- " : "  ", floor.copy_ns * 1e-3, floor.kernel_ns * 1e-3, floor.launch_ns * 1e-3,
+      floor.kernel_spin_ns * 1e-3);
+}
 
-  if (!o.json.empty() && !write_device_json(o.json, command, props, copy_gbps, copy_bytes, results, latency, skipped)) {
+void print_report(const DeviceOptions& o, const std::string& command, const DeviceRun& run) {
+  print_report_header(o, command, run);
+  print_throughput_table(run, o.markdown);
+  print_device_summary(run, o.markdown);
+  if (!run.latency.empty()) print_latency_table(run, o.markdown);
+}
+
+}  // namespace
+
+int run_device(const DeviceOptions& o, const std::string& command) {
+  if (!gpu::available()) {
+    std::printf("strata-bench-pack --device: no GPU (strata::gpu::available() is false); skipped\n");
+    return 0;
+  }
+  int device = 0;
+  DeviceRun run;
+  if (!ok(gpu::get_device(&device), "get_device") || !ok(gpu::properties(device, &run.props), "properties")) return 2;
+  const int64_t total_memory = run.props.total_memory;
+  Grid grid = make_grid(o, total_memory);
+  run.skipped = std::move(grid.skipped);
+
+  Bench bench(o);
+  if (!bench.init(grid.max_span, grid.max_packed, grid.max_host_span, grid.max_host_packed)) return 2;
+  run.copy_bytes = std::min(o.copy_bytes, total_memory > 0 ? total_memory / 8 : o.copy_bytes);
+  if (!bench.copy_rate(run.copy_bytes, &run.copy_gbps)) return 2;
+  std::fprintf(stderr, "%s: %d SMs; device-to-device copy %.1f GB/s of copied data (%s)\n", run.props.name.c_str(),
+               run.props.sm_count, run.copy_gbps, format_bytes(run.copy_bytes).c_str());
+
+  if (!measure_grid(bench, o, grid.points, &run)) return 2;
+  if (o.latency && !measure_latency(bench, o, &run)) return 2;
+  print_report(o, command, run);
+
+  if (!o.json.empty() && !write_device_json(o.json, command, run.props, run.copy_gbps, run.copy_bytes, run.results,
+                                            run.latency, run.skipped)) {
     std::fprintf(stderr, "cannot write %s\n", o.json.c_str());
     return 2;
   }
-  return failures > 0 ? 1 : 0;
+  return run.failures > 0 ? 1 : 0;
 }
 
 }  // namespace strata_bench
