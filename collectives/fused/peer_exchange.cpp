@@ -64,6 +64,11 @@ class PeerExchange final : public Exchange {
   size_t lamport_max() const noexcept override { return layout_.ranks > 0 ? layout_.slot_bytes : 0; }
 
  private:
+  // The steps of set_up, each agreed on by every rank (agree()).
+  Status check_gpus(std::string* why, int* most_sharing);
+  Status allocate_region(const Config& config, std::string* why);
+  Status open_peers(std::string* why);
+  Status size_blocks(int most_sharing);
   Status probe(std::string* why);
   void release() noexcept;
 
@@ -87,6 +92,18 @@ struct PciAddress {
 
 Status PeerExchange::set_up(const Config& config, std::string* why) {
   STRATA_TRY(all_on_one_node(comm_, "IPC reaches no further", why));
+  int most_sharing = 1;
+  STRATA_TRY(check_gpus(why, &most_sharing));
+  STRATA_TRY(allocate_region(config, why));
+  STRATA_TRY(open_peers(why));
+  STRATA_TRY(probe(why));
+  timeout_ticks_ = static_cast<uint64_t>(timeout_ms()) * kernels::ticks_per_ms();
+  return size_blocks(most_sharing);
+}
+
+// A GPU on every rank, one rank per GPU (or STRATA_FUSED_SHARED_GPU);
+// `most_sharing`: the most ranks on one GPU.
+Status PeerExchange::check_gpus(std::string* why, int* most_sharing) {
   int device = -1;
   gpu::DeviceProperties props;
   const bool have_device = gpu::get_device(&device) == Status::ok && gpu::properties(device, &props) == Status::ok;
@@ -101,11 +118,15 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
              why)) {
     return Status::not_supported;
   }
-  int most_sharing = 1;
-  if (real().MPI_Allreduce(&sharing, &most_sharing, 1, MPI_INT, MPI_MAX, comm_) != MPI_SUCCESS) {
+  if (real().MPI_Allreduce(&sharing, most_sharing, 1, MPI_INT, MPI_MAX, comm_) != MPI_SUCCESS) {
     return Status::mpi_error;
   }
+  return Status::ok;
+}
 
+// This rank's region (flags and control zeroed, the Lamport sets empty) and
+// the host-visible error word.
+Status PeerExchange::allocate_region(const Config& config, std::string* why) {
   layout_ = proto::Layout::of(config.max_tokens, config.hidden, size_of(config.type), size_, lamport_max_bytes());
   void* region = nullptr;
   Status s = gpu::stream_create(&stream_);
@@ -129,10 +150,13 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
              "allocating the exchange region", why)) {
     return Status::out_of_memory;
   }
+  return Status::ok;
+}
 
-  // Every rank's region, opened through its IPC handle.
+// Every rank's region, opened through its IPC handle.
+Status PeerExchange::open_peers(std::string* why) {
   gpu::IpcHandle handle{};
-  s = gpu::ipc_get_handle(region, &handle);
+  const Status s = gpu::ipc_get_handle(regions_[rank_], &handle);
   if (!agree(comm_, s == Status::ok, gpu::last_error_string(), "exporting the region's IPC handle", why)) {
     return Status::not_supported;
   }
@@ -153,13 +177,14 @@ Status PeerExchange::set_up(const Config& config, std::string* why) {
     }
   }
   if (!agree(comm_, failed.empty(), failed, "opening the peers' regions", why)) return Status::not_supported;
+  return Status::ok;
+}
 
-  STRATA_TRY(probe(why));
-  timeout_ticks_ = static_cast<uint64_t>(timeout_ms()) * kernels::ticks_per_ms();
-  // One block of up to 1024 threads and 64 registers each fits on any
-  // multiprocessor, so the fewest multiprocessors of all ranks' GPUs is a
-  // budget every GPU holds at once (the same on every rank); ranks sharing
-  // a GPU share its multiprocessors.
+// One block of up to 1024 threads and 64 registers each fits on any
+// multiprocessor, so the fewest multiprocessors of all ranks' GPUs is a
+// budget every GPU holds at once (the same on every rank); ranks sharing a
+// GPU share its multiprocessors.
+Status PeerExchange::size_blocks(int most_sharing) {
   int multiprocessors = kernels::multiprocessors(), fewest = 0;
   if (real().MPI_Allreduce(&multiprocessors, &fewest, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) {
     return Status::mpi_error;
