@@ -217,131 +217,177 @@ nlohmann::json to_json(const Findings& f, int ranks, int ops, int blocks, int ar
   return doc;
 }
 
+struct Options {
+  int ops = 2000, blocks = 24, bytes = 8;
+  bool markdown = false, device = false, multiple = false;
+  std::vector<size_t> device_bytes{size_t{64} << 10, size_t{1} << 20, size_t{16} << 20};
+  std::string json_path;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--ops", o.ops, "Calls per block");
+  app.add_option("--blocks", o.blocks, "Blocks per case (a multiple of 4: ABBA groups)");
+  app.add_option("--bytes", o.bytes, "Payload per call (a multiple of 8)")->transform(strata::tools::byte_sizes());
+  app.add_flag("--markdown", o.markdown, "Print a markdown table");
+  app.add_flag("--thread-multiple", o.multiple, "Ask for MPI_THREAD_MULTIPLE (the ring's shared-writer mode)");
+  app.add_flag("--device", o.device, "Also Strata's allreduce of device buffers (a GPU per rank, NCCL)");
+  app.add_option("--device-bytes", o.device_bytes, "Sizes of the device allreduce")
+      ->delimiter(',')
+      ->transform(strata::tools::byte_sizes());
+  app.add_option("--json", o.json_path,
+                 "Also write the results as JSON (with the run's tool, version, commit, command, host, time) to "
+                 "this file");
+}
+
+struct World {
+  int rank = 0, size = 0;
+};
+
+// This rank and the world's size, with fault detection started (the job
+// aborts where it does not start).
+World start_detection() {
+  World w;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  if (sf::start(true) != strata::Status::ok) {
+    if (w.rank == 0) std::fprintf(stderr, "strata-bench-fault: fault detection did not start\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return w;
+}
+
+// The host calls through the interposer: allreduce, a sendrecv ring, bcast.
+std::vector<Result> measure_host(const Options& o, const World& w) {
+  const int count = std::max(1, o.bytes / 8);
+  std::vector<double> in(static_cast<size_t>(count), 1.0), out(static_cast<size_t>(count));
+  const int right = (w.rank + 1) % w.size, left = (w.rank + w.size - 1) % w.size;
+  std::vector<Result> results;
+  results.push_back(measure("MPI_Allreduce " + std::to_string(8 * count) + " B (host)", o.ops, o.blocks, [&] {
+    strata::interposer::direct::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }));
+  results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", o.ops, o.blocks, [&] {
+    strata::interposer::direct::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
+                                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }));
+  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", o.ops, o.blocks, [&] {
+    strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  }));
+  return results;
+}
+
+// This rank's GPU (shared where there are fewer GPUs than ranks), a stream
+// and send and receive buffers of `largest` bytes, the send buffer filled.
+struct DeviceBuffers {
+  int gpus = 0;
+  strata::gpu::Stream stream = nullptr;
+  void* send = nullptr;
+  void* recv = nullptr;
+};
+
+DeviceBuffers open_device_buffers(size_t largest, int rank) {
+  DeviceBuffers d;
+  if (strata::gpu::device_count(&d.gpus) != strata::Status::ok || d.gpus == 0) {
+    if (rank == 0) std::fprintf(stderr, "strata-bench-fault: --device needs a GPU\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  strata::gpu::set_device(rank % d.gpus);
+  strata::gpu::stream_create(&d.stream);
+  if (strata::gpu::malloc_device(&d.send, largest) != strata::Status::ok ||
+      strata::gpu::malloc_device(&d.recv, largest) != strata::Status::ok) {
+    std::fprintf(stderr, "strata-bench-fault: no device memory: %s\n", strata::gpu::last_error_string());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  // not zeros: a timed reduction of zeros may take a shortcut somewhere
+  std::vector<float> values(largest / sizeof(float));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank)) % 64);
+  strata::gpu::memcpy_async(d.send, values.data(), values.size() * sizeof(float), d.stream);
+  strata::gpu::stream_synchronize(d.stream);
+  return d;
+}
+
+void close_device_buffers(const DeviceBuffers& d) {
+  strata::gpu::free_device(d.send);
+  strata::gpu::free_device(d.recv);
+  strata::gpu::stream_destroy(d.stream);
+}
+
+// Strata's allreduce of float device buffers, one case per --device-bytes
+// size, stream-ordered; then how many of them carry a device time.
+DeviceTimed measure_device(const Options& o, const World& w, std::vector<Result>* results) {
+  const size_t largest = *std::max_element(o.device_bytes.begin(), o.device_bytes.end());
+  const DeviceBuffers d = open_device_buffers(largest, w.rank);
+  strata::coll::Options options;
+  options.stream = d.stream;
+  for (size_t b : o.device_bytes) {
+    const size_t elements = b / sizeof(float);
+    const std::string name = "strata::coll::allreduce " + std::to_string(b >> 10) + " KiB float (device, " +
+                             std::to_string(w.size) + (w.size > d.gpus ? " ranks sharing GPUs)" : " GPUs)");
+    const int device_ops = std::max(10, o.ops / (1 + static_cast<int>(b >> 20)));
+    results->push_back(measure(
+        name, device_ops, o.blocks,
+        [&] {
+          if (strata::coll::allreduce(d.send, d.recv, elements, strata::coll::DataType::float32,
+                                      strata::coll::ReduceOp::sum, MPI_COMM_WORLD, options) != strata::Status::ok) {
+            std::fprintf(stderr, "strata-bench-fault: device allreduce failed\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+          }
+        },
+        [&] { strata::gpu::stream_synchronize(d.stream); }));
+  }
+  const DeviceTimed timed = device_timed();
+  close_device_buffers(d);
+  return timed;
+}
+
+// The table (markdown) and the one-rank costs, on rank 0.
+void print_findings(const Findings& f, const Options& o, int ranks) {
+  std::printf("%d ranks, %d calls per block, %d blocks per case (ABBA), the slowest rank's time per block\n\n", ranks,
+              o.ops, o.blocks);
+  std::printf("| call | off (us/call) | on (us/call) | overhead (median of ABBA groups) | 25%%-75%% |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: |\n");
+  for (const Result& r : f.results) {
+    std::printf("| %s | %.2f | %.2f | %+.2f%% | %+.2f%% .. %+.2f%% |\n", r.name.c_str(), r.off_us, r.on_us,
+                100 * r.overhead, 100 * r.q25, 100 * r.q75);
+  }
+  std::printf("\none recorded call without MPI (rank 0): collective scope %.0f ns, point-to-point scope %.0f ns\n",
+              f.coll_ns, f.p2p_ns);
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  std::printf(
+      "its parts: a tick read %.1f ns (%s), CLOCK_MONOTONIC %.1f ns, a ring record begun and finished "
+      "%.1f ns single-writer (below MPI_THREAD_MULTIPLE: this run %s), %.1f ns shared (MPI_THREAD_MULTIPLE)\n",
+      f.cost.tick_ns, sf::tick_source(), f.cost.clock_ns, f.cost.ring_single_ns,
+      level == MPI_THREAD_MULTIPLE ? "no" : "yes", f.cost.ring_shared_ns);
+  if (f.device) {
+    std::printf("device times: %d of the %d device allreduce records in the ring carry one (median %.2f us)\n",
+                f.timed.timed, f.timed.records, f.timed.median_us);
+  }
+  std::printf("diagnoses during the benchmark: %s\n", f.diagnosed ? "some (see the log)" : "none");
+}
+
 }  // namespace
 
 static int run(int argc, char** argv) {
   CLI::App app{"strata-bench-fault: the cost of fault recording and detection, on against off in one run"};
   strata::tools::standard_options(app, "strata-bench-fault");
-  int ops = 2000, blocks = 24, bytes = 8;
-  bool markdown = false, device = false, multiple = false;
-  std::vector<size_t> device_bytes{size_t{64} << 10, size_t{1} << 20, size_t{16} << 20};
-  app.add_option("--ops", ops, "Calls per block");
-  app.add_option("--blocks", blocks, "Blocks per case (a multiple of 4: ABBA groups)");
-  app.add_option("--bytes", bytes, "Payload per call (a multiple of 8)")->transform(strata::tools::byte_sizes());
-  app.add_flag("--markdown", markdown, "Print a markdown table");
-  app.add_flag("--thread-multiple", multiple, "Ask for MPI_THREAD_MULTIPLE (the ring's shared-writer mode)");
-  app.add_flag("--device", device, "Also Strata's allreduce of device buffers (a GPU per rank, NCCL)");
-  app.add_option("--device-bytes", device_bytes, "Sizes of the device allreduce")
-      ->delimiter(',')
-      ->transform(strata::tools::byte_sizes());
-  std::string json_path;
-  app.add_option("--json", json_path,
-                 "Also write the results as JSON (with the run's tool, version, commit, command, host, time) to "
-                 "this file");
+  Options o;
+  add_options(app, o);
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
   int provided = 0;
-  MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (sf::start(true) != strata::Status::ok) {
-    if (rank == 0) std::fprintf(stderr, "strata-bench-fault: fault detection did not start\n");
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  const int count = std::max(1, bytes / 8);
-  std::vector<double> in(static_cast<size_t>(count), 1.0), out(static_cast<size_t>(count));
-  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  std::vector<Result> results;
+  MPI_Init_thread(&argc, &argv, o.multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+  const World w = start_detection();
+  std::vector<Result> results = measure_host(o, w);
   DeviceTimed timed;
-  results.push_back(measure("MPI_Allreduce " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
-    strata::interposer::direct::allreduce(in.data(), out.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  }));
-  results.push_back(measure("MPI_Sendrecv " + std::to_string(8 * count) + " B ring (host)", ops, blocks, [&] {
-    strata::interposer::direct::sendrecv(in.data(), count, MPI_DOUBLE, right, 3, out.data(), count, MPI_DOUBLE, left, 3,
-                                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-  }));
-  results.push_back(measure("MPI_Bcast " + std::to_string(8 * count) + " B (host)", ops, blocks, [&] {
-    strata::interposer::direct::bcast(out.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  }));
-  if (device) {
-    int gpus = 0;
-    if (strata::gpu::device_count(&gpus) != strata::Status::ok || gpus == 0) {
-      if (rank == 0) std::fprintf(stderr, "strata-bench-fault: --device needs a GPU\n");
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    strata::gpu::set_device(rank % gpus);
-    strata::gpu::Stream stream = nullptr;
-    strata::gpu::stream_create(&stream);
-    const size_t largest = *std::max_element(device_bytes.begin(), device_bytes.end());
-    void* send = nullptr;
-    void* recv = nullptr;
-    if (strata::gpu::malloc_device(&send, largest) != strata::Status::ok ||
-        strata::gpu::malloc_device(&recv, largest) != strata::Status::ok) {
-      std::fprintf(stderr, "strata-bench-fault: no device memory: %s\n", strata::gpu::last_error_string());
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    {  // not zeros: a timed reduction of zeros may take a shortcut somewhere
-      std::vector<float> values(largest / sizeof(float));
-      for (size_t i = 0; i < values.size(); ++i)
-        values[i] = static_cast<float>((i * 7 + static_cast<size_t>(rank)) % 64);
-      strata::gpu::memcpy_async(send, values.data(), values.size() * sizeof(float), stream);
-      strata::gpu::stream_synchronize(stream);
-    }
-    strata::coll::Options o;
-    o.stream = stream;
-    for (size_t b : device_bytes) {
-      const size_t elements = b / sizeof(float);
-      const std::string name = "strata::coll::allreduce " + std::to_string(b >> 10) + " KiB float (device, " +
-                               std::to_string(size) + (size > gpus ? " ranks sharing GPUs)" : " GPUs)");
-      const int device_ops = std::max(10, ops / (1 + static_cast<int>(b >> 20)));
-      results.push_back(measure(
-          name, device_ops, blocks,
-          [&] {
-            if (strata::coll::allreduce(send, recv, elements, strata::coll::DataType::float32,
-                                        strata::coll::ReduceOp::sum, MPI_COMM_WORLD, o) != strata::Status::ok) {
-              std::fprintf(stderr, "strata-bench-fault: device allreduce failed\n");
-              MPI_Abort(MPI_COMM_WORLD, 1);
-            }
-          },
-          [&] { strata::gpu::stream_synchronize(stream); }));
-    }
-    timed = device_timed();
-    strata::gpu::free_device(send);
-    strata::gpu::free_device(recv);
-    strata::gpu::stream_destroy(stream);
-  }
+  if (o.device) timed = measure_device(o, w, &results);
   const double coll_ns = scope_ns(true, 2000000), p2p_ns = scope_ns(false, 2000000);
   const Parts cost = parts(2000000);
   const bool diagnosed = !sf::diagnoses().empty();
   sf::stop();
-  if (rank == 0) {
-    std::printf("%d ranks, %d calls per block, %d blocks per case (ABBA), the slowest rank's time per block\n\n", size,
-                ops, blocks);
-    std::printf("| call | off (us/call) | on (us/call) | overhead (median of ABBA groups) | 25%%-75%% |\n");
-    std::printf("| --- | ---: | ---: | ---: | ---: |\n");
-    for (const Result& r : results) {
-      std::printf("| %s | %.2f | %.2f | %+.2f%% | %+.2f%% .. %+.2f%% |\n", r.name.c_str(), r.off_us, r.on_us,
-                  100 * r.overhead, 100 * r.q25, 100 * r.q75);
-    }
-    std::printf("\none recorded call without MPI (rank 0): collective scope %.0f ns, point-to-point scope %.0f ns\n",
-                coll_ns, p2p_ns);
-    int level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    std::printf(
-        "its parts: a tick read %.1f ns (%s), CLOCK_MONOTONIC %.1f ns, a ring record begun and finished "
-        "%.1f ns single-writer (below MPI_THREAD_MULTIPLE: this run %s), %.1f ns shared (MPI_THREAD_MULTIPLE)\n",
-        cost.tick_ns, sf::tick_source(), cost.clock_ns, cost.ring_single_ns,
-        level == MPI_THREAD_MULTIPLE ? "no" : "yes", cost.ring_shared_ns);
-    if (device) {
-      std::printf("device times: %d of the %d device allreduce records in the ring carry one (median %.2f us)\n",
-                  timed.timed, timed.records, timed.median_us);
-    }
-    std::printf("diagnoses during the benchmark: %s\n", diagnosed ? "some (see the log)" : "none");
-  }
+  const Findings found{results, coll_ns, p2p_ns, cost, o.device, timed, diagnosed};
+  if (w.rank == 0) print_findings(found, o, w.size);
   int rc = 0;
-  if (rank == 0 && !json_path.empty()) {
-    const Findings found{results, coll_ns, p2p_ns, cost, device, timed, diagnosed};
-    if (!strata::tools::write_json_file(json_path, to_json(found, size, ops, blocks, argc, argv))) rc = 1;
+  if (w.rank == 0 && !o.json_path.empty()) {
+    if (!strata::tools::write_json_file(o.json_path, to_json(found, w.size, o.ops, o.blocks, argc, argv))) rc = 1;
   }
   MPI_Finalize();
   return rc;

@@ -84,186 +84,289 @@ double peer_copy_us(long bytes, int devices) {
   return us;
 }
 
-}  // namespace
-
-static int run_tool(int argc, char** argv) {
-  CLI::App app{"Ping-pong of a derived datatype in GPU memory between ranks 0 and 1"};
-  strata::tools::standard_options(app, "strata-bench-pingpong");
+struct Options {
   std::string staging = "none";
   std::vector<long> blocks{8, 64, 512};
   std::vector<long> sizes{1024, 65536, 1 << 20, 16 << 20};
   long stride_factor = 2;
   int samples = 7;
-  app.add_option("--staging", staging, "none: device pointers to MPI; app: staged by hand")
-      ->check(CLI::IsMember({"none", "app"}));
-  app.add_option("--blocks", blocks, "Block lengths in bytes")->transform(strata::tools::byte_sizes());
-  app.add_option("--sizes", sizes, "Packed bytes per message")->transform(strata::tools::byte_sizes());
-  app.add_option("--stride-factor", stride_factor, "Stride = factor * block (at least 64 B)");
-  app.add_option("--samples", samples, "Timed samples per point");
   bool contiguous = false;
-  app.add_flag("--contiguous", contiguous,
-               "Contiguous messages (MPI_BYTE, count = the size) instead of the hvector; --blocks is ignored");
   bool osu = false;
-  app.add_flag("--osu", osu,
+  std::string json_path;
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--staging", o.staging, "none: device pointers to MPI; app: staged by hand")
+      ->check(CLI::IsMember({"none", "app"}));
+  app.add_option("--blocks", o.blocks, "Block lengths in bytes")->transform(strata::tools::byte_sizes());
+  app.add_option("--sizes", o.sizes, "Packed bytes per message")->transform(strata::tools::byte_sizes());
+  app.add_option("--stride-factor", o.stride_factor, "Stride = factor * block (at least 64 B)");
+  app.add_option("--samples", o.samples, "Timed samples per point");
+  app.add_flag("--contiguous", o.contiguous,
+               "Contiguous messages (MPI_BYTE, count = the size) instead of the hvector; --blocks is ignored");
+  app.add_flag("--osu", o.osu,
                "Print OSU micro-benchmark columns instead of JSON lines: per block size, # Size (bytes), Latency "
                "(us, one-way), Bandwidth (MB/s)");
-  std::string json_path;
-  app.add_option("--json", json_path,
+  app.add_option("--json", o.json_path,
                  "Also write the points as JSON (with the run's tool, version, commit, command, host, time) to this "
                  "file");
+}
+
+// This rank's place in the run.
+struct World {
+  int rank = 0, size = 0;
+  int devices = 0;
+  bool app_staging = false;
+  const char* method = "auto";  // STRATA_METHOD, as the points report it
+};
+
+// This rank, the world's size and this rank's GPU; false without 2 ranks and a GPU.
+bool open_world(const Options& o, World* w) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &w->size);
+  if (w->size < 2 || cudaGetDeviceCount(&w->devices) != cudaSuccess || w->devices == 0) return false;
+  cudaSetDevice(w->rank % w->devices);
+  w->app_staging = o.staging == "app";
+  const char* method = std::getenv("STRATA_METHOD");
+  if (method) w->method = method;
+  return true;
+}
+
+// One point's message: `n` blocks of `block` bytes at `stride`, as one element
+// of an hvector, or `bytes` elements of MPI_BYTE.
+struct Layout {
+  long block = 0;  // the whole message with --contiguous
+  long n = 0;
+  long stride = 0;
+  size_t span = 0;
+  int count = 1;
+  MPI_Datatype type = MPI_BYTE;
+};
+
+Layout make_layout(const Options& o, long bytes, long block_option) {
+  Layout l;
+  l.block = o.contiguous ? bytes : block_option;
+  l.n = bytes / l.block;
+  l.stride = o.contiguous ? bytes : std::max(64L, o.stride_factor * l.block);
+  l.span = static_cast<size_t>((l.n - 1) * l.stride + l.block);
+  l.count = o.contiguous ? static_cast<int>(bytes) : 1;
+  if (!o.contiguous) {
+    MPI_Type_create_hvector(static_cast<int>(l.n), static_cast<int>(l.block), l.stride, MPI_BYTE, &l.type);
+    MPI_Type_commit(&l.type);
+  }
+  return l;
+}
+
+// Moves one point's message between ranks 0 and 1: the GPU buffer straight to
+// MPI, or (--staging app) copied through pinned host memory.
+struct Exchange {
+  int rank = 0;
+  bool app_staging = false;
+  Layout layout;
+  char* dev = nullptr;
+  char* host = nullptr;
+
+  int peer() const { return 1 - rank; }
+
+  void send() const {
+    if (app_staging) {
+      cudaMemcpy(host, dev, layout.span, cudaMemcpyDeviceToHost);
+      MPI_Send(host, layout.count, layout.type, peer(), 0, MPI_COMM_WORLD);
+    } else {
+      MPI_Send(dev, layout.count, layout.type, peer(), 0, MPI_COMM_WORLD);
+    }
+  }
+
+  void recv() const {
+    if (app_staging) {
+      cudaMemcpy(host, dev, layout.span, cudaMemcpyDeviceToHost);  // the bytes the type skips stay as they are
+      MPI_Recv(host, layout.count, layout.type, peer(), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      cudaMemcpy(dev, host, layout.span, cudaMemcpyHostToDevice);
+    } else {
+      MPI_Recv(dev, layout.count, layout.type, peer(), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  }
+
+  void round_trips(int times) const {
+    for (int i = 0; i < times; ++i) {
+      if (rank == 0) {
+        send();
+        recv();
+      } else if (rank == 1) {
+        recv();
+        send();
+      }
+    }
+  }
+};
+
+// The GPU buffer, filled with this rank's pattern, and its pinned host copy;
+// the run aborts where CUDA fails.
+void allocate_buffers(Exchange* ex) {
+  const size_t span = ex->layout.span;
+  std::vector<char> pattern(span);
+  for (size_t i = 0; i < span; ++i) pattern[i] = static_cast<char>((i * 131 + static_cast<size_t>(ex->rank) * 7) | 1);
+  if (!ok(cudaMalloc(&ex->dev, span), "cudaMalloc") || !ok(cudaMallocHost(&ex->host, span), "cudaMallocHost") ||
+      !ok(cudaMemcpy(ex->dev, pattern.data(), span, cudaMemcpyHostToDevice), "cudaMemcpy")) {
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+}
+
+void free_buffers(Exchange* ex) {
+  cudaFree(ex->dev);
+  cudaFreeHost(ex->host);
+  if (ex->layout.type != MPI_BYTE) MPI_Type_free(&ex->layout.type);
+}
+
+// One message from rank 1 first: rank 0 checks that its buffer then holds
+// rank 1's pattern at every byte the type addresses. The bytes that differ
+// (0 on the other ranks).
+long count_wrong_bytes(const Exchange& ex) {
+  const Layout& l = ex.layout;
+  long wrong = 0;
+  if (ex.rank == 1) ex.send();
+  if (ex.rank == 0) {
+    ex.recv();
+    std::vector<char> got(l.span);
+    cudaMemcpy(got.data(), ex.dev, l.span, cudaMemcpyDeviceToHost);
+    for (long k = 0; k < l.n; ++k) {
+      for (long j = 0; j < l.block; ++j) {
+        const size_t i = static_cast<size_t>(k * l.stride + j);
+        wrong += got[i] != static_cast<char>((i * 131 + 7) | 1);
+      }
+    }
+  }
+  return wrong;
+}
+
+// One-way times in µs, one per sample: each sample times a batch of round
+// trips sized (from one round trip after warm-up) to take about 2 ms.
+std::vector<double> time_one_way_us(const Exchange& ex, int samples) {
+  ex.round_trips(3);
+  double t0 = MPI_Wtime();
+  ex.round_trips(1);
+  double one = MPI_Wtime() - t0;
+  MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, 2000.0));
+  std::vector<double> us;
+  for (int s = 0; s < samples; ++s) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    ex.round_trips(batch);
+    us.push_back((MPI_Wtime() - t0) * 1e6 / (2.0 * batch));
+  }
+  return us;
+}
+
+struct Point {
+  long block_option = 0;  // as given by --blocks (0 with --contiguous)
+  Layout layout;
+  std::vector<double> us;
+  long wrong = 0;
+  double peer_us = -1;
+};
+
+// What rank 0 reports: the points as JSON rows, and the count of failures.
+struct Results {
+  int failures = 0;
+  nlohmann::json rows = nlohmann::json::array();
+};
+
+// On rank 0: a JSON line (or, with --osu, only the wrong bytes on stderr) and the point's row.
+void report_point(const Options& o, const World& w, const Point& p, Results* results) {
+  if (w.rank != 0) return;
+  const long bytes = p.layout.n * p.layout.block;
+  results->failures += p.wrong != 0;
+  if (o.osu) {
+    if (p.wrong != 0)
+      std::fprintf(stderr, "strata-bench-pingpong: %ld B blocks, %ld bytes: %ld wrong bytes\n", p.layout.block, bytes,
+                   p.wrong);
+  } else {
+    std::printf(
+        "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
+        "\"verified\":%s,\"peer_copy_us\":%.3f}\n",
+        p.block_option, bytes, p.layout.stride, median(p.us), o.staging.c_str(), w.method,
+        p.wrong == 0 ? "true" : "false", p.peer_us);
+    std::fflush(stdout);
+  }
+  results->rows.push_back({{"block", p.block_option},
+                           {"bytes", bytes},
+                           {"stride", p.layout.stride},
+                           {"us", median(p.us)},
+                           {"staging", o.staging},
+                           {"method", w.method},
+                           {"verified", p.wrong == 0},
+                           {"peer_copy_us", p.peer_us}});
+}
+
+// Checks, times and reports one point: `bytes` per message in blocks of `block_option`.
+void run_point(const Options& o, const World& w, long bytes, long block_option, Results* results) {
+  Exchange ex;
+  ex.rank = w.rank;
+  ex.app_staging = w.app_staging;
+  ex.layout = make_layout(o, bytes, block_option);
+  allocate_buffers(&ex);
+  Point p;
+  p.block_option = block_option;
+  p.layout = ex.layout;
+  p.wrong = count_wrong_bytes(ex);
+  p.us = time_one_way_us(ex, o.samples);
+  // The floor, measured in the plain run only (rank 0 holds both GPUs' contexts then).
+  if (w.rank == 0 && w.app_staging) p.peer_us = peer_copy_us(ex.layout.n * ex.layout.block, w.devices);
+  report_point(o, w, p, results);
+  free_buffers(&ex);
+}
+
+// --osu: one table per block size, from the rows.
+void print_osu_tables(const Options& o, const World& w, const nlohmann::json& rows) {
+  std::printf("# strata-bench-pingpong --osu: one-way time of a derived datatype in GPU memory, ranks 0 and 1\n");
+  std::printf("# staging %s, STRATA_METHOD %s; Size: bytes the type selects; Latency: median of %d samples\n",
+              o.staging.c_str(), w.method, o.samples);
+  for (long block : o.blocks) {
+    strata::tools::OsuTable table({"Latency (us)", "Bandwidth (MB/s)"});
+    table.comment(o.contiguous ? std::string("contiguous (MPI_BYTE)")
+                               : "hvector of " + std::to_string(block) + " B blocks at stride " +
+                                     std::to_string(std::max(64L, o.stride_factor * block)) + " B");
+    for (const auto& row : rows) {
+      if (row["block"].get<long>() != block) continue;
+      const double us = row["us"].get<double>();
+      table.add_row(row["bytes"].get<long>(), {us, strata::tools::osu_mbps(row["bytes"].get<long>(), us)});
+    }
+    std::printf("\n%s", table.str().c_str());
+  }
+}
+
+}  // namespace
+
+static int run_tool(int argc, char** argv) {
+  CLI::App app{"Ping-pong of a derived datatype in GPU memory between ranks 0 and 1"};
+  strata::tools::standard_options(app, "strata-bench-pingpong");
+  Options o;
+  add_options(app, o);
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
 
   MPI_Init(&argc, &argv);
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int devices = 0;
-  if (size < 2 || cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    if (rank == 0) std::fprintf(stderr, "strata-bench-pingpong: needs 2 ranks and a GPU\n");
+  World w;
+  if (!open_world(o, &w)) {
+    if (w.rank == 0) std::fprintf(stderr, "strata-bench-pingpong: needs 2 ranks and a GPU\n");
     MPI_Finalize();
     return 77;
   }
-  cudaSetDevice(rank % devices);
-  const bool app_staging = staging == "app";
-  const char* method = std::getenv("STRATA_METHOD");
-  int failures = 0;
-  nlohmann::json rows = nlohmann::json::array();
-  if (contiguous) blocks = {0};  // 0: the block is the whole message
-  for (long bytes : sizes) {
-    for (long block_option : blocks) {
-      const long block = contiguous ? bytes : block_option;
-      const long n = bytes / block;
-      const long stride = contiguous ? bytes : std::max(64L, stride_factor * block);
-      const size_t span = static_cast<size_t>((n - 1) * stride + block);
-      // One element of the hvector, or `bytes` elements of MPI_BYTE.
-      MPI_Datatype type = MPI_BYTE;
-      const int count = contiguous ? static_cast<int>(bytes) : 1;
-      if (!contiguous) {
-        MPI_Type_create_hvector(static_cast<int>(n), static_cast<int>(block), stride, MPI_BYTE, &type);
-        MPI_Type_commit(&type);
-      }
-      char* dev = nullptr;
-      char* host = nullptr;
-      std::vector<char> pattern(span);
-      for (size_t i = 0; i < span; ++i) pattern[i] = static_cast<char>((i * 131 + static_cast<size_t>(rank) * 7) | 1);
-      if (!ok(cudaMalloc(&dev, span), "cudaMalloc") || !ok(cudaMallocHost(&host, span), "cudaMallocHost") ||
-          !ok(cudaMemcpy(dev, pattern.data(), span, cudaMemcpyHostToDevice), "cudaMemcpy")) {
-        MPI_Abort(MPI_COMM_WORLD, 3);
-      }
-      const int peer = 1 - rank;
-      auto send = [&] {
-        if (app_staging) {
-          cudaMemcpy(host, dev, span, cudaMemcpyDeviceToHost);
-          MPI_Send(host, count, type, peer, 0, MPI_COMM_WORLD);
-        } else {
-          MPI_Send(dev, count, type, peer, 0, MPI_COMM_WORLD);
-        }
-      };
-      auto recv = [&] {
-        if (app_staging) {
-          cudaMemcpy(host, dev, span, cudaMemcpyDeviceToHost);  // the bytes the type skips stay as they are
-          MPI_Recv(host, count, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          cudaMemcpy(dev, host, span, cudaMemcpyHostToDevice);
-        } else {
-          MPI_Recv(dev, count, type, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        }
-      };
-      auto round_trips = [&](int count) {
-        for (int i = 0; i < count; ++i) {
-          if (rank == 0) {
-            send();
-            recv();
-          } else if (rank == 1) {
-            recv();
-            send();
-          }
-        }
-      };
-      // One message from rank 1 first: rank 0 checks that its buffer then
-      // holds rank 1's pattern at every byte the type addresses.
-      long wrong = 0;
-      if (rank == 1) send();
-      if (rank == 0) {
-        recv();
-        std::vector<char> got(span);
-        cudaMemcpy(got.data(), dev, span, cudaMemcpyDeviceToHost);
-        for (long k = 0; k < n; ++k) {
-          for (long j = 0; j < block; ++j) {
-            const size_t i = static_cast<size_t>(k * stride + j);
-            wrong += got[i] != static_cast<char>((i * 131 + 7) | 1);
-          }
-        }
-      }
-      round_trips(3);
-      double t0 = MPI_Wtime();
-      round_trips(1);
-      double one = MPI_Wtime() - t0;
-      MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, 2000.0));
-      std::vector<double> us;
-      for (int s = 0; s < samples; ++s) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        t0 = MPI_Wtime();
-        round_trips(batch);
-        us.push_back((MPI_Wtime() - t0) * 1e6 / (2.0 * batch));
-      }
-      // The floor, measured in the plain run only (rank 0 holds both GPUs' contexts then).
-      const double peer_us = rank == 0 && app_staging ? peer_copy_us(n * block, devices) : -1;
-      if (rank == 0 && osu) {
-        failures += wrong != 0;
-        if (wrong != 0)
-          std::fprintf(stderr, "strata-bench-pingpong: %ld B blocks, %ld bytes: %ld wrong bytes\n", block, n * block,
-                       wrong);
-      } else if (rank == 0) {
-        failures += wrong != 0;
-        std::printf(
-            "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
-            "\"verified\":%s,\"peer_copy_us\":%.3f}\n",
-            block_option, n * block, stride, median(us), staging.c_str(), method ? method : "auto",
-            wrong == 0 ? "true" : "false", peer_us);
-        std::fflush(stdout);
-      }
-      if (rank == 0) {
-        rows.push_back({{"block", block_option},
-                        {"bytes", n * block},
-                        {"stride", stride},
-                        {"us", median(us)},
-                        {"staging", staging},
-                        {"method", method ? method : "auto"},
-                        {"verified", wrong == 0},
-                        {"peer_copy_us", peer_us}});
-      }
-      cudaFree(dev);
-      cudaFreeHost(host);
-      if (type != MPI_BYTE) MPI_Type_free(&type);
-    }
+  Results results;
+  if (o.contiguous) o.blocks = {0};  // 0: the block is the whole message
+  for (long bytes : o.sizes) {
+    for (long block_option : o.blocks) run_point(o, w, bytes, block_option, &results);
   }
-  if (rank == 0 && osu) {
-    std::printf("# strata-bench-pingpong --osu: one-way time of a derived datatype in GPU memory, ranks 0 and 1\n");
-    std::printf("# staging %s, STRATA_METHOD %s; Size: bytes the type selects; Latency: median of %d samples\n",
-                staging.c_str(), method ? method : "auto", samples);
-    for (long block : blocks) {
-      strata::tools::OsuTable table({"Latency (us)", "Bandwidth (MB/s)"});
-      table.comment(contiguous ? std::string("contiguous (MPI_BYTE)")
-                               : "hvector of " + std::to_string(block) + " B blocks at stride " +
-                                     std::to_string(std::max(64L, stride_factor * block)) + " B");
-      for (const auto& row : rows) {
-        if (row["block"].get<long>() != block) continue;
-        const double us = row["us"].get<double>();
-        table.add_row(row["bytes"].get<long>(), {us, strata::tools::osu_mbps(row["bytes"].get<long>(), us)});
-      }
-      std::printf("\n%s", table.str().c_str());
-    }
-  }
-  if (rank == 0 && !json_path.empty()) {
+  if (w.rank == 0 && o.osu) print_osu_tables(o, w, results.rows);
+  if (w.rank == 0 && !o.json_path.empty()) {
     nlohmann::json doc = strata::tools::run_metadata("strata-bench-pingpong", argc, argv);
-    doc["ranks"] = size;
-    doc["rows"] = rows;
-    if (!strata::tools::write_json_file(json_path, doc)) failures += 1;
+    doc["ranks"] = w.size;
+    doc["rows"] = results.rows;
+    if (!strata::tools::write_json_file(o.json_path, doc)) results.failures += 1;
   }
-  MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&results.failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();
-  return failures ? 1 : 0;
+  return results.failures ? 1 : 0;
 }
 
 int main(int argc, char** argv) { return strata::tools::guarded_main("strata-bench-pingpong", argc, argv, run_tool); }

@@ -73,11 +73,7 @@ void print_levels(const strata::coll::model::Machine& m) {
   }
 }
 
-}  // namespace
-
-static int run_tool(int argc, char** argv) {
-  CLI::App app{"Predict collective times with Strata's alpha-beta cost model"};
-  strata::tools::standard_options(app, "strata-coll-model");
+struct Options {
   std::string machine_name = "frontier";
   std::string levels;
   bool host = false;
@@ -86,75 +82,121 @@ static int run_tool(int argc, char** argv) {
   std::vector<std::string> collectives_text = {"allreduce", "reduce_scatter", "allgather"};
   double zero_params = 0;
   strata::coll::model::ZeroModel zero;
-  app.add_option("--machine", machine_name, "Preset: frontier or h200x4");
-  app.add_option("--levels", levels, "Levels by hand: name:fanout[:GBps:alpha_us[:call_us]],... (N: the rest)");
-  app.add_flag("--host", host, "Host buffers (MPI algorithms) instead of device buffers (NCCL)");
-  app.add_option("--ranks", ranks, "Rank counts")->delimiter(',');
-  app.add_option("--sizes", sizes_text, "Buffer sizes (64K, 1M, 4e10; as predict_us: allgather the output)")
-      ->delimiter(',');
-  app.add_option("--collectives", collectives_text, "allreduce,reduce_scatter,allgather,broadcast,reduce")
-      ->delimiter(',');
-  app.add_option("--zero", zero_params, "Predict one ZeRO-3 step for a model of this many parameters");
-  app.add_option("--layers", zero.layers, "ZeRO: layers (one gather and one reduce-scatter call each)");
-  app.add_option("--param-bytes", zero.param_bytes, "ZeRO: bytes per gathered parameter (2: bf16)");
-  app.add_option("--grad-bytes", zero.grad_bytes, "ZeRO: bytes per reduced gradient (2: bf16)");
   std::string json_path;
-  app.add_option("--json", json_path,
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--machine", o.machine_name, "Preset: frontier or h200x4");
+  app.add_option("--levels", o.levels, "Levels by hand: name:fanout[:GBps:alpha_us[:call_us]],... (N: the rest)");
+  app.add_flag("--host", o.host, "Host buffers (MPI algorithms) instead of device buffers (NCCL)");
+  app.add_option("--ranks", o.ranks, "Rank counts")->delimiter(',');
+  app.add_option("--sizes", o.sizes_text, "Buffer sizes (64K, 1M, 4e10; as predict_us: allgather the output)")
+      ->delimiter(',');
+  app.add_option("--collectives", o.collectives_text, "allreduce,reduce_scatter,allgather,broadcast,reduce")
+      ->delimiter(',');
+  app.add_option("--zero", o.zero_params, "Predict one ZeRO-3 step for a model of this many parameters");
+  app.add_option("--layers", o.zero.layers, "ZeRO: layers (one gather and one reduce-scatter call each)");
+  app.add_option("--param-bytes", o.zero.param_bytes, "ZeRO: bytes per gathered parameter (2: bf16)");
+  app.add_option("--grad-bytes", o.zero.grad_bytes, "ZeRO: bytes per reduced gradient (2: bf16)");
+  app.add_option("--json", o.json_path,
                  "Also write the predictions as JSON rows (with the run's tool, version, commit, command, host, "
                  "time) to this file");
-  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+}
 
-  strata::Result<strata::tools::MachineSpec> spec =
-      levels.empty() ? strata::tools::preset(machine_name) : strata::tools::parse_levels(levels);
-  if (!spec) {
-    std::fprintf(stderr, "strata-coll-model: unknown machine '%s' or malformed --levels '%s'\n", machine_name.c_str(),
-                 levels.c_str());
-    return 2;
-  }
-  if (ranks.empty()) {
-    ranks = machine_name == "h200x4" && levels.empty()
-                ? std::vector<int>{2, 4}
-                : std::vector<int>{8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 3072};
-  }
-  std::vector<double> sizes;
-  for (const std::string& s : sizes_text) {
+// The rank counts without --ranks: the h200x4 preset's, else a sweep up to a large machine.
+std::vector<int> default_ranks(const Options& o) {
+  return o.machine_name == "h200x4" && o.levels.empty()
+             ? std::vector<int>{2, 4}
+             : std::vector<int>{8, 16, 32, 64, 128, 256, 384, 512, 1024, 2048, 3072};
+}
+
+// --sizes as bytes; false (said on stderr) at the first malformed one.
+bool parse_sizes(const std::vector<std::string>& texts, std::vector<double>* out) {
+  for (const std::string& s : texts) {
     double v = 0;
     if (!parse_size(s, &v)) {
       std::fprintf(stderr, "strata-coll-model: bad size '%s'\n", s.c_str());
-      return 2;
+      return false;
     }
-    sizes.push_back(v);
+    out->push_back(v);
   }
-  std::vector<Collective> collectives;
-  for (const std::string& name : collectives_text) {
+  return true;
+}
+
+// --collectives; false (said on stderr) at the first unknown name.
+bool parse_collectives(const std::vector<std::string>& names, std::vector<Collective>* out) {
+  for (const std::string& name : names) {
     Collective c;
     if (!parse_collective(name, &c)) {
       std::fprintf(stderr, "strata-coll-model: unknown collective '%s'\n", name.c_str());
-      return 2;
+      return false;
     }
-    collectives.push_back(c);
+    out->push_back(c);
   }
+  return true;
+}
 
-  std::printf("Machine: %s (%s buffers). Levels at %d ranks:\n\n", spec.value().description.c_str(),
-              host ? "host" : "device", ranks.back());
-  strata::Result<strata::coll::model::Machine> largest = strata::tools::build(spec.value(), ranks.back(), !host);
+// What to predict for: rank counts (the header shows the machine at the
+// last), buffer sizes and collectives.
+struct Sweep {
+  std::vector<int> ranks;
+  std::vector<double> sizes;
+  std::vector<Collective> collectives;
+};
+
+// The header: the machine and its levels at the sweep's last rank count.
+void print_machine(const Options& o, const strata::tools::MachineSpec& spec, const Sweep& sweep) {
+  std::printf("Machine: %s (%s buffers). Levels at %d ranks:\n\n", spec.description.c_str(), o.host ? "host" : "device",
+              sweep.ranks.back());
+  strata::Result<strata::coll::model::Machine> largest = strata::tools::build(spec, sweep.ranks.back(), !o.host);
   if (largest) print_levels(largest.value());
+}
+
+// With --zero, one ZeRO-3 step; else each collective's sweep, a table each.
+// The same predictions go into `doc` as rows.
+void print_predictions(const Options& o, const strata::tools::MachineSpec& spec, const Sweep& sweep,
+                       nlohmann::json* doc) {
+  if (o.zero_params > 0) {
+    strata::coll::model::ZeroModel zero = o.zero;
+    zero.params = o.zero_params;
+    strata::tools::print_zero(zero, spec, sweep.ranks, !o.host);
+    (*doc)["zero"] = {{"params", zero.params},
+                      {"layers", zero.layers},
+                      {"param_bytes", zero.param_bytes},
+                      {"grad_bytes", zero.grad_bytes}};
+    (*doc)["rows"] = strata::tools::zero_rows(zero, spec, sweep.ranks, !o.host);
+  } else {
+    for (Collective c : sweep.collectives) strata::tools::print_sweep(c, spec, sweep.ranks, sweep.sizes, !o.host);
+    (*doc)["rows"] = strata::tools::sweep_rows(sweep.collectives, spec, sweep.ranks, sweep.sizes, !o.host);
+  }
+}
+
+}  // namespace
+
+static int run_tool(int argc, char** argv) {
+  CLI::App app{"Predict collective times with Strata's alpha-beta cost model"};
+  strata::tools::standard_options(app, "strata-coll-model");
+  Options o;
+  add_options(app, o);
+  if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
+
+  strata::Result<strata::tools::MachineSpec> spec =
+      o.levels.empty() ? strata::tools::preset(o.machine_name) : strata::tools::parse_levels(o.levels);
+  if (!spec) {
+    std::fprintf(stderr, "strata-coll-model: unknown machine '%s' or malformed --levels '%s'\n", o.machine_name.c_str(),
+                 o.levels.c_str());
+    return 2;
+  }
+  Sweep sweep;
+  sweep.ranks = o.ranks.empty() ? default_ranks(o) : o.ranks;
+  if (!parse_sizes(o.sizes_text, &sweep.sizes) || !parse_collectives(o.collectives_text, &sweep.collectives)) return 2;
+
+  print_machine(o, spec.value(), sweep);
   nlohmann::json doc = strata::tools::run_metadata("strata-coll-model", argc, argv);
   doc["machine"] = spec.value().description;
-  doc["buffers"] = host ? "host" : "device";
-  if (zero_params > 0) {
-    zero.params = zero_params;
-    strata::tools::print_zero(zero, spec.value(), ranks, !host);
-    doc["zero"] = {{"params", zero.params},
-                   {"layers", zero.layers},
-                   {"param_bytes", zero.param_bytes},
-                   {"grad_bytes", zero.grad_bytes}};
-    doc["rows"] = strata::tools::zero_rows(zero, spec.value(), ranks, !host);
-  } else {
-    for (Collective c : collectives) strata::tools::print_sweep(c, spec.value(), ranks, sizes, !host);
-    doc["rows"] = strata::tools::sweep_rows(collectives, spec.value(), ranks, sizes, !host);
-  }
-  if (!json_path.empty() && !strata::tools::write_json_file(json_path, doc)) return 1;
+  doc["buffers"] = o.host ? "host" : "device";
+  print_predictions(o, spec.value(), sweep, &doc);
+  if (!o.json_path.empty() && !strata::tools::write_json_file(o.json_path, doc)) return 1;
   return 0;
 }
 
