@@ -227,85 +227,123 @@ void print_crossover(const char* title, const std::map<size_t, size_t>& at, cons
   }
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"strata-bench-fused: fused AllReduce + residual + RMSNorm against NCCL + RMSNorm"};
-  strata::tools::standard_options(app, "strata-bench-fused");
+// The command line, parsed.
+struct CommandLine {
   Options options;
   std::string tokens_list = "1,8,64,128,512,1024,2048,8192", hidden_list = "4096,8192", type_name = "bfloat16";
   std::string torch_json, json_path;
   bool host = false, no_graphs = false;
-  app.add_option("--tokens", tokens_list, "Token counts, comma-separated");
-  app.add_option("--hidden", hidden_list, "Hidden sizes, comma-separated");
-  app.add_option("--type", type_name, "bfloat16, float16 or float32");
-  app.add_flag("--host", host, "Host buffers (MPI + host rows against the shared-memory path) instead of the GPU");
-  app.add_option("--blocks", options.blocks, "Thread blocks of the fused kernel (0: its default)");
-  app.add_flag("--no-graphs", no_graphs, "Skip the graph-captured columns (device)");
-  app.add_option("--warmup", options.warmup, "Calls before timing");
-  app.add_option("--samples", options.samples, "Timed samples per point (the median is reported)");
-  app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last about this long");
-  app.add_option("--torch", torch_json, "torch_peer.py's JSON from the same job: PyTorch's columns");
-  app.add_option("--json", json_path,
+  // From the strings above, after MPI_Init.
+  std::vector<size_t> tokens, hiddens;
+  strata::coll::DataType type = strata::coll::DataType::bfloat16;
+};
+
+void add_options(CLI::App& app, CommandLine& cl) {
+  app.add_option("--tokens", cl.tokens_list, "Token counts, comma-separated");
+  app.add_option("--hidden", cl.hidden_list, "Hidden sizes, comma-separated");
+  app.add_option("--type", cl.type_name, "bfloat16, float16 or float32");
+  app.add_flag("--host", cl.host, "Host buffers (MPI + host rows against the shared-memory path) instead of the GPU");
+  app.add_option("--blocks", cl.options.blocks, "Thread blocks of the fused kernel (0: its default)");
+  app.add_flag("--no-graphs", cl.no_graphs, "Skip the graph-captured columns (device)");
+  app.add_option("--warmup", cl.options.warmup, "Calls before timing");
+  app.add_option("--samples", cl.options.samples, "Timed samples per point (the median is reported)");
+  app.add_option("--sample-us", cl.options.sample_us, "Each sample times enough calls to last about this long");
+  app.add_option("--torch", cl.torch_json, "torch_peer.py's JSON from the same job: PyTorch's columns");
+  app.add_option("--json", cl.json_path,
                  "Also write the rows as JSON (with the run's tool, version, commit, command, host, time) to this "
                  "file");
+}
+
+strata::coll::DataType type_named(const std::string& name) {
+  if (name == "float16") return strata::coll::DataType::float16;
+  if (name == "float32") return strata::coll::DataType::float32;
+  return strata::coll::DataType::bfloat16;
+}
+
+// Every (hidden, tokens) point measured, its row printed on rank 0 as it comes.
+struct Sweep {
+  std::vector<Row> rows;
+  Crossovers crossovers;
+  bool wrong = false;  // a fused result that differs from the peer's
+};
+
+Sweep sweep(Runner& runner, const CommandLine& cl, const std::map<std::pair<size_t, size_t>, TorchRow>& torch, int rank,
+            int size, double floor_bw) {
+  Sweep out;
+  for (size_t h : cl.hiddens) {
+    for (size_t t : cl.tokens) {
+      Case c;
+      c.tokens = t;
+      c.hidden = h;
+      c.type = cl.type;
+      out.rows.push_back(
+          measure_case(runner, c, cl.options, torch.count({t, h}) ? torch.at({t, h}) : TorchRow{}, size));
+      const Row& r = out.rows.back();
+      out.crossovers.add(r);
+      for (const Timing* x : {&r.lamport, &r.one, &r.two, &r.strata}) out.wrong = out.wrong || x->wrong;
+      if (rank == 0) print_row(r, floor_bw);
+    }
+  }
+  return out;
+}
+
+// Rank 0: the crossovers and the verdict after the table.
+void print_tail(const Sweep& s, const CommandLine& cl) {
+  print_crossover("One-shot/two-shot crossover (first token count where two-shot was faster)", s.crossovers.two_shot,
+                  cl.hiddens, cl.type);
+  print_crossover("Lamport's limit (first token count where one- or two-shot was faster)", s.crossovers.lamport_lost,
+                  cl.hiddens, cl.type);
+  std::printf("\n");
+  if (s.wrong) std::printf("\nFAILED: a fused result differed from the peer's on the same inputs\n");
+}
+
+// Rank 0: the rows and crossovers as JSON. False when the file could not be written.
+bool write_sweep_json(const Sweep& s, const CommandLine& cl, const Runner& runner, int size, double floor_bw,
+                      const std::string& torch_machine, int argc, char** argv) {
+  nlohmann::json doc = to_json(s.rows, runner, size, cl.type_name, floor_bw, torch_machine, argc, argv);
+  for (size_t h : cl.hiddens) {
+    auto at = [&](const std::map<size_t, size_t>& m) {
+      return m.count(h) ? nlohmann::json(m.at(h)) : nlohmann::json();
+    };
+    doc["crossover_tokens"][std::to_string(h)] = at(s.crossovers.two_shot);
+    doc["lamport_lost_tokens"][std::to_string(h)] = at(s.crossovers.lamport_lost);
+  }
+  return strata::tools::write_json_file(cl.json_path, doc);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"strata-bench-fused: fused AllReduce + residual + RMSNorm against NCCL + RMSNorm"};
+  strata::tools::standard_options(app, "strata-bench-fused");
+  CommandLine cl;
+  add_options(app, cl);
   if (const int rc = strata::tools::parse_command_line(app, argc, argv); rc >= 0) return rc;
-  options.device = !host;
-  options.graphs = !no_graphs && !host;
+  cl.options.device = !cl.host;
+  cl.options.graphs = !cl.no_graphs && !cl.host;
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  strata::coll::DataType type = strata::coll::DataType::bfloat16;
-  if (type_name == "float16") type = strata::coll::DataType::float16;
-  if (type_name == "float32") type = strata::coll::DataType::float32;
-  const std::vector<size_t> tokens = parse_list(tokens_list), hiddens = parse_list(hidden_list);
-  for (size_t t : tokens) options.max_tokens = std::max(options.max_tokens, t);
-
-  std::unique_ptr<Runner> runner(options.device ? make_device_runner(options) : make_host_runner(options));
+  cl.type = type_named(cl.type_name);
+  cl.tokens = parse_list(cl.tokens_list);
+  cl.hiddens = parse_list(cl.hidden_list);
+  for (size_t t : cl.tokens) cl.options.max_tokens = std::max(cl.options.max_tokens, t);
+  std::unique_ptr<Runner> runner(cl.options.device ? make_device_runner(cl.options) : make_host_runner(cl.options));
   if (!runner) {
     if (rank == 0) std::fprintf(stderr, "strata-bench-fused: built without CUDA and NCCL: use --host\n");
     MPI_Finalize();
     return 2;
   }
   std::string torch_machine;
-  const auto torch = read_torch(torch_json, &torch_machine);
+  const auto torch = read_torch(cl.torch_json, &torch_machine);
   const double floor_bw = runner->peer_read_bandwidth();
-  if (rank == 0) print_table_head(*runner, type_name, size, floor_bw, torch.empty() ? "" : torch_machine);
-  Crossovers crossovers;
-  bool wrong = false;  // a fused result that differs from the peer's
-  std::vector<Row> rows;
-  for (size_t h : hiddens) {
-    for (size_t t : tokens) {
-      Case c;
-      c.tokens = t;
-      c.hidden = h;
-      c.type = type;
-      rows.push_back(measure_case(*runner, c, options, torch.count({t, h}) ? torch.at({t, h}) : TorchRow{}, size));
-      const Row& r = rows.back();
-      crossovers.add(r);
-      for (const Timing* x : {&r.lamport, &r.one, &r.two, &r.strata}) wrong = wrong || x->wrong;
-      if (rank == 0) print_row(r, floor_bw);
-    }
-  }
-  if (rank == 0) {
-    print_crossover("One-shot/two-shot crossover (first token count where two-shot was faster)", crossovers.two_shot,
-                    hiddens, type);
-    print_crossover("Lamport's limit (first token count where one- or two-shot was faster)", crossovers.lamport_lost,
-                    hiddens, type);
-    std::printf("\n");
-  }
-  if (rank == 0 && wrong) std::printf("\nFAILED: a fused result differed from the peer's on the same inputs\n");
-  int rc = wrong ? 1 : 0;
-  if (rank == 0 && !json_path.empty()) {
-    nlohmann::json doc = to_json(rows, *runner, size, type_name, floor_bw, torch_machine, argc, argv);
-    for (size_t h : hiddens) {
-      auto at = [&](const std::map<size_t, size_t>& m) {
-        return m.count(h) ? nlohmann::json(m.at(h)) : nlohmann::json();
-      };
-      doc["crossover_tokens"][std::to_string(h)] = at(crossovers.two_shot);
-      doc["lamport_lost_tokens"][std::to_string(h)] = at(crossovers.lamport_lost);
-    }
-    if (!strata::tools::write_json_file(json_path, doc)) rc = 1;
+  if (rank == 0) print_table_head(*runner, cl.type_name, size, floor_bw, torch.empty() ? "" : torch_machine);
+  const Sweep s = sweep(*runner, cl, torch, rank, size, floor_bw);
+  if (rank == 0) print_tail(s, cl);
+  int rc = s.wrong ? 1 : 0;
+  if (rank == 0 && !cl.json_path.empty() &&
+      !write_sweep_json(s, cl, *runner, size, floor_bw, torch_machine, argc, argv)) {
+    rc = 1;
   }
   runner.reset();
   MPI_Finalize();
