@@ -191,8 +191,8 @@ TEST_P(FusedMpi, MatchesFloat64OnEveryTokenCount) {
       c.tokens = tokens;
       c.seed = seed + tokens * 4 + static_cast<uint64_t>(variant);
       c.epsilon = in_place ? 1e-2f : 1e-5f;
-      SCOPED_TRACE(c.describe() + " " + strata::fused::to_string(p.algorithm) + (in_place ? " in place" : "") +
-                   " on " + strata::fused::to_string(fused->path()) + " path, blocks " + std::to_string(blocks));
+      SCOPED_TRACE(c.describe() + " " + strata::fused::to_string(p.algorithm) + (in_place ? " in place" : "") + " on " +
+                   strata::fused::to_string(fused->path()) + " path, blocks " + std::to_string(blocks));
       Rank r(c);
       const auto ref = strata_test::fused::reference(c, r.in);
       strata::fused::RunOptions o;
