@@ -1,7 +1,7 @@
 // describe_datatype / translate_datatype: one focused test per MPI
 // constructor checking the exact canonical block, 64-bit strides and sizes,
 // irreducible types, and handles that are freed or never committed.
-#include "random_datatype.hpp"
+#include "../random_datatype.hpp"
 #include "support/layout_print.hpp"
 
 #include <strata/datatype.hpp>

@@ -5,8 +5,8 @@
 // Each rank runs its own corpus (seed + rank). Replay a failure with
 // STRATA_TEST_SEED=<seed printed> (rank 0 uses the seed itself);
 // STRATA_TEST_ITERATIONS sets the corpus size.
-#include "pack_oracle.hpp"
-#include "random_datatype.hpp"
+#include "../pack_oracle.hpp"
+#include "../random_datatype.hpp"
 #include "support/mpi_test.hpp"
 
 #include <strata/datatype.hpp>

@@ -6,7 +6,7 @@
 // describe_datatype results, printed with to_string() on mismatch.
 //
 // Replay the randomized part with STRATA_TEST_SEED=<printed seed>.
-#include "random_datatype.hpp"
+#include "../random_datatype.hpp"
 #include "support/layout_print.hpp"
 
 #include <strata/datatype.hpp>
