@@ -197,7 +197,6 @@ class SlotTable {
   TableConfig config_;
   BounceHooks hooks_;
   TableRef ref_{};
-  uint64_t fork_epoch_ = 0;
   bool closed_ = false;
   int fd_ = -1;
   void* map_ = nullptr;
