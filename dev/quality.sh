@@ -143,7 +143,8 @@ quality_asan() {
   #   pingpong_compare_osu_json (a shell script and its stand-in benchmark,
   #   no Strata code; its instrumented stand-in preload would not load into
   #   bash), and the other Python-only checks (test_strata_plot,
-  #   results_charts_current, docs_runner_selftest: no Strata code at all,
+  #   results_charts_current, docs_runner_selftest,
+  #   test_bench_overhead_verdicts: no Strata code at all,
   #   about two minutes of the stage), and test_tool_json / test_tool_osu
   #   (they run benchmark tools, which the stage would build under ASan
   #   for output formatting the main stage checks), and
@@ -161,7 +162,7 @@ quality_asan() {
   #   2x2x2_np6 and mixed_np8 stay, the spec errors too).
   # The randomized tests run 400 cases each (memory errors show early; the main
   # stage runs the full counts). Only the selected tests' programs are built.
-  ctest_selection=(-E "^test_architecture\$|^test_public_headers\$|^test_tool_(command_lines|json|osu)\$|^strata_measure_calibration|^docs_commands\$|^docs_runner_selftest\$|^test_strata_plot\$|^results_charts_current\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$|_preload_disabled\$|^halo3d_np8_(double_aos|float_soa)\$|^init_line_(debug|info|measured)\$|^summary_job_none\$|^train_proxy_(tp4_fp32|dp2|tp3_uneven|usage)\$|^test_topology_emulated_(4x1x1|1x2x2|shared_die|list_np5)\$")
+  ctest_selection=(-E "^test_architecture\$|^test_public_headers\$|^test_tool_(command_lines|json|osu)\$|^strata_measure_calibration|^docs_commands\$|^docs_runner_selftest\$|^test_strata_plot\$|^test_bench_overhead_verdicts\$|^results_charts_current\$|^pingpong_compare_|^fault_|^halo3d_(usage|compare|detects|device)|package_find_package\$|^test_mpi_(p2p|errors|alltoall|threads|pack_random|collectives|divergence|every_call|exchanges)\$|^test_mpi_collectives_(np8_hierarchical|np6_hierarchical|preload_disabled)\$|^test_coll_host(_np6)?\$|^test_mpi_divergence_np[4-8]_preload\$|^test_mpi_every_call_np[34]_preload\$|_preload_disabled\$|^halo3d_np8_(double_aos|float_soa)\$|^init_line_(debug|info|measured)\$|^summary_job_none\$|^train_proxy_(tp4_fp32|dp2|tp3_uneven|usage)\$|^test_topology_emulated_(4x1x1|1x2x2|shared_die|list_np5)\$")
   export STRATA_TEST_ITERATIONS=400 STRATA_TEST_QUICK=1
   local rc=0
   build_tests_of "$build_dir-asan" "${checking_build[@]}" -DSTRATA_SANITIZE=address "${cpu_only[@]}" -DSTRATA_ENABLE_KOKKOS=OFF &&
