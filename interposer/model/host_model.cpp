@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -227,17 +228,27 @@ bool node_oversubscribed() {
 }
 
 namespace {
-// use_strata_host_pack's transfer answer at every size: the library.
-bool transfers_always_library() {
+// Where strata-measure's override or STRATA_HOST_PACK decides: true for
+// Strata's pack, false for the library; empty where the model decides.
+std::optional<bool> forced_choice() {
   const int forced = g_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced == 0;
+  if (forced >= 0) return forced == 1;
   switch (g_host_pack.get()) {
-    case HostPackMode::always: return false;
-    case HostPackMode::never: return true;
+    case HostPackMode::always: return true;
+    case HostPackMode::never: return false;
     case HostPackMode::automatic: break;
   }
+  return std::nullopt;
+}
+
+// The built-in figures leave transfers to the library (see above).
+bool builtin_leaves_transfers(const HostModel& m) { return m.source == "built-in" && !node_oversubscribed(); }
+
+// use_strata_host_pack's transfer answer at every size: the library.
+bool transfers_always_library() {
+  if (const std::optional<bool> forced = forced_choice()) return !*forced;
   const HostModel& m = host_model();
-  return (m.source == "built-in" && !node_oversubscribed()) || !m.strata_wins_anywhere(HostOp::transfer);
+  return builtin_leaves_transfers(m) || !m.strata_wins_anywhere(HostOp::transfer);
 }
 }  // namespace
 
@@ -246,15 +257,9 @@ void learn_host_transfer_route() noexcept {
 }
 
 bool use_strata_host_pack(HostOp op, int64_t packed_bytes, int64_t block) {
-  const int forced = g_override.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced == 1;
-  switch (g_host_pack.get()) {
-    case HostPackMode::always: return true;
-    case HostPackMode::never: return false;
-    case HostPackMode::automatic: break;
-  }
+  if (const std::optional<bool> forced = forced_choice()) return *forced;
   const HostModel& m = host_model();
-  if (op == HostOp::transfer && m.source == "built-in" && !node_oversubscribed()) return false;
+  if (op == HostOp::transfer && builtin_leaves_transfers(m)) return false;
   return m.strata_wins(op, packed_bytes, block);
 }
 

@@ -124,7 +124,6 @@ HangInput hang_input(const JobFiles& job, const Settings& settings, int64_t* lat
 // halves by completion time, the order the coordinator would have seen.
 struct Records {
   struct Coll {
-    uint64_t comm, seq;
     int rank;
     oob::CollSample s;
   };
@@ -178,14 +177,14 @@ Records records_of(const JobFiles& job) {
       if (o.state != "done") continue;
       const OpKind k = kind_of(o.kind);
       if (is_collective(k) && o.has_comm && o.seq > 0) {
-        out.colls.push_back({o.comm, o.seq, r, coll_sample(o, k, d.offset_ns)});
+        out.colls.push_back({r, coll_sample(o, k, d.offset_ns)});
       } else {
         add_halves(o, k, r, d.offset_ns, &out.halves);
       }
     }
   }
   std::sort(out.colls.begin(), out.colls.end(), [](const Records::Coll& x, const Records::Coll& y) {
-    return std::tie(x.comm, x.seq, x.rank) < std::tie(y.comm, y.seq, y.rank);
+    return std::tie(x.s.comm, x.s.seq, x.rank) < std::tie(y.s.comm, y.s.seq, y.rank);
   });
   std::sort(out.halves.begin(), out.halves.end(),
             [](const Records::Half& x, const Records::Half& y) { return x.t < y.t; });
