@@ -5,6 +5,7 @@
 #include "base/config.hpp"
 #include "mpi/real_mpi.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -32,12 +33,28 @@ config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
                                int64_t{1} << 34,
                                true};
 
+config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_BYTES",
+                               int64_t{8} << 10,
+                               "How far ahead of the row it reduces each block of the fused Lamport kernel posts its "
+                               "rows to the peers (bytes, rounded up to whole rows, at least one row): the NVLink "
+                               "stores of the rows ahead overlap the reduction of the row taken",
+                               0,
+                               int64_t{1} << 30,
+                               true};
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
 
 int64_t timeout_ms() noexcept { return g_timeout_ms.get(); }
 size_t lamport_max_bytes() noexcept { return static_cast<size_t>(g_lamport_max.get()); }
+
+int lamport_lag_rows(size_t row_bytes) noexcept {
+  constexpr int64_t kMostRows = 64;
+  if (row_bytes == 0) return 1;
+  const auto rows = static_cast<int64_t>((static_cast<size_t>(g_lamport_lag.get()) + row_bytes - 1) / row_bytes);
+  return static_cast<int>(std::clamp<int64_t>(rows, 1, kMostRows));
+}
 
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept {
   return (hidden * element) % 16 == 0 && aligned16(t.x) && aligned16(t.residual) && aligned16(t.weight) &&

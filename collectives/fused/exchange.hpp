@@ -55,6 +55,10 @@ Status with_element(DataType type, F&& f) {
 // 16-byte accesses apply: every buffer 16-byte aligned and rows a multiple of 16 bytes.
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept;
 
+// Rows a Lamport block posts ahead of the row it takes, for rows of
+// `row_bytes` (STRATA_FUSED_LAMPORT_LAG_BYTES, at least one row).
+int lamport_lag_rows(size_t row_bytes) noexcept;
+
 // The protocol's arguments of one call (regions as this rank addresses them).
 template <class T>
 proto::Args<T> args_of(const Call& call, char* const* regions, int rank, int nranks, const proto::Layout& layout,
@@ -73,6 +77,7 @@ proto::Args<T> args_of(const Call& call, char* const* regions, int rank, int nra
   a.epsilon = call.tensors.epsilon;
   a.timeout = timeout_ticks;
   a.error = error;
+  a.lag = lamport_lag_rows(call.hidden * sizeof(T));
   return a;
 }
 

@@ -151,6 +151,7 @@ struct Args {
   float epsilon;
   uint64_t timeout;  // ticks of P::now()
   uint64_t* error;   // the error word (pack_error), host-visible
+  int lag;           // Lamport: rows a block posts ahead of the one it takes
 };
 
 template <class T>
@@ -380,21 +381,21 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   return true;
 }
 
-// One block of a Lamport call. Row by row, one behind: post row j, then
-// take row j-1 (every peer posted it a row ago), so the NVLink stores of one
-// row overlap the local reads and writes of the one before (posting every
-// row first left the interconnect idle while the rows were reduced).
+// One block of a Lamport call. Row by row, `lag` rows behind: post rows up
+// to j+lag, then take row j (every peer posted it `lag` rows ago), so the
+// NVLink stores of the rows ahead overlap the local reads and writes of the
+// one taken (posting every row first left the interconnect idle while the
+// rows were reduced; one short row ahead hides too little of it).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
 STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem) {
   const uint32_t seq = call_number(p, a);
   const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
-  for (int64_t r = block, prev = -1;; r += blocks) {
-    const bool more = r < a.tokens;
-    if (more) post_row<V>(p, a, r, set);
-    if (prev >= 0 && !take_row<V>(p, a, prev, set, block, seq, smem)) break;
-    if (!more) break;
-    prev = r;
+  const int64_t ahead = static_cast<int64_t>(a.lag) * blocks;
+  int64_t next = block;  // the next row this block posts
+  for (int64_t r = block; r < a.tokens; r += blocks) {
+    for (; next < a.tokens && next <= r + ahead; next += blocks) post_row<V>(p, a, next, set);
+    if (!take_row<V>(p, a, r, set, block, seq, smem)) break;
   }
   finish(p, a, blocks, seq);
 }

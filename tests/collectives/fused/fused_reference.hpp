@@ -52,6 +52,7 @@ struct Plan {
   Reference ref;
   strata::fused::proto::Kind kind = strata::fused::proto::Kind::one_shot;
   int budget = 1;         // blocks asked for
+  int lag = 1;            // Lamport: rows posted ahead of the one taken (0: none)
   bool in_place = false;  // out == x
 };
 

@@ -152,6 +152,7 @@ proto::Args<T> args_for(const Ranks& r, int rank, const Plan& p, const RankBuffe
   a.epsilon = p.c.epsilon;
   a.timeout = timeout;
   a.error = r.error_device[rank];
+  a.lag = p.lag;
   return a;
 }
 
@@ -200,6 +201,7 @@ void check_calls(const Param& prm) {
     p.c.seed = gen();
     p.kind = strata_test::fused::random_kind(gen(), true);
     p.budget = 1 + static_cast<int>(gen() % static_cast<uint64_t>(budget_cap));
+    p.lag = static_cast<int>(gen() % 4);
     p.in_place = gen() % 4 == 0;
     p.in = strata_test::fused::make_inputs(p.c);
     if (gen() % 3 == 0) strata_test::fused::negative_zero_column(p.c, &p.in);

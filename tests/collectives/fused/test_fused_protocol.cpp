@@ -102,6 +102,7 @@ void drive_rank(Regions& r, int rank, const std::vector<Plan>& plans, bool misal
     a.epsilon = pl.c.epsilon;
     a.timeout = timeout_ns;
     a.error = &r.error[static_cast<size_t>(rank)];
+    a.lag = pl.lag;
     const int blocks = proto::blocks_for(pl.kind, a.tokens, a.nranks, pl.budget);
     const bool vector = !misalign && (pl.c.hidden * sizeof(T)) % 16 == 0;
     std::vector<std::thread> launch;
@@ -150,6 +151,7 @@ void check_protocol(const Param& prm) {
     p.c.seed = gen();
     p.kind = strata_test::fused::random_kind(gen(), true);
     p.budget = 1 + static_cast<int>(gen() % 5);
+    p.lag = static_cast<int>(gen() % 4);
     p.in_place = gen() % 4 == 0;
     p.in = strata_test::fused::make_inputs(p.c);
     if (gen() % 3 == 0) strata_test::fused::negative_zero_column(p.c, &p.in);
