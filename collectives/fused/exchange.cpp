@@ -36,8 +36,8 @@ config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
 config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_BYTES",
                                int64_t{8} << 10,
                                "How far ahead of the row it reduces each block of the fused Lamport kernel posts its "
-                               "rows to the peers (bytes, rounded up to whole rows, at least one row): the NVLink "
-                               "stores of the rows ahead overlap the reduction of the row taken",
+                               "rows to the peers (bytes, rounded up to whole rows; 0: each row is taken right after it "
+                               "is posted): the NVLink stores of the rows ahead overlap the reduction of the row taken",
                                0,
                                int64_t{1} << 30,
                                true};
@@ -53,7 +53,7 @@ int lamport_lag_rows(size_t row_bytes) noexcept {
   constexpr int64_t kMostRows = 64;
   if (row_bytes == 0) return 1;
   const auto rows = static_cast<int64_t>((static_cast<size_t>(g_lamport_lag.get()) + row_bytes - 1) / row_bytes);
-  return static_cast<int>(std::clamp<int64_t>(rows, 1, kMostRows));
+  return static_cast<int>(std::min<int64_t>(rows, kMostRows));
 }
 
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept {

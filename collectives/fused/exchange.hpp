@@ -56,7 +56,7 @@ Status with_element(DataType type, F&& f) {
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept;
 
 // Rows a Lamport block posts ahead of the row it takes, for rows of
-// `row_bytes` (STRATA_FUSED_LAMPORT_LAG_BYTES, at least one row).
+// `row_bytes` (STRATA_FUSED_LAMPORT_LAG_BYTES rounded up to whole rows).
 int lamport_lag_rows(size_t row_bytes) noexcept;
 
 // The protocol's arguments of one call (regions as this rank addresses them).
