@@ -5,7 +5,6 @@
 #include "base/config.hpp"
 #include "mpi/real_mpi.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -33,14 +32,16 @@ config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
                                int64_t{1} << 34,
                                true};
 
-config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_BYTES",
-                               int64_t{8} << 10,
-                               "How far ahead of the row it reduces each block of the fused Lamport kernel posts its "
-                               "rows to the peers (bytes, rounded up to whole rows; 0: each row is taken right after it "
-                               "is posted): the NVLink stores of the rows ahead overlap the reduction of the row taken",
+// One row: on 2 x H100 (bf16, rows of 8 and 16 KiB, 4-64 MiB) no lag
+// measured worse at every size, and 2 or 4 rows worse than one
+// (bench/results/fused-h100x2.md, "How far ahead").
+config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_ROWS",
+                               1,
+                               "How many rows ahead of the row it reduces each block of the fused Lamport kernel posts "
+                               "its rows to the peers (0: each row is taken right after it is posted): the NVLink "
+                               "stores of the rows ahead overlap the reduction of the row taken",
                                0,
-                               int64_t{1} << 30,
-                               true};
+                               64};
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
@@ -49,12 +50,7 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 int64_t timeout_ms() noexcept { return g_timeout_ms.get(); }
 size_t lamport_max_bytes() noexcept { return static_cast<size_t>(g_lamport_max.get()); }
 
-int lamport_lag_rows(size_t row_bytes) noexcept {
-  constexpr int64_t kMostRows = 64;
-  if (row_bytes == 0) return 1;
-  const auto rows = static_cast<int64_t>((static_cast<size_t>(g_lamport_lag.get()) + row_bytes - 1) / row_bytes);
-  return static_cast<int>(std::min<int64_t>(rows, kMostRows));
-}
+int lamport_lag_rows() noexcept { return static_cast<int>(g_lamport_lag.get()); }
 
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept {
   return (hidden * element) % 16 == 0 && aligned16(t.x) && aligned16(t.residual) && aligned16(t.weight) &&

@@ -55,9 +55,9 @@ Status with_element(DataType type, F&& f) {
 // 16-byte accesses apply: every buffer 16-byte aligned and rows a multiple of 16 bytes.
 bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept;
 
-// Rows a Lamport block posts ahead of the row it takes, for rows of
-// `row_bytes` (STRATA_FUSED_LAMPORT_LAG_BYTES rounded up to whole rows).
-int lamport_lag_rows(size_t row_bytes) noexcept;
+// Rows a Lamport block posts ahead of the row it takes
+// (STRATA_FUSED_LAMPORT_LAG_ROWS).
+int lamport_lag_rows() noexcept;
 
 // The protocol's arguments of one call (regions as this rank addresses them).
 template <class T>
@@ -77,7 +77,7 @@ proto::Args<T> args_of(const Call& call, char* const* regions, int rank, int nra
   a.epsilon = call.tensors.epsilon;
   a.timeout = timeout_ticks;
   a.error = error;
-  a.lag = lamport_lag_rows(call.hidden * sizeof(T));
+  a.lag = lamport_lag_rows();
   return a;
 }
 

@@ -30,8 +30,7 @@ namespace strata::interposer {
   MOVER(parts_by_copy_engine, "device parts moved by the copy engine")        \
   X(sends_direct, "device sends a node peer pulled through IPC")              \
   X(recvs_direct, "receives pulled from a node peer's GPU through IPC")       \
-  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)") \
-  X(recvs_direct_chunked, "of those pulled through IPC: in chunks via staging")
+  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

@@ -63,15 +63,6 @@ config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
                                      2 * static_cast<int64_t>(kDirectDescriptorBytes),
                                      INT64_MAX,
                                      true};
-config::IntParam g_chunked_pull_min{"STRATA_P2P_IPC_CHUNKED_PULL_MIN",
-                                    int64_t{1} << 20,
-                                    "With the device-direct transport on: the smallest strided message (packed bytes) "
-                                    "whose receiver pulls it through device staging of its own in chunks (the copy "
-                                    "engine moves chunk k over the link while the kernels unpack chunk k-1); smaller "
-                                    "ones are unpacked by kernels reading the sender's GPU directly",
-                                    0,
-                                    INT64_MAX,
-                                    true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits "
                             "for its receiver to pull the bytes before it moves them to a bounce buffer of its own "
@@ -497,35 +488,16 @@ bool packed_head(const DirectTarget& target, char* head) {
 // and the mapping stay held until finish_queued_pulls.
 struct QueuedPull {
   slots::Claim claim;
-  char* mapped_base;       // null: this process's own memory (a message to self)
-  mover::Staging staging;  // a chunked pull's staging, where the bytes pass
+  char* mapped_base;  // null: this process's own memory (a message to self)
 };
 std::vector<QueuedPull>& queued_pulls() {
   static thread_local std::vector<QueuedPull> pulls;
   return pulls;
 }
 
-bool room_for_a_queued_pull() noexcept {
-  std::vector<QueuedPull>& pulls = queued_pulls();
-  try {
-    if (pulls.size() == pulls.capacity()) pulls.reserve(std::max<size_t>(8, 2 * pulls.capacity()));
-  } catch (...) {
-    return false;
-  }
-  return true;
-}
-
 // Moves `bytes` packed bytes at `peer` (mapped device memory) into the
-// target; into a device target without waiting where `wait` is false (then
-// `staging`, where a chunked pull's bytes pass, must outlive the wait).
-Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wait, bool own, mover::Staging* staging) {
-  if (target.device_layout != nullptr && !own && !target.device_layout->contiguous() &&
-      bytes >= device_direct::g_chunked_pull_min.get()) {
-    const mover::DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
-    STRATA_TRY(mover::device_unpack_pulled(target.device, peer, &part, 1, bytes, staging, wait));
-    counters().recvs_direct_chunked.fetch_add(1, std::memory_order_relaxed);
-    return Status::ok;
-  }
+// target; into a device target without waiting where `wait` is false.
+Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wait) {
   if (target.device_layout != nullptr) {
     mover::DeviceMessage message(target.device, Method::device);
     message.device_staging = mover::Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
@@ -597,13 +569,12 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   bool queued = false;
   if (s == Status::ok) {
     const bool queue = !wait && target.device_layout != nullptr;
-    mover::Staging staging;
-    s = pull(target, base + e.offset, bytes, !queue, own, &staging);
+    s = pull(target, base + e.offset, bytes, !queue);
     if (s == Status::ok && queue) {
-      if (room_for_a_queued_pull()) {  // then push_back cannot throw and drop the staging
-        queued_pulls().push_back(QueuedPull{claim, own ? nullptr : base, std::move(staging)});
+      try {
+        queued_pulls().push_back(QueuedPull{claim, own ? nullptr : base});
         queued = true;
-      } else {  // no room to remember it: wait for it now
+      } catch (...) {  // no room to remember it: wait for it now
         s = mover::wait_for_queued_unpacks();
       }
     }

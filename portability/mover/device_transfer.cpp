@@ -105,9 +105,9 @@ Status dropping_jobs_on_error(Status st, Streams& s, bool pack, size_t mark = 0)
   return st;
 }
 
-// Blocks of one chunk of `chunk_bytes`: whole blocks, at least one.
-int64_t chunk_blocks(const StridedBlock& layout, int64_t chunk_bytes) {
-  return std::max<int64_t>(1, chunk_bytes / std::max<int64_t>(layout.block, 1));
+// Blocks of one chunk: whole blocks, at least one.
+int64_t chunk_blocks(const StridedBlock& layout) {
+  return std::max<int64_t>(1, g_chunk.get() / std::max<int64_t>(layout.block, 1));
 }
 
 }  // namespace
@@ -138,7 +138,7 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
       continue;
     }
     const int64_t blocks = part.layout->block_count();
-    const int64_t step = chunk_blocks(*part.layout, g_chunk.get());
+    const int64_t step = chunk_blocks(*part.layout);
     for (int64_t b = 0; b < blocks; b += step) {
       const int64_t e = std::min(blocks, b + step);
       const int64_t off = part.packed_offset + b * part.layout->block;
@@ -275,11 +275,10 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
 
 namespace {
 
-// The staged method's receive side: copy chunk k up (from pinned host
-// memory, or from a peer GPU's memory for device_unpack_pulled) while the
-// kernels unpack chunk k-1.
-Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received,
-                     int64_t chunk_bytes) {
+// The staged method's receive side: copy chunk k up while the kernels
+// unpack chunk k-1.
+Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart* parts, size_t count,
+                     int64_t received) {
   char* staging = message.device_staging.data();
   char* host = message.host_staging.data();
   for (size_t i = 0; i < count; ++i) {
@@ -291,7 +290,7 @@ Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart*
     }
     const int64_t block = part.layout->block;
     const Prefix p = prefix_of(*part.layout, bytes);
-    const int64_t step = chunk_blocks(*part.layout, chunk_bytes);
+    const int64_t step = chunk_blocks(*part.layout);
     for (int64_t b = 0; b < p.blocks; b += step) {
       const int64_t e = std::min(p.blocks, b + step);
       const int64_t off = part.packed_offset + b * block;
@@ -345,7 +344,7 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   const size_t mark = s->unpack_jobs.size();
   Status st = Status::ok;
   if (message.method() == Method::staged && engine == Engine::kernels) {
-    st = unpack_staged(*s, message, parts, count, received, g_chunk.get());
+    st = unpack_staged(*s, message, parts, count, received);
   } else {
     for (size_t i = 0; i < count && st == Status::ok; ++i) {
       st = queue_part_on(engine, *s, message, parts[i], arrived_bytes(parts[i], received), false);
@@ -381,33 +380,6 @@ Status wait_for_queued_unpacks() {
     if (result == Status::ok) result = st;
   }
   return result;
-}
-
-Status device_unpack_pulled(int device, const char* remote, const DevicePart* parts, size_t count, int64_t received,
-                            Staging* staging, bool wait) {
-  // At most this many chunks: each costs a copy, an event and a launch of
-  // host time (several microseconds), about what the link moves 2 MiB in.
-  constexpr int64_t kMaxChunks = 8;
-  gpu::ScopedDevice on(device);
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(device, &s));
-  DeviceMessage message(device, Method::staged);
-  message.host_staging = Staging::borrowed(const_cast<char*>(remote), const_cast<char*>(remote));
-  message.device_staging = Staging::acquire(device_pool(device), received);
-  if (!message.device_staging) return Status::out_of_memory;
-  const int64_t chunk = std::max(g_chunk.get(), (received + kMaxChunks - 1) / kMaxChunks);
-  const Status st = unpack_staged(*s, message, parts, count, received, chunk);
-  *staging = std::move(message.device_staging);
-  if (st != Status::ok) {
-    drain(*s);
-    return st;
-  }
-  if (!wait) {
-    s->queued = true;
-    return Status::ok;
-  }
-  return finish_unpacks(*s);
 }
 
 void log_engine_choices() {

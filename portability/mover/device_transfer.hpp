@@ -87,17 +87,6 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
                      bool wait = true);
 Status wait_for_queued_unpacks();
 
-// Unpacks the first `received` packed bytes that lie in another GPU's
-// memory, mapped into this process at `remote`, into the parts (memory of
-// `device`), through device staging of `device` in chunks: the copy engine
-// pulls chunk k over the link while the kernels unpack chunk k-1. (A kernel
-// that reads the peer's memory itself, as device_unpack from a borrowed
-// staging does, leaves the link half idle; docs/device.md.) The staging
-// goes to `*staging`, which must outlive the unpack: until this returns
-// where `wait`, else until wait_for_queued_unpacks() returns.
-Status device_unpack_pulled(int device, const char* remote, const DevicePart* parts, size_t count, int64_t received,
-                            Staging* staging, bool wait = true);
-
 // Logs (STRATA_LOG=info) the calling thread's measured engine times per
 // flush size and the engine each one uses (the interposer's MPI_Finalize).
 void log_engine_choices();

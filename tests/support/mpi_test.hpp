@@ -36,7 +36,6 @@ struct StrataCounters {
   uint64_t sends_direct;           // version 7: device sends a node peer pulled through IPC
   uint64_t recvs_direct;           // version 7
   uint64_t direct_rehomed;         // version 7
-  uint64_t recvs_direct_chunked;   // version 8: of recvs_direct, pulled in chunks through device staging
 };
 const StrataCounters* preload_counters();
 
