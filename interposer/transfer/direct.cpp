@@ -215,27 +215,19 @@ bool mps_daemon_running() {
   return access(control.c_str(), F_OK) == 0;
 }
 
-// Does this process show GPU use at MPI_Init: a context made already, or
-// the launcher gave it GPUs of its own? A host program run with the preload
-// on a GPU node shows neither, and then no context is made for the
-// transport's first contact (measured on 2 x H200: +200 ms at MPI_Init and
-// 520 MiB of GPU memory per rank).
-// A program that picks its GPU after MPI_Init (from its node-local rank,
-// as most do) shows none of that yet, but carries GPU code: a GPU runtime
-// library loaded, or device code in one of its objects (measured on
-// 2 x H200: strata-bench-pingpong, which sets its device after MPI_Init,
-// was staged at 17.8 µs for 1 KiB and 206 µs for 1 MiB where IPC takes 12.6
-// and 17.0).
+// Does this process show GPU use at MPI_Init (gpu_code.hpp, uses_gpus;
+// STRATA_GPU_PROGRAM)? A host program run with the preload on a GPU node
+// does not, and then no context is made for the transport's first contact
+// (measured on 2 x H200: +200 ms at MPI_Init and 520 MiB of GPU memory per
+// rank). A program that picks its GPU after MPI_Init (from its node-local
+// rank, as most do) carries GPU code (measured on 2 x H200:
+// strata-bench-pingpong, which sets its device after MPI_Init, was staged
+// at 17.8 µs for 1 KiB and 206 µs for 1 MiB where IPC takes 12.6 and 17.0).
 bool shows_gpu_use() {
-  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') return true;
-  }
-  if (gpu::context_active()) return true;
-  std::string what;
-  if (!gpu::process_carries_gpu_code(&what)) return false;
-  STRATA_LOG_ONCE(debug, kDevice, "STRATA_P2P_IPC=auto: the program carries GPU code (%s)", what.c_str());
-  return true;
+  std::string why;
+  const bool yes = gpu::uses_gpus(&why);
+  STRATA_LOG_ONCE(debug, kDevice, "STRATA_P2P_IPC=auto: %s", why.c_str());
+  return yes;
 }
 
 // STRATA_P2P_IPC=auto on this rank: does this node keep a GPU per rank (or

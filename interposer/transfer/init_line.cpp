@@ -48,7 +48,7 @@ std::string of_ranks(int some, int ranks) {
 }
 
 std::string gpus_part(const coll::JobCensus& c) {
-  if (c.ranks_with_gpu == 0) return "GPUs: none";
+  if (c.ranks_with_gpu == 0) return "GPUs: none in use";  // none seen, or a host program (gpu_code.hpp, uses_gpus)
   std::string out =
       "GPUs: " + (c.ranks_with_gpu == c.ranks ? std::to_string(c.ranks) : of_ranks(c.ranks_with_gpu, c.ranks)) +
       " ranks see " + std::to_string(c.fewest_devices);

@@ -2,17 +2,32 @@
 // and by their ELF section headers.
 #include "portability/gpu/gpu_code.hpp"
 
+#include "base/config.hpp"
+#include "portability/gpu/gpu_api.hpp"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace strata::gpu {
 namespace {
+
+enum class GpuProgram : uint8_t { automatic, on, off };
+config::ChoiceParam<GpuProgram> g_gpu_program{
+    "STRATA_GPU_PROGRAM",
+    GpuProgram::automatic,
+    {{"auto", GpuProgram::automatic}, {"on", GpuProgram::on}, {"off", GpuProgram::off}},
+    "Is the program a GPU program? auto (the default) = where it shows GPU use at MPI_Init: GPUs bound by the "
+    "launcher (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES), a GPU context made, or GPU code "
+    "loaded (a CUDA/HIP runtime library, or device code in one of its objects); on = yes (a program that loads its "
+    "GPU code only after MPI_Init); off = no. A rank that is not counts no GPUs in the job's facts: its job's host "
+    "collectives go to the MPI library from the exported function and no GPU runtime is started for it"};
 
 const char* base_name(const char* path) {
   const char* base = std::strrchr(path, '/');
@@ -114,6 +129,47 @@ bool process_carries_gpu_code(std::string* what) noexcept {
     dl_iterate_phdr(visit, &search);
     if (what != nullptr) *what = search.found;
     return !search.found.empty();
+  } catch (...) {
+    return false;
+  }
+}
+
+namespace {
+
+bool uses_gpus_or_throw(std::string* why) {
+  auto say = [why](const char* text) {
+    if (why != nullptr) *why = text;
+  };
+  switch (g_gpu_program.get()) {
+    case GpuProgram::on: say("STRATA_GPU_PROGRAM=on"); return true;
+    case GpuProgram::off: say("STRATA_GPU_PROGRAM=off"); return false;
+    case GpuProgram::automatic: break;
+  }
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') {
+      say("GPUs bound by the launcher");
+      return true;
+    }
+  }
+  if (context_active()) {
+    say("a GPU context made before MPI_Init");
+    return true;
+  }
+  std::string object;
+  if (process_carries_gpu_code(&object)) {
+    if (why != nullptr) *why = "GPU code loaded (" + object + ")";
+    return true;
+  }
+  say("no GPU use shown at MPI_Init");
+  return false;
+}
+
+}  // namespace
+
+bool uses_gpus(std::string* why) noexcept {
+  try {
+    return uses_gpus_or_throw(why);
   } catch (...) {
     return false;
   }

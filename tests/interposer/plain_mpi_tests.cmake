@@ -72,23 +72,24 @@ else()
   strata_add_test(NAME test_mpi_device SOURCES test_mpi_device.cpp PLAIN_MPI NP 2 TIMEOUT 300 NO_VARIANT_PLAIN
                   LIBS strata_test_main strata_mpi_type_cases strata_random_datatype LABELS "interposer;device")
   strata_add_test_variant(NAME test_mpi_device_fake TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
-                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2)
+                          LABELS "interposer;device" ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2)
   strata_add_test_variant(NAME test_mpi_device_fake_np4 TARGET test_mpi_device NP 4 TIMEOUT 300 PRELOAD
-                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2)
+                          LABELS "interposer;device" ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2)
   # Each method, the copy engines, sends not deferred.
   foreach(method oneshot staged span)
     strata_add_test_variant(NAME test_mpi_device_fake_${method} TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
-                            LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_METHOD=${method})
+                            LABELS "interposer;device" ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2 STRATA_METHOD=${method})
   endforeach()
   strata_add_test_variant(NAME test_mpi_device_fake_copies TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
-                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_DEVICE_ENGINE=copies)
+                          LABELS "interposer;device" ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2 STRATA_DEVICE_ENGINE=copies)
   strata_add_test_variant(NAME test_mpi_device_fake_no_defer TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
-                          LABELS "interposer;device" ENV STRATA_FAKE_DEVICE=2 STRATA_DEFER_SENDS=off)
+                          LABELS "interposer;device" ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2 STRATA_DEFER_SENDS=off)
   # The staged pipeline in its smallest chunks (4 KiB): the random corpus's
   # messages then cross chunk boundaries too.
   strata_add_test_variant(NAME test_mpi_device_fake_staged_chunks TARGET test_mpi_device NP 2 TIMEOUT 300 PRELOAD
                           LABELS "interposer;device"
-                          ENV STRATA_FAKE_DEVICE=2 STRATA_METHOD=staged STRATA_PIPELINE_CHUNK=4096)
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2 STRATA_METHOD=staged
+                              STRATA_PIPELINE_CHUNK=4096)
 endif()
 
 # MPI_Allreduce, Reduce_scatter_block, Allgather, Bcast, Reduce as a plain
@@ -99,6 +100,20 @@ endif()
 # hierarchical, several ranks per GPU, and without NCCL (staged).
 strata_add_test(NAME test_mpi_collectives SOURCES test_mpi_collectives.cpp PLAIN_MPI NP 8 TIMEOUT 300
                 LIBS strata_test_main LABELS "interposer;collectives" PRELOAD)
+# A host program on a GPU node (the stand-in's GPUs, with its NCCL, in a CPU
+# build): its host collectives pass from the exported function, no routing
+# decision taken (before, every rank counted its GPUs and each call took
+# the routed handler, with votes); the same program declared a GPU program
+# (STRATA_GPU_PROGRAM=on) takes the handler.
+if(NOT STRATA_HAVE_CUDA AND NOT STRATA_HAVE_HIP)
+  strata_add_test_variant(NAME test_mpi_collectives_gpu_node_host_program TARGET test_mpi_collectives NP 4
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives"
+                          ENV STRATA_FAKE_DEVICE=2 STRATA_TEST_EXPECT_COLLECTIVES=0 STRATA_TEST_EXPECT_DECISIONS=0)
+  strata_add_test_variant(NAME test_mpi_collectives_gpu_node_gpu_program TARGET test_mpi_collectives NP 4
+                          TIMEOUT 300 PRELOAD LABELS "interposer;collectives"
+                          ENV STRATA_FAKE_DEVICE=2 STRATA_GPU_PROGRAM=on STRATA_TEST_EXPECT_COLLECTIVES=0
+                              STRATA_TEST_EXPECT_DECISIONS=some)
+endif()
 foreach(np 8 6 5)
   strata_add_test_variant(NAME test_mpi_collectives_np${np}_hierarchical TARGET test_mpi_collectives NP ${np}
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives"
@@ -151,19 +166,19 @@ else()
   target_compile_definitions(test_mpi_collectives_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
   strata_add_test_variant(NAME test_mpi_collectives_device_fake TARGET test_mpi_collectives_device NP 4 TIMEOUT 300
                           PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_COLLECTIVES=1)
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_COLLECTIVES=1)
   # Each rank sees one device, device 0, each a GPU of its own (as
   # CUDA_VISIBLE_DEVICES set per rank gives): the NCCL route, not the
   # staged one that ranks sharing a GPU get.
   strata_add_test_variant(NAME test_mpi_collectives_device_fake_own_device_0 TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=1 STRATA_FAKE_DEVICE_PER_RANK=1 STRATA_TEST_EXPECT_COLLECTIVES=nccl)
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=1 STRATA_FAKE_DEVICE_PER_RANK=1 STRATA_TEST_EXPECT_COLLECTIVES=nccl)
   strata_add_test_variant(NAME test_mpi_collectives_device_fake_one_device TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=1 STRATA_TEST_EXPECT_COLLECTIVES=staged)
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=1 STRATA_TEST_EXPECT_COLLECTIVES=staged)
   strata_add_test_variant(NAME test_mpi_collectives_device_fake_hierarchical TARGET test_mpi_collectives_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=2 STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=2 STRATA_TOPOLOGY=1x2x2 STRATA_COLL_ALGO=hierarchical
                               STRATA_TEST_EXPECT_COLLECTIVES=1)
 endif()
 
@@ -187,10 +202,10 @@ else()
   target_compile_definitions(test_mpi_exchanges_device PRIVATE STRATA_TEST_DEVICE_MEMORY=1)
   strata_add_test_variant(NAME test_mpi_exchanges_device_fake TARGET test_mpi_exchanges_device NP 4 TIMEOUT 300
                           PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_EXCHANGES=nccl)
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=4 STRATA_TEST_EXPECT_EXCHANGES=nccl)
   strata_add_test_variant(NAME test_mpi_exchanges_device_fake_library TARGET test_mpi_exchanges_device NP 4
                           TIMEOUT 300 PRELOAD LABELS "interposer;collectives;device"
-                          ENV STRATA_FAKE_DEVICE=4 STRATA_COLL_EXCHANGE=library)
+                          ENV ${_strata_fake_gpu_program} STRATA_FAKE_DEVICE=4 STRATA_COLL_EXCHANGE=library)
 endif()
 
 # STRATA_SUMMARY: a preloaded job of 3 ranks prints and writes the job's

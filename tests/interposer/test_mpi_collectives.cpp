@@ -361,6 +361,14 @@ TEST(Collectives, CountersShowWhoRanThem) {
     // copies of the device buffers, every rank alike.
     EXPECT_GT(c->collectives_staged, 0u);
   }
+  // Routing decisions (collectives/routing.cpp): none where every call
+  // passed from the exported function, some where the handler voted.
+  const char* decisions = std::getenv("STRATA_TEST_EXPECT_DECISIONS");
+  if (decisions != nullptr && std::strcmp(decisions, "0") == 0) {
+    EXPECT_EQ(c->collective_decisions, 0u) << "host collectives took the routed handler";
+  } else if (decisions != nullptr && std::strcmp(decisions, "some") == 0) {
+    EXPECT_GT(c->collective_decisions, 0u);
+  }
 }
 
 }  // namespace
