@@ -385,7 +385,7 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
 // to j+lag, then take row j (every peer posted it `lag` rows ago), so the
 // NVLink stores of the rows ahead overlap the local reads and writes of the
 // one taken (posting every row first left the interconnect idle while the
-// rows were reduced; one short row ahead hides too little of it).
+// rows were reduced; one row ahead measured fastest, docs/fused.md).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
 STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem) {
