@@ -26,7 +26,7 @@ void forget_job() noexcept;
 // What the members of one communicator have.
 struct CommFacts {
   bool known = false;            // learn_job ran and every member is a world rank
-  bool gpus_everywhere = false;  // every member has a GPU
+  bool gpus_everywhere = false;  // every member has a GPU and is a GPU program (gpu::uses_gpus)
   bool nccl_everywhere = false;  // ... and loads NCCL
   bool multi_node = false;       // the members span several hosts
 };
@@ -49,7 +49,7 @@ bool caller_flag_everywhere(uint8_t flag) noexcept;
 struct JobCensus {
   int ranks = 0;
   int hosts = 0;            // distinct processor names
-  int ranks_with_gpu = 0;   // ranks that see at least one device
+  int ranks_with_gpu = 0;   // GPU programs (gpu::uses_gpus) that see at least one device
   int ranks_with_nccl = 0;  // ... and load NCCL (RCCL)
   int fewest_devices = 0;   // devices seen, over the ranks with a GPU
   int most_devices = 0;
