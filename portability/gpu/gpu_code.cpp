@@ -27,7 +27,7 @@ config::ChoiceParam<GpuProgram> g_gpu_program{
     "launcher (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES), a GPU context made, or GPU code "
     "loaded (a CUDA/HIP runtime library, or device code in one of its objects); on = yes (a program that loads its "
     "GPU code only after MPI_Init); off = no. A rank that is not counts no GPUs in the job's facts: its job's host "
-    "collectives go to the MPI library from the exported function and no GPU runtime is started for it"};
+    "collectives go to the MPI library from the exported function, its device buffers (if any) are staged"};
 
 const char* base_name(const char* path) {
   const char* base = std::strrchr(path, '/');

@@ -20,11 +20,12 @@ bool process_carries_gpu_code(std::string* what = nullptr) noexcept;
 // `auto` (the default) where it shows GPU use at MPI_Init: the launcher
 // bound GPUs to it (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES,
 // ROCR_VISIBLE_DEVICES), a GPU context of its process is live, or it
-// carries GPU code (above). No GPU call beyond the context's state, which
-// makes none. A host program run with the preload on a GPU node is not one:
-// its job is then a host job (no GPU runtime initialised for it, host
-// collectives passed to the library from the exported function, no
-// device-direct transport). `why` (may be null) says what decided.
+// carries GPU code (above). The context's state is asked of the driver
+// (which starts it, but makes no context). A host program run with the
+// preload on a GPU node is not one: its job is then a host job (its
+// communicators left to the library from the start, its host collectives
+// passed from the exported function, no device-direct transport). `why`
+// (may be null) says what decided.
 bool uses_gpus(std::string* why = nullptr) noexcept;
 
 }  // namespace strata::gpu
