@@ -35,13 +35,11 @@ config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
 // One row: on 2 x H100 (bf16, rows of 8 and 16 KiB, 4-64 MiB) no lag
 // measured worse at every size, and 2 or 4 rows worse than one
 // (bench/results/fused-h100x2.md, "How far ahead").
-config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_ROWS",
-                               1,
+config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_ROWS", 1,
                                "How many rows ahead of the row it reduces each block of the fused Lamport kernel posts "
                                "its rows to the peers (0: each row is taken right after it is posted): the NVLink "
                                "stores of the rows ahead overlap the reduction of the row taken",
-                               0,
-                               64};
+                               0, 64};
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
