@@ -33,6 +33,10 @@ struct CommFacts {
 
 // How many of the job's ranks share this rank's host (0 before learn_job).
 int ranks_on_my_host() noexcept;
+// Is this rank a GPU program (gpu::uses_gpus), as learn_job found at
+// MPI_Init? False before it. Asked once there, for the job's facts and the
+// device-direct transport alike.
+bool this_rank_uses_gpus() noexcept;
 // Did every rank start with the same routing settings (settings.hpp)? The
 // same answer on every rank (each compares all ranks' digests); true
 // where nothing is known (no MPI_Init exchange). Where they differ, every collective is left

@@ -8,7 +8,6 @@
 #include "interposer/types/type_cache.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
-#include "portability/gpu/gpu_code.hpp"
 #include "portability/gpu/ipc_cache.hpp"
 #include "portability/mover/copies.hpp"
 #include "portability/mover/device_transfer.hpp"
@@ -42,10 +41,9 @@ config::ChoiceParam<Mode> g_mode{
     Mode::automatic,
     {{"auto", Mode::automatic}, {"on", Mode::on}, {"off", Mode::off}},
     "Device point-to-point between ranks of one node: the receiver pulls a message from the sender's GPU through "
-    "CUDA/HIP IPC (a message to self: copied on the device). auto (the default) = on where some rank shows GPU use "
-    "at MPI_Init (a GPU context already made, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES "
-    "set, or GPU code in the program: a CUDA/HIP runtime library loaded or device code in one of its objects) and no "
-    "node has more ranks than GPUs without an MPS daemon (ranks sharing a GPU then time-slice it, and "
+    "CUDA/HIP IPC (a message to self: copied on the device). auto (the default) = on where some rank is a GPU "
+    "program (STRATA_GPU_PROGRAM; by default one that shows GPU use at MPI_Init) and no node has more ranks than GPUs "
+    "without an MPS daemon (ranks sharing a GPU then time-slice it, and "
     "the transport's device work measured slower than staging, docs/device.md); on = wherever the GPUs reach each "
     "other; off = staged through pinned host memory. Every rank must ask for it (one rank's off turns it off)"};
 config::IntParam g_min_bytes{"STRATA_P2P_IPC_MIN_BYTES",
@@ -215,21 +213,6 @@ bool mps_daemon_running() {
   return access(control.c_str(), F_OK) == 0;
 }
 
-// Does this process show GPU use at MPI_Init (gpu_code.hpp, uses_gpus;
-// STRATA_GPU_PROGRAM)? A host program run with the preload on a GPU node
-// does not, and then no context is made for the transport's first contact
-// (measured on 2 x H200: +200 ms at MPI_Init and 520 MiB of GPU memory per
-// rank). A program that picks its GPU after MPI_Init (from its node-local
-// rank, as most do) carries GPU code (measured on 2 x H200:
-// strata-bench-pingpong, which sets its device after MPI_Init, was staged
-// at 17.8 µs for 1 KiB and 206 µs for 1 MiB where IPC takes 12.6 and 17.0).
-bool shows_gpu_use() {
-  std::string why;
-  const bool yes = gpu::uses_gpus(&why);
-  STRATA_LOG_ONCE(debug, kDevice, "STRATA_P2P_IPC=auto: %s", why.c_str());
-  return yes;
-}
-
 // STRATA_P2P_IPC=auto on this rank: does this node keep a GPU per rank (or
 // share GPUs through MPS)? Collective over `node`.
 // The node's physical GPUs that its ranks see, told apart by PCI address
@@ -285,10 +268,17 @@ void setup(MPI_Comm world) noexcept {
     if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
     // Every rank takes part in what follows, then agrees (the transport is
     // on everywhere or nowhere: every receive must know to look for
-    // descriptors): every node suits it, and under auto some rank uses a GPU
-    // (the others may pick theirs after MPI_Init).
+    // descriptors): every node suits it, and under auto some rank is a GPU
+    // program (the others may pick theirs after MPI_Init). A host program
+    // run with the preload on a GPU node is not one (job_facts.hpp,
+    // this_rank_uses_gpus), and then no context is made for the first
+    // contact (measured on 2 x H200: +200 ms at MPI_Init and 520 MiB of GPU
+    // memory per rank). A program that picks its GPU after MPI_Init carries
+    // GPU code (measured on 2 x H200: strata-bench-pingpong, which sets its
+    // device after MPI_Init, was staged at 17.8 µs for 1 KiB and 206 µs for
+    // 1 MiB where IPC takes 12.6 and 17.0).
     const int mine[2] = {node_suits_direct(node) ? 1 : 0,
-                         g_mode.get() == Mode::on || shows_gpu_use() ? 0 : 1};  // MIN: 0 where any rank uses one
+                         g_mode.get() == Mode::on || coll::this_rank_uses_gpus() ? 0 : 1};  // MIN: 0 where any is
     int agreed[2] = {0, 1};
     if (real().MPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, world) != MPI_SUCCESS || agreed[0] == 0 ||
         agreed[1] != 0) {
