@@ -77,6 +77,11 @@ class Context {
   // The same for an exchange, one agreement per kind whatever the sizes
   // (the v forms' sizes differ between ranks).
   bool agree_on_device(Exchange exchange, bool mine) noexcept;
+  // A call that agree_on_device would answer "not all on device" without a
+  // vote (its collective and size class between two agreements, the last
+  // of which found host memory on some rank): counted as that call and
+  // true. False, nothing counted, where agree_on_device must be asked.
+  bool host_between_agreements(Collective collective, size_t bytes) noexcept;
 
   // Owned; created by the device backend on first use.
   device::State* device_state = nullptr;

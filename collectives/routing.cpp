@@ -37,6 +37,15 @@ bool spans_nodes(const Context& c) {
   return false;
 }
 
+// Where a call whose buffers are not all on device runs: Strata's host
+// algorithm where one was forced, or chosen for a communicator across
+// nodes, else the library.
+Route host_route(const Context& c, Algorithm wanted, Algorithm a) {
+  if (hierarchical(a) && (wanted != Algorithm::automatic || (c.size() >= 4 && spans_nodes(c)))) return Route::host;
+  if (wanted == Algorithm::ring || wanted == Algorithm::recursive) return Route::host;  // tests, comparisons
+  return Route::library;
+}
+
 }  // namespace
 
 const char* to_string(Exchange exchange) noexcept {
@@ -102,16 +111,22 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
   if (device) {
     d.route = Route::nccl;
     d.algorithm = device::usable(a, c);
-  } else if (hierarchical(a) && (wanted != Algorithm::automatic || (c.size() >= 4 && spans_nodes(c)))) {
+  } else if (host_route(c, wanted, a) == Route::host) {
     d.route = Route::host;
     d.algorithm = a;
-  } else if (wanted == Algorithm::ring || wanted == Algorithm::recursive) {
-    d.route = Route::host;  // forced flat host algorithms (tests, comparisons)
-    d.algorithm = wanted;
   }
   STRATA_LOG(debug, kColl, "%s %zu bytes: %s (%s)", to_string(collective), bytes, to_string(d.route),
              to_string(d.algorithm));
   return d;
+}
+
+bool library_between_agreements(Collective collective, MPI_Comm comm, size_t bytes) noexcept {
+  Context* c = Context::routed(comm);
+  if (c == nullptr) return false;
+  const Algorithm wanted = forced_algorithm();
+  if (wanted != Algorithm::automatic && wanted != Algorithm::library) return false;
+  const Algorithm a = wanted == Algorithm::library ? wanted : c->choose(collective, bytes, false);
+  return host_route(*c, wanted, a) == Route::library && c->host_between_agreements(collective, bytes);
 }
 
 Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept {

@@ -53,20 +53,27 @@ double median(std::vector<double> v) {
 }
 
 // Runs `step` (one round trip or one call) in batches: the batch size is
-// grown until a batch takes about sample_ms (rank 0 decides, every rank
-// follows), then `samples` batches are timed. Returns the median seconds
-// per step (rank 0's clock).
+// grown until two batches in a row take about sample_ms (rank 0 decides,
+// every rank follows), then `samples` batches are timed. Returns the median
+// seconds per step (rank 0's clock). Two in a row: a first call that sets
+// something up (a preloaded library's first collective on a communicator,
+// milliseconds) made one batch of a few calls look long enough, and the
+// samples of the run's first point were then a few hundred calls each.
 template <class Step>
 double timed(Step step) {
   long batch = 1;
-  for (;;) {
+  for (int long_enough = 0; long_enough < 2;) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = now();
     for (long i = 0; i < batch; ++i) step();
     double t = now() - t0;
     MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (t * 1e3 >= sample_ms || batch >= (1L << 24)) break;
-    batch *= 2;
+    if (t * 1e3 >= sample_ms || batch >= (1L << 24)) {
+      ++long_enough;
+    } else {
+      batch *= 2;
+      long_enough = 0;
+    }
   }
   std::vector<double> per_step;
   for (int s = 0; s < samples; ++s) {

@@ -94,10 +94,57 @@ bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
   return comm == MPI_COMM_NULL || (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
 }
 
+// What decide() is asked about a call: from what MPI requires alike on
+// every rank (the type signature's size; for reductions the datatype and
+// op, the same everywhere).
+struct Shape {
+  Collective collective;
+  int64_t bytes = 0;
+  bool mappable = false;
+  DataType type{};
+  ReduceOp op{};
+  size_t words = 0;  // broadcast, allgather: words of `type` moved (a block's)
+};
+
+Shape reduction(Collective c, int count, MPI_Datatype type, MPI_Op op, int64_t bytes) {
+  Shape s{c, bytes};
+  s.mappable = count >= 0 && reduction_type(type, &s.type) && reduction_op(op, &s.op);
+  return s;
+}
+Shape allreduce_shape(int count, MPI_Datatype type, MPI_Op op) {
+  return reduction(Collective::allreduce, count, type, op, signature_bytes(type, count));
+}
+Shape reduce_scatter_shape(int recvcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return reduction(Collective::reduce_scatter, recvcount, type, op, signature_bytes(type, recvcount) * mpi::size(comm));
+}
+Shape reduce_shape(int count, MPI_Datatype type, MPI_Op op) {
+  return reduction(Collective::reduce, count, type, op, signature_bytes(type, count));
+}
+Shape bcast_shape(int count, MPI_Datatype type) {
+  Shape s{Collective::broadcast, signature_bytes(type, count)};
+  s.mappable = words_of(s.bytes, &s.type, &s.words);
+  return s;
+}
+Shape allgather_shape(int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  const int64_t block = signature_bytes(recvtype, recvcount);  // every rank's block, as its receive type says
+  Shape s{Collective::allgather, block * mpi::size(comm)};
+  s.mappable = words_of(block, &s.type, &s.words);
+  return s;
+}
+
+// A call on host buffers (the caller knows) that goes to the library
+// without decide(): on a communicator left to the library, or a GPU job's
+// between two agreements (routing.hpp, library_between_agreements).
+bool library_at_once(const Shape& s, MPI_Comm comm) {
+  return coll::surely_library_only(comm) ||
+         (s.mappable && coll::library_between_agreements(s.collective, comm, static_cast<size_t>(s.bytes)));
+}
+
 // The decision, or the library route when it could not be made.
-Result<Decision> route_of(Collective c, MPI_Comm comm, int64_t bytes, bool mappable,
+Result<Decision> route_of(const LibraryRoute& library, const Shape& s, MPI_Comm comm,
                           std::initializer_list<const void*> buffers) {
-  return coll::decide(c, comm, static_cast<size_t>(bytes), mappable, coll::on_current_device(buffers));
+  if (StagedCall::all_host_at_a_glance(library.bufs) && library_at_once(s, comm)) return Decision{};
+  return coll::decide(s.collective, comm, static_cast<size_t>(s.bytes), s.mappable, coll::on_current_device(buffers));
 }
 
 // After a Strata route ran: device work complete (MPI's blocking semantics).
@@ -114,15 +161,12 @@ int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbu
                   MPI_Op op, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::allreduce, comm, count, type);
   if (quick_library(library, comm)) return library.library();
-  DataType t{};
-  ReduceOp o{};
-  const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
-  Result<Decision> d =
-      route_of(Collective::allreduce, comm, signature_bytes(type, count), mappable, {sendbuf, recvbuf});
+  const Shape s = allreduce_shape(count, type, op);
+  Result<Decision> d = route_of(library, s, comm, {sendbuf, recvbuf});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allreduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
-                  coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, nullptr), comm,
+                  coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), s.type, s.op, nullptr), comm,
                   "MPI_Allreduce");
 }
 
@@ -130,15 +174,12 @@ int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, v
                              MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::reduce_scatter, comm, recvcount, type);
   if (quick_library(library, comm)) return library.library();
-  DataType t{};
-  ReduceOp o{};
-  const bool mappable = recvcount >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
-  const int64_t bytes = signature_bytes(type, recvcount) * mpi::size(comm);
-  Result<Decision> d = route_of(Collective::reduce_scatter, comm, bytes, mappable, {sendbuf, recvbuf});
+  const Shape s = reduce_scatter_shape(recvcount, type, op, comm);
+  Result<Decision> d = route_of(library, s, comm, {sendbuf, recvbuf});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce_scatter_block");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
-                  coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), t, o, nullptr),
+                  coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), s.type, s.op, nullptr),
                   comm, "MPI_Reduce_scatter_block");
 }
 
@@ -146,34 +187,28 @@ int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, 
                int root, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::reduce, comm, count, type, root);
   if (quick_library(library, comm)) return library.library();
-  DataType t{};
-  ReduceOp o{};
-  const bool mappable = count >= 0 && reduction_type(type, &t) && reduction_op(op, &o);
+  const Shape s = reduce_shape(count, type, op);
   const bool is_root = mpi::rank(comm) == root;
-  Result<Decision> d = route_of(Collective::reduce, comm, signature_bytes(type, count), mappable,
-                                {sendbuf, is_root ? recvbuf : nullptr});
+  Result<Decision> d = route_of(library, s, comm, {sendbuf, is_root ? recvbuf : nullptr});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
-                  coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), t, o, root, nullptr), comm,
+                  coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), s.type, s.op, root, nullptr), comm,
                   "MPI_Reduce");
 }
 
 int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   fault::CollScope rec(fault::OpKind::bcast, comm, count, type, root);
   if (quick_library(library, comm)) return library.library();
-  const int64_t bytes = signature_bytes(type, count);
-  DataType t{};
-  size_t words = 0;
-  const bool mappable = words_of(bytes, &t, &words);
-  Result<Decision> d = route_of(Collective::broadcast, comm, bytes, mappable, {buffer});
+  const Shape s = bcast_shape(count, type);
+  Result<Decision> d = route_of(library, s, comm, {buffer});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Bcast");
   if (d.value().route == Route::library) return library();
   const bool is_root = mpi::rank(comm) == root;
   ContiguousView data;
   if (int rc = data.open(buffer, count, type, is_root); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Bcast");
   const int rc =
-      finished(d.value(), coll::run_broadcast(d.value(), data.data(), words, t, root, nullptr), comm, "MPI_Bcast");
+      finished(d.value(), coll::run_broadcast(d.value(), data.data(), s.words, s.type, root, nullptr), comm, "MPI_Bcast");
   if (rc != MPI_SUCCESS || is_root) return rc;
   const int out = data.flush();
   return out == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, out, "MPI_Bcast");
@@ -184,11 +219,8 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
   fault::CollScope rec(fault::OpKind::allgather, comm, sendcount, sendtype);
   if (quick_library(library, comm)) return library.library();
   const int size = mpi::size(comm);
-  const int64_t block = signature_bytes(recvtype, recvcount);  // every rank's block, as its receive type says
-  DataType t{};
-  size_t words = 0;
-  const bool mappable = words_of(block, &t, &words);
-  Result<Decision> d = route_of(Collective::allgather, comm, block * size, mappable, {sendbuf, recvbuf});
+  const Shape s = allgather_shape(recvcount, recvtype, comm);
+  Result<Decision> d = route_of(library, s, comm, {sendbuf, recvbuf});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allgather");
   if (d.value().route == Route::library) return library();
   const bool in_place = sendbuf == MPI_IN_PLACE;
@@ -198,11 +230,33 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
   if (rc == MPI_SUCCESS) rc = out.open(recvbuf, static_cast<int64_t>(recvcount) * size, recvtype, in_place);
   if (rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Allgather");
   rc = finished(d.value(),
-                coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), words, t, nullptr),
+                coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), s.words, s.type, nullptr),
                 comm, "MPI_Allgather");
   if (rc != MPI_SUCCESS) return rc;
   const int flushed = out.flush();
   return flushed == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, flushed, "MPI_Allgather");
+}
+
+bool Passes<calls::Id::MPI_Allreduce>::test(const void*, void*, int count, MPI_Datatype type, MPI_Op op,
+                                            MPI_Comm comm) noexcept {
+  return library_at_once(allreduce_shape(count, type, op), comm);
+}
+bool Passes<calls::Id::MPI_Reduce_scatter_block>::test(const void*, void*, int recvcount, MPI_Datatype type, MPI_Op op,
+                                                       MPI_Comm comm) noexcept {
+  return comm == MPI_COMM_NULL || coll::surely_library_only(comm) ||
+         library_at_once(reduce_scatter_shape(recvcount, type, op, comm), comm);
+}
+bool Passes<calls::Id::MPI_Reduce>::test(const void*, void*, int count, MPI_Datatype type, MPI_Op op, int,
+                                         MPI_Comm comm) noexcept {
+  return library_at_once(reduce_shape(count, type, op), comm);
+}
+bool Passes<calls::Id::MPI_Bcast>::test(void*, int count, MPI_Datatype type, int, MPI_Comm comm) noexcept {
+  return library_at_once(bcast_shape(count, type), comm);
+}
+bool Passes<calls::Id::MPI_Allgather>::test(const void*, int, MPI_Datatype, void*, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm) noexcept {
+  return comm == MPI_COMM_NULL || coll::surely_library_only(comm) ||
+         library_at_once(allgather_shape(recvcount, recvtype, comm), comm);
 }
 
 }  // namespace strata::interposer::routed

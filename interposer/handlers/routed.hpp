@@ -18,6 +18,8 @@
 // every rank. Device results are complete when the call returns.
 #pragma once
 
+#include "collectives/job_facts.hpp"
+#include "interposer/calls/call_ids.hpp"
 #include "interposer/handlers/handlers.hpp"
 
 #include <mpi.h>
@@ -40,6 +42,50 @@ struct LibraryRoute {
 namespace routed {
 
 using handlers::LibraryRoute;
+
+// The exported function's own test (shim/wrappers.cpp), made once it found
+// every buffer in host memory under a contiguous type: may the call go to
+// the library with nothing else done? Always on a communicator left to the
+// library (the job's facts: a host job's). On a GPU job's, the reductions,
+// the broadcast and the allgather also pass between two agreements the last
+// of which found host memory on some rank (coll::library_between_agreements,
+// which counts the call as decide() would, so every rank's count of
+// decisions stays alike); the exchanges take their handler there.
+template <class T>
+T last_of(T t) noexcept {
+  return t;
+}
+template <class T, class... R>
+auto last_of(T, R... r) noexcept {
+  return last_of(r...);
+}
+template <calls::Id id>
+struct Passes {
+  template <class... A>
+  static bool test(A... a) noexcept {
+    return coll::surely_library_only(last_of(a...));  // every routed call's communicator comes last
+  }
+};
+template <>
+struct Passes<calls::Id::MPI_Allreduce> {
+  static bool test(const void*, void*, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Reduce_scatter_block> {
+  static bool test(const void*, void*, int recvcount, MPI_Datatype type, MPI_Op op, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Reduce> {
+  static bool test(const void*, void*, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Bcast> {
+  static bool test(void*, int count, MPI_Datatype type, int root, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Allgather> {
+  static bool test(const void*, int, MPI_Datatype, void*, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) noexcept;
+};
 
 int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm);

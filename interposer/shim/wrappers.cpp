@@ -140,8 +140,15 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_FAST_completion(fn, args, arguments) \
   if (::strata::interposer::shim::nothing_to_complete()) return ::strata::mpi::real().fn args;
 #define STRATA_FAST_special_local(fn, args, arguments)
-#define STRATA_FAST_routed(fn, args, arguments) \
-  STRATA_FAST_COLL(fn, args, STRATA_ROLE_3 arguments, &&::strata::coll::surely_library_only(STRATA_ROLE_1 arguments))
+// Routed ones: routed::Passes may count the call as a routing decision,
+// so every other test comes first, and where it says yes the call passes.
+#define STRATA_FAST_routed(fn, args, arguments)                                                                      \
+  if (::strata::interposer::shim::collective_may_pass() STRATA_PASTE(STRATA_FAST_BUFS_, STRATA_ROLE_3 arguments) &&  \
+      ::strata::interposer::can_count_own_call() &&                                                                 \
+      ::strata::interposer::routed::Passes<::strata::calls::Id::fn>::test args) {                                    \
+    ::strata::interposer::shim::passed();                                                                            \
+    return ::strata::mpi::real().fn args;                                                                            \
+  }
 // MPI_Alltoallv, the one packed call whose handler may decide a route (a
 // collective over the communicator: collectives/routing.hpp), passes here
 // only on a communicator surely left to the library, as the routed ones: the

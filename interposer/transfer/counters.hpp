@@ -76,6 +76,12 @@ inline CallSlot*& my_call_slot() noexcept {
 // false (nothing counted) where that needs a call or a locked instruction
 // (the thread's first call, or a thread past kCallSlots): the caller then
 // takes its general path, which counts with count_call.
+// Would count_own_call count (and say true)? For a test that must come
+// between this one and the count (the routed collectives' Passes).
+__attribute__((always_inline)) inline bool can_count_own_call() noexcept {
+  const CallSlot* slot = my_call_slot();
+  return slot != nullptr && slot != &g_call_slots[kCallSlots];
+}
 __attribute__((always_inline)) inline bool count_own_call(bool passed_through) noexcept {
   CallSlot* slot = my_call_slot();
   if (slot == nullptr || slot == &g_call_slots[kCallSlots]) return false;

@@ -8,12 +8,17 @@
 // asserts that none of those were used. A first call on a datatype never
 // seen before takes the slow path once (a lock: the proof that the counting
 // works).
+#include "collectives/context.hpp"
+#include "collectives/routing.hpp"
+#include "interposer/handlers/routed.hpp"
 #include "interposer/model/host_model.hpp"
 #include "interposer/shim/enter.hpp"
+#include "interposer/transfer/summary_time.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -180,6 +185,55 @@ TEST(PassThrough, DerivedTypesPassWhereTheModelLeavesEveryTransferToTheLibrary) 
     EXPECT_EQ(in[i], in_block ? out[i] : 0xA5) << "byte " << i;
   }
   MPI_Type_free(&vec);
+}
+
+// The variant test_pass_through_gpu_program: a GPU program (the stand-in's
+// GPU, STRATA_GPU_PROGRAM=on), so its world communicator is routed (a
+// context, agreements on where the buffers are). Its host collectives pass
+// from the exported function between two agreements (routed::Passes),
+// counted as routing decisions, without a lock or an allocation; before,
+// each took the handler and decide() (+70 ns a call on the stand-in).
+TEST(PassThrough, GpuProgramsHostCollectivesPassBetweenAgreements) {
+  const char* program = std::getenv("STRATA_GPU_PROGRAM");
+  if (program == nullptr || std::strcmp(program, "on") != 0) GTEST_SKIP() << "not the GPU-program variant";
+  using strata::calls::Id;
+  using strata::interposer::routed::Passes;
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> value(-8.0f, 8.0f);
+  float in[4] = {}, out[4] = {};
+  // The first calls decide, and vote at calls 1, 2, 4, ... 256, 512 of each
+  // size class; the next vote is at call 768.
+  for (int i = 0; i < 600; ++i) MPI_Allreduce(in, out, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  ASSERT_NE(strata::coll::Context::routed(MPI_COMM_WORLD), nullptr) << "the world of a GPU job has a routed context";
+  const uint64_t decisions = strata::coll::decisions_taken();
+  // The variant sets STRATA_SUMMARY=1: calls through a handler are counted
+  // by family, the library's calls outside one apart.
+  const auto handled = [] {
+    return strata::interposer::call_times().calls[static_cast<int>(strata::interposer::CallFamily::collective)];
+  };
+  const uint64_t handled_before = handled();
+  const uint64_t passed_before = strata::interposer::call_times().passthrough_calls;
+  bool right = true;
+  const Counts c = counted([&] {
+    for (int i = 0; i < 100; ++i) {
+      for (float& v : in) v = value(rng);
+      std::fill_n(out, 4, -1e30f);  // poisoned
+      MPI_Allreduce(in, out, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      right = right && std::memcmp(in, out, sizeof in) == 0;  // one rank: the sum is the input
+    }
+  });
+  EXPECT_TRUE(right);
+  EXPECT_EQ(c.allocations, 0);
+  EXPECT_EQ(c.locks, 0);
+  EXPECT_EQ(strata::coll::decisions_taken() - decisions, 100u) << "each call counted as decide() counts it";
+  EXPECT_EQ(handled() - handled_before, 0u) << "calls that took the handler";
+  EXPECT_GE(strata::interposer::call_times().passthrough_calls - passed_before, 100u);
+  // The test itself, at call 701: yes (and counted); a user op: no (decide()
+  // asks nothing of it either, but the exported function cannot know).
+  EXPECT_TRUE((Passes<Id::MPI_Allreduce>::test(in, out, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD)));
+  EXPECT_EQ(strata::coll::decisions_taken() - decisions, 101u);
+  EXPECT_FALSE((Passes<Id::MPI_Allreduce>::test(in, out, 4, MPI_FLOAT, MPI_REPLACE, MPI_COMM_WORLD)));
+  EXPECT_EQ(strata::coll::decisions_taken() - decisions, 101u);
 }
 
 }  // namespace
