@@ -166,8 +166,8 @@ int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbu
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Allreduce");
   if (d.value().route == Route::library) return library();
   return finished(d.value(),
-                  coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), s.type, s.op, nullptr), comm,
-                  "MPI_Allreduce");
+                  coll::run_allreduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), s.type, s.op, nullptr),
+                  comm, "MPI_Allreduce");
 }
 
 int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int recvcount,
@@ -178,9 +178,10 @@ int MPI_Reduce_scatter_block(const LibraryRoute& library, const void* sendbuf, v
   Result<Decision> d = route_of(library, s, comm, {sendbuf, recvbuf});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce_scatter_block");
   if (d.value().route == Route::library) return library();
-  return finished(d.value(),
-                  coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), s.type, s.op, nullptr),
-                  comm, "MPI_Reduce_scatter_block");
+  return finished(
+      d.value(),
+      coll::run_reduce_scatter(d.value(), sendbuf, recvbuf, static_cast<size_t>(recvcount), s.type, s.op, nullptr),
+      comm, "MPI_Reduce_scatter_block");
 }
 
 int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
@@ -192,9 +193,9 @@ int MPI_Reduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, 
   Result<Decision> d = route_of(library, s, comm, {sendbuf, is_root ? recvbuf : nullptr});
   if (!d) return raise_error(comm, mpi::error_class(d.status()), "MPI_Reduce");
   if (d.value().route == Route::library) return library();
-  return finished(d.value(),
-                  coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), s.type, s.op, root, nullptr), comm,
-                  "MPI_Reduce");
+  return finished(
+      d.value(), coll::run_reduce(d.value(), sendbuf, recvbuf, static_cast<size_t>(count), s.type, s.op, root, nullptr),
+      comm, "MPI_Reduce");
 }
 
 int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
@@ -207,8 +208,8 @@ int MPI_Bcast(const LibraryRoute& library, void* buffer, int count, MPI_Datatype
   const bool is_root = mpi::rank(comm) == root;
   ContiguousView data;
   if (int rc = data.open(buffer, count, type, is_root); rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Bcast");
-  const int rc =
-      finished(d.value(), coll::run_broadcast(d.value(), data.data(), s.words, s.type, root, nullptr), comm, "MPI_Bcast");
+  const int rc = finished(d.value(), coll::run_broadcast(d.value(), data.data(), s.words, s.type, root, nullptr), comm,
+                          "MPI_Bcast");
   if (rc != MPI_SUCCESS || is_root) return rc;
   const int out = data.flush();
   return out == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, out, "MPI_Bcast");
@@ -229,9 +230,10 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
   if (!in_place) rc = in.open(const_cast<void*>(sendbuf), sendcount, sendtype, true);
   if (rc == MPI_SUCCESS) rc = out.open(recvbuf, static_cast<int64_t>(recvcount) * size, recvtype, in_place);
   if (rc != MPI_SUCCESS) return raise_error(comm, rc, "MPI_Allgather");
-  rc = finished(d.value(),
-                coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), s.words, s.type, nullptr),
-                comm, "MPI_Allgather");
+  rc = finished(
+      d.value(),
+      coll::run_allgather(d.value(), in_place ? MPI_IN_PLACE : in.data(), out.data(), s.words, s.type, nullptr), comm,
+      "MPI_Allgather");
   if (rc != MPI_SUCCESS) return rc;
   const int flushed = out.flush();
   return flushed == MPI_SUCCESS ? MPI_SUCCESS : raise_error(comm, flushed, "MPI_Allgather");
@@ -253,8 +255,8 @@ bool Passes<calls::Id::MPI_Reduce>::test(const void*, void*, int count, MPI_Data
 bool Passes<calls::Id::MPI_Bcast>::test(void*, int count, MPI_Datatype type, int, MPI_Comm comm) noexcept {
   return library_at_once(bcast_shape(count, type), comm);
 }
-bool Passes<calls::Id::MPI_Allgather>::test(const void*, int, MPI_Datatype, void*, int recvcount,
-                                            MPI_Datatype recvtype, MPI_Comm comm) noexcept {
+bool Passes<calls::Id::MPI_Allgather>::test(const void*, int, MPI_Datatype, void*, int recvcount, MPI_Datatype recvtype,
+                                            MPI_Comm comm) noexcept {
   return comm == MPI_COMM_NULL || coll::surely_library_only(comm) ||
          library_at_once(allgather_shape(recvcount, recvtype, comm), comm);
 }

@@ -142,12 +142,12 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 #define STRATA_FAST_special_local(fn, args, arguments)
 // Routed ones: routed::Passes may count the call as a routing decision,
 // so every other test comes first, and where it says yes the call passes.
-#define STRATA_FAST_routed(fn, args, arguments)                                                                      \
-  if (::strata::interposer::shim::collective_may_pass() STRATA_PASTE(STRATA_FAST_BUFS_, STRATA_ROLE_3 arguments) &&  \
+#define STRATA_FAST_routed(fn, args, arguments)                                                                     \
+  if (::strata::interposer::shim::collective_may_pass() STRATA_PASTE(STRATA_FAST_BUFS_, STRATA_ROLE_3 arguments) && \
       ::strata::interposer::can_count_own_call() &&                                                                 \
-      ::strata::interposer::routed::Passes<::strata::calls::Id::fn>::test args) {                                    \
-    ::strata::interposer::shim::passed();                                                                            \
-    return ::strata::mpi::real().fn args;                                                                            \
+      ::strata::interposer::routed::Passes<::strata::calls::Id::fn>::test args) {                                   \
+    ::strata::interposer::shim::passed();                                                                           \
+    return ::strata::mpi::real().fn args;                                                                           \
   }
 // MPI_Alltoallv, the one packed call whose handler may decide a route (a
 // collective over the communicator: collectives/routing.hpp), passes here
