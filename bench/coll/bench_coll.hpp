@@ -29,9 +29,6 @@ struct Case {
 struct Options : SampleOptions {
   bool device = false;
   bool in_place = false;  // also time the calls in place
-  // Device buffers: the GPUs kept busy this long before the first point
-  // (an idle GPU's first second of work runs at lower clocks).
-  double busy_first_ms = 2000;
 };
 
 // The collectives timed in place too with --in-place, as nccl-tests'
@@ -56,7 +53,6 @@ class Runner {
   virtual Timing ours(const Case& c, strata::coll::Algorithm algorithm) = 0;
   virtual std::string peer_name() const = 0;
   virtual std::string describe() const = 0;  // the machine, for the header
-  virtual void keep_busy(double /*ms*/) {}      // before the first point (Options::busy_first_ms)
 };
 Runner* make_host_runner(const Options& options);
 Runner* make_device_runner(const Options& options);  // null when built without CUDA and NCCL

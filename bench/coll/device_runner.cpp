@@ -69,21 +69,6 @@ class DeviceRunner : public Runner {
   }
 
   std::string peer_name() const override { return "NCCL (flat)"; }
-
-  // 16 MiB allreduces in batches of 20 until rank 0 has seen `ms` pass.
-  void keep_busy(double ms) override {
-    if (!world_.ok || ms <= 0) return;
-    const size_t count = size_t{4} << 20;
-    Buffers b;
-    if (cudaMalloc(&b.send, count * 4) != cudaSuccess || cudaMalloc(&b.recv, count * 4) != cudaSuccess) return;
-    const double start = MPI_Wtime();
-    for (int more = 1; more;) {
-      for (int i = 0; i < 20; ++i) ncclAllReduce(b.send, b.recv, count, ncclFloat32, ncclSum, world_.comm, world_.stream);
-      cudaStreamSynchronize(world_.stream);
-      more = (MPI_Wtime() - start) * 1e3 < ms;
-      MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    }
-  }
   std::string describe() const override { return "device buffers, " + world_.describe(); }
 
   Timing ours(const Case& c, Algorithm a) override {

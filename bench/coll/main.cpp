@@ -155,9 +155,6 @@ int run(int argc, char** argv) {
   app.add_option("-n,--samples", options.samples, "Samples per point, the median reported (nccl-tests' -n)");
   app.add_option("-w,--warmup", options.warmup, "Warm-up calls per point (nccl-tests' -w)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last this long");
-  app.add_option("--busy-first-ms", options.busy_first_ms,
-                 "Device buffers: keep the GPUs busy (large allreduces) this long before the first point; an idle "
-                 "GPU's small calls measured slower for about its first second of work (0: off)");
   app.add_flag("--in-place", options.in_place,
                "Also time allreduce, allgather and reduce_scatter in place (MPI_IN_PLACE; host buffers): "
                "nccl-tests' in-place columns, after all the others");
@@ -194,7 +191,6 @@ int run(int argc, char** argv) {
   }
   const strata::coll::model::Machine* machine = context ? &context.value()->machine(options.device) : nullptr;
   std::vector<Row> rows;
-  runner->keep_busy(options.busy_first_ms);
   for (Collective col : sel.collectives) {
     for (double bytes = min_bytes; bytes <= max_bytes * 1.0001; bytes *= factor) {
       const Case c = case_of(col, sel, bytes, ranks);

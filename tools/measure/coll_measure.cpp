@@ -1,7 +1,6 @@
 #include "tools/measure/coll_measure.hpp"
 
 #include "collectives/context.hpp"
-#include "mpi/helpers.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
@@ -91,20 +90,6 @@ double time_us(Collective c, double bytes, int ranks, const Buffers& b, MPI_Comm
   return worst[1] > 0 ? -1 : worst[0];
 }
 
-// Allreduces of the whole buffer in batches of 20 until rank 0 has seen
-// `ms` pass (CollGrid::busy_first_ms).
-void keep_busy(MPI_Comm comm, double ms, double bytes, int ranks, const Buffers& b) {
-  coll::Options o;
-  o.algorithm = coll::Algorithm::library;
-  const double start = mpi::wtime();
-  for (int more = ms > 0; more;) {
-    for (int i = 0; i < 20 && more; ++i) more = call(Collective::allreduce, bytes, ranks, b, comm, o) == Status::ok;
-    gpu::stream_synchronize(nullptr);
-    more = more && (mpi::wtime() - start) * 1e3 < ms;
-    real().MPI_Bcast(&more, 1, MPI_INT, 0, comm);
-  }
-}
-
 }  // namespace
 
 CollFigures measure_collectives(MPI_Comm comm, const CollGrid& grid) {
@@ -137,7 +122,6 @@ CollFigures measure_collectives(MPI_Comm comm, const CollGrid& grid) {
     out.why = "cannot allocate the device buffers";
     return out;
   }
-  keep_busy(comm, grid.busy_first_ms, std::min(grid.max_bytes, 64.0 * (1 << 20)), ranks, b);
   for (Collective c : kCollectives) {
     for (double bytes = grid.min_bytes; bytes <= grid.max_bytes * 1.0001; bytes *= grid.factor) {
       if (bytes < 4.0 * ranks) continue;  // at least one float per rank

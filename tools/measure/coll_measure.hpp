@@ -22,10 +22,7 @@ struct CollGrid {
   double factor = 4;
   int samples = 11;
   double min_sample_us = 1000;  // small calls jitter by several µs: long batches, many samples
-  // The GPUs kept busy this long first: an idle GPU's first second or so of
-  // work runs at lower clocks, and small calls timed then are slower.
-  double busy_first_ms = 2000;
-  static CollGrid quick() { return CollGrid{1024, 16 << 20, 16, 3, 300, 0}; }  // for tests: a few seconds
+  static CollGrid quick() { return CollGrid{1024, 16 << 20, 16, 3, 300}; }  // for tests: a few seconds
 };
 
 struct CollFigures {
