@@ -29,6 +29,7 @@ struct Case {
 struct Options : SampleOptions {
   bool device = false;
   bool in_place = false;  // also time the calls in place
+  bool graph = false;     // device: also the peer's calls captured into a CUDA graph, its replay timed
 };
 
 // The collectives timed in place too with --in-place, as nccl-tests'
@@ -51,6 +52,13 @@ class Runner {
   virtual ~Runner() = default;
   virtual Timing peer(const Case& c) = 0;
   virtual Timing ours(const Case& c, strata::coll::Algorithm algorithm) = 0;
+  // The peer's calls captured into a CUDA graph, its replay timed (--graph;
+  // device buffers only).
+  virtual Timing peer_graph(const Case&) {
+    Timing none;
+    none.note = "--graph: device buffers only";
+    return none;
+  }
   virtual std::string peer_name() const = 0;
   virtual std::string describe() const = 0;  // the machine, for the header
 };

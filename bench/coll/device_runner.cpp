@@ -45,7 +45,13 @@ class DeviceRunner : public Runner {
  public:
   explicit DeviceRunner(const Options& o) : options_(o), rank_(world_.rank), size_(world_.size) {}
 
-  Timing peer(const Case& c) override {
+  Timing peer(const Case& c) override { return peer_timed(c, false); }
+  Timing peer_graph(const Case& c) override { return peer_timed(c, true); }
+
+  std::string peer_name() const override { return "NCCL (flat)"; }
+  std::string describe() const override { return "device buffers, " + world_.describe(); }
+
+  Timing peer_timed(const Case& c, bool graph) {
     if (!world_.ok) {
       Timing none;
       none.note = "ncclCommInitRank failed";
@@ -53,7 +59,7 @@ class DeviceRunner : public Runner {
     }
     const ncclDataType_t t = nccl_type(c.type);
     const ncclRedOp_t op = nccl_op(c.op);
-    return run(c, [&, t, op](const void* s, void* r) {
+    return run(c, graph, [&, t, op](const void* s, void* r) {
       ncclResult_t rc = ncclInternalError;
       switch (c.collective) {
         case Collective::allreduce: rc = ncclAllReduce(s, r, c.count, t, op, world_.comm, world_.stream); break;
@@ -68,14 +74,11 @@ class DeviceRunner : public Runner {
     });
   }
 
-  std::string peer_name() const override { return "NCCL (flat)"; }
-  std::string describe() const override { return "device buffers, " + world_.describe(); }
-
   Timing ours(const Case& c, Algorithm a) override {
     strata::coll::Options o;
     o.algorithm = a;
     o.stream = world_.stream;
-    return run(c, [&, o](const void* s, void* r) {
+    return run(c, false, [&, o](const void* s, void* r) {
       strata::Status st = strata::Status::internal;
       switch (c.collective) {
         case Collective::allreduce: st = strata::coll::allreduce(s, r, c.count, c.type, c.op, MPI_COMM_WORLD, o); break;
@@ -103,7 +106,7 @@ class DeviceRunner : public Runner {
     }
   };
 
-  Timing run(const Case& c, const Call& call) {
+  Timing run(const Case& c, bool graph, const Call& call) {
     if (c.in_place) {  // NCCL's in-place forms alias the buffers where MPI's pass MPI_IN_PLACE: not written yet
       Timing none;
       none.note = "in place: host buffers only";
@@ -140,7 +143,10 @@ class DeviceRunner : public Runner {
       MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
       return ok != 0;
     };
-    auto sample = [&](int iters) { return world_.time_calls(iters, [&] { return call(b.send, b.recv); }); };
+    auto sample = [&](int iters) {
+      const auto one = [&] { return call(b.send, b.recv); };
+      return graph ? world_.time_graph(iters, one) : world_.time_calls(iters, one);
+    };
     return measure(options_, sample, verify);
   }
 

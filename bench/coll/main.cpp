@@ -124,6 +124,11 @@ void measure_case(Runner& runner, const Case& c, const Selection& sel, const Opt
   if (time_in_place) peer.in_place = runner.peer(in_place);
   if (rank == 0) print_row(peer, ranks, options.in_place);
   rows->push_back(peer);
+  if (options.graph) {
+    Row graph{c, runner.peer_name() + " (peer, CUDA graph)", runner.peer_graph(c), predict(Algorithm::library), 0, {}};
+    if (rank == 0) print_row(graph, ranks, options.in_place);
+    rows->push_back(graph);
+  }
   for (Algorithm a : sel.algorithms) {
     Row r{c, strata::coll::to_string(a), runner.ours(c, a), predict(a), peer.timing.ran ? peer.timing.us : 0, {}};
     if (time_in_place) r.in_place = runner.ours(in_place, a);
@@ -155,6 +160,9 @@ int run(int argc, char** argv) {
   app.add_option("-n,--samples", options.samples, "Samples per point, the median reported (nccl-tests' -n)");
   app.add_option("-w,--warmup", options.warmup, "Warm-up calls per point (nccl-tests' -w)");
   app.add_option("--sample-us", options.sample_us, "Each sample times enough calls to last this long");
+  app.add_flag("--graph", options.graph,
+               "Device buffers: also a row of the peer's calls captured into a CUDA graph, its replay timed "
+               "(nccl-tests' -G: the host's launch cost out of the loop)");
   app.add_flag("--in-place", options.in_place,
                "Also time allreduce, allgather and reduce_scatter in place (MPI_IN_PLACE; host buffers): "
                "nccl-tests' in-place columns, after all the others");

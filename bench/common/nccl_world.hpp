@@ -58,6 +58,32 @@ class NcclWorld {
     return good ? t : -1.0;
   }
 
+  // The same, the calls captured into one CUDA graph whose replay is timed
+  // (nccl-tests' -G): the host's cost of launching each call out of the
+  // loop. The first replay is not timed.
+  template <class Call>
+  double time_graph(int iters, Call call) const {
+    cudaStreamSynchronize(stream);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    int good = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    for (int i = 0; i < iters && good; ++i) good = call();
+    if (cudaStreamEndCapture(stream, &graph) != cudaSuccess) good = 0;
+    good = good && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess &&
+           cudaGraphLaunch(exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess;
+    MPI_Barrier(MPI_COMM_WORLD);
+    good = good && cudaEventRecord(start, stream) == cudaSuccess && cudaGraphLaunch(exec, stream) == cudaSuccess &&
+           cudaEventRecord(stop, stream) == cudaSuccess && cudaEventSynchronize(stop) == cudaSuccess;
+    float ms = 0;
+    if (good) cudaEventElapsedTime(&ms, start, stop);
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    double t = ms * 1e-3 / iters;
+    MPI_Allreduce(MPI_IN_PLACE, &good, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return good ? t : -1.0;
+  }
+
   // "N x <GPU name>, NCCL <version>".
   std::string describe() const {
     int device = 0, version = 0;
