@@ -261,7 +261,15 @@ bool Context::agree_on_device(Exchange exchange, bool mine) noexcept {
 bool Context::host_between_agreements(Collective collective, size_t bytes) noexcept {
   const int c = static_cast<int>(collective);
   if (c < 0 || c >= kCollectives) return false;
-  Agreement& a = agreements_[c][std::min(bucket_of(bytes), kSizeClasses - 1)];
+  return host_between(agreements_[c][std::min(bucket_of(bytes), kSizeClasses - 1)]);
+}
+
+bool Context::host_between_agreements(Exchange exchange) noexcept {
+  const int e = static_cast<int>(exchange);
+  return e >= 0 && e < kExchanges && host_between(exchange_agreements_[e]);
+}
+
+bool Context::host_between(Agreement& a) noexcept {
   if (a.device || a.calls + 1 >= a.next) return false;
   ++a.calls;  // what agree() counts for this call
   g_decisions.fetch_add(1, std::memory_order_relaxed);

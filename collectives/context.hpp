@@ -82,6 +82,7 @@ class Context {
   // of which found host memory on some rank): counted as that call and
   // true. False, nothing counted, where agree_on_device must be asked.
   bool host_between_agreements(Collective collective, size_t bytes) noexcept;
+  bool host_between_agreements(Exchange exchange) noexcept;  // agree_on_device(exchange, false)'s
 
   // Owned; created by the device backend on first use.
   device::State* device_state = nullptr;
@@ -111,6 +112,7 @@ class Context {
     bool device = false;
   };
   bool agree(Agreement& a, bool mine) noexcept;
+  bool host_between(Agreement& a) noexcept;
   // Per (collective, size class): no lock, since MPI forbids two
   // collectives on one communicator at once (threads must order them).
   static constexpr int kCollectives = 5;

@@ -129,6 +129,12 @@ bool library_between_agreements(Collective collective, MPI_Comm comm, size_t byt
   return host_route(*c, wanted, a) == Route::library && c->host_between_agreements(collective, bytes);
 }
 
+bool library_between_agreements(Exchange exchange, MPI_Comm comm) noexcept {
+  Context* c = Context::routed(comm);  // routed: the settings agree and the facts ask for a context (decide)
+  if (c == nullptr) return false;
+  return !nccl_exchanges() || c->host_between_agreements(exchange);
+}
+
 Result<Decision> decide_exchange(Exchange exchange, MPI_Comm comm, bool mine_on_device) noexcept {
   if (comm == MPI_COMM_NULL) return Status::invalid_argument;
   int inter = 0;

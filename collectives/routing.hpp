@@ -56,6 +56,11 @@ Result<Decision> decide(Collective collective, MPI_Comm comm, size_t bytes, bool
 // (A GPU program's host collectives: 70 ns through decide() on the
 // stand-in, 2 ranks, before this.)
 bool library_between_agreements(Collective collective, MPI_Comm comm, size_t bytes) noexcept;
+// The same for an exchange (decide_exchange): true also where the
+// exchanges are left to the library (STRATA_COLL_EXCHANGE=library; nothing
+// counted, as decide_exchange counts nothing there). The caller has found
+// the communicator not left to the library (surely_library_only).
+bool library_between_agreements(Exchange exchange, MPI_Comm comm) noexcept;
 
 // Where an exchange (all-to-all, gather, scatter, allgatherv and their v
 // forms) runs: nccl, as grouped sends and receives (exchange.hpp), where

@@ -80,15 +80,6 @@ bool words_of(int64_t bytes, DataType* type, size_t* words) {
   return true;
 }
 
-int64_t signature_bytes(MPI_Datatype t, int64_t count) {
-  if (count <= 0) return 0;
-  const ShapeAndSize known = fast_shape_and_size(t);  // the type table first: no library call
-  if (known.size != 0) return static_cast<int64_t>(known.size) * count;
-  int size = 0;
-  if (real().MPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
-  return static_cast<int64_t>(size) * count;
-}
-
 // Host buffers on a communicator where no Strata collective can run: the
 // library's call with nothing asked (the same answer decide() gives, from
 // the same facts, without a lock). MPI_COMM_NULL too, whatever the
@@ -160,6 +151,15 @@ int finished(const Decision& d, Status s, MPI_Comm comm, const char* name) {
 }
 
 }  // namespace
+
+int64_t signature_bytes(MPI_Datatype t, int64_t count) noexcept {
+  if (count <= 0) return 0;
+  const ShapeAndSize known = fast_shape_and_size(t);  // the type table first: no library call
+  if (known.size != 0) return static_cast<int64_t>(known.size) * count;
+  int size = 0;
+  if (real().MPI_Type_size(t, &size) != MPI_SUCCESS || size <= 0) return 0;
+  return static_cast<int64_t>(size) * count;
+}
 
 int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm) {

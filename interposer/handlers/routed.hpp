@@ -24,6 +24,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 namespace strata::interposer {
 
 namespace handlers {
@@ -50,7 +52,10 @@ using handlers::LibraryRoute;
 // the broadcast and the allgather also pass between two agreements the last
 // of which found host memory on some rank (coll::library_between_agreements,
 // which counts the call as decide() would, so every rank's count of
-// decisions stays alike); the exchanges take their handler there.
+// decisions stays alike); the exchanges likewise between two of their
+// agreements (MPI_Gather also where its block is below
+// STRATA_COLL_GATHER_NCCL_MIN, which its handler leaves to the library
+// before deciding).
 template <class T>
 T last_of(T t) noexcept {
   return t;
@@ -86,6 +91,38 @@ template <>
 struct Passes<calls::Id::MPI_Allgather> {
   static bool test(const void*, int, MPI_Datatype, void*, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) noexcept;
 };
+template <>
+struct Passes<calls::Id::MPI_Alltoall> {
+  static bool test(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Gather> {
+  static bool test(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*, int recvcount,
+                   MPI_Datatype recvtype, int, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Gatherv> {
+  static bool test(const void*, int, MPI_Datatype, void*, const int[], const int[], MPI_Datatype, int,
+                   MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Scatter> {
+  static bool test(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int, MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Scatterv> {
+  static bool test(const void*, const int[], const int[], MPI_Datatype, void*, int, MPI_Datatype, int,
+                   MPI_Comm comm) noexcept;
+};
+template <>
+struct Passes<calls::Id::MPI_Allgatherv> {
+  static bool test(const void*, int, MPI_Datatype, void*, const int[], const int[], MPI_Datatype,
+                   MPI_Comm comm) noexcept;
+};
+
+// The bytes of `count` elements' data (0 where count <= 0 or the type is
+// not valid): the type table's size first, else MPI_Type_size.
+int64_t signature_bytes(MPI_Datatype type, int64_t count) noexcept;
 
 int MPI_Allreduce(const LibraryRoute& library, const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                   MPI_Op op, MPI_Comm comm);

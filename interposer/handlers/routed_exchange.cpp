@@ -85,9 +85,13 @@ int exchange(Exchange kind, MPI_Comm comm, bool mine, const char* name, const Li
 int64_t gather_block_bytes(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
                            MPI_Datatype recvtype) {
   const bool in_place = sendbuf == MPI_IN_PLACE;  // the root's own block is its receive type's
-  int size = 0;
-  if (mpi::real().MPI_Type_size(in_place ? recvtype : sendtype, &size) != MPI_SUCCESS) return -1;
-  return int64_t{size} * (in_place ? recvcount : sendcount);
+  return in_place ? signature_bytes(recvtype, recvcount) : signature_bytes(sendtype, sendcount);
+}
+
+// routed::Passes of an exchange whose buffers are host data: on a
+// communicator left to the library, or between two agreements.
+bool exchange_at_once(Exchange kind, MPI_Comm comm) {
+  return coll::surely_library_only(comm) || coll::library_between_agreements(kind, comm);
 }
 
 // As routed.cpp's: MPI_COMM_NULL is the library's error, whatever the buffers.
@@ -214,6 +218,33 @@ int MPI_Allgatherv(const LibraryRoute& library, const void* sendbuf, int sendcou
     s.same_block_for_every_peer(mine_in_recv, me);
     return MPI_SUCCESS;
   });
+}
+
+bool Passes<calls::Id::MPI_Alltoall>::test(const void*, int, MPI_Datatype, void*, int, MPI_Datatype,
+                                           MPI_Comm comm) noexcept {
+  return exchange_at_once(Exchange::all_to_all, comm);
+}
+bool Passes<calls::Id::MPI_Gather>::test(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*,
+                                         int recvcount, MPI_Datatype recvtype, int, MPI_Comm comm) noexcept {
+  return coll::surely_library_only(comm) ||
+         gather_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype) < coll::gather_nccl_min_bytes() ||
+         coll::library_between_agreements(Exchange::gather, comm);
+}
+bool Passes<calls::Id::MPI_Gatherv>::test(const void*, int, MPI_Datatype, void*, const int[], const int[], MPI_Datatype,
+                                          int, MPI_Comm comm) noexcept {
+  return exchange_at_once(Exchange::gather, comm);
+}
+bool Passes<calls::Id::MPI_Scatter>::test(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int,
+                                          MPI_Comm comm) noexcept {
+  return exchange_at_once(Exchange::scatter, comm);
+}
+bool Passes<calls::Id::MPI_Scatterv>::test(const void*, const int[], const int[], MPI_Datatype, void*, int,
+                                           MPI_Datatype, int, MPI_Comm comm) noexcept {
+  return exchange_at_once(Exchange::scatter, comm);
+}
+bool Passes<calls::Id::MPI_Allgatherv>::test(const void*, int, MPI_Datatype, void*, const int[], const int[],
+                                             MPI_Datatype, MPI_Comm comm) noexcept {
+  return exchange_at_once(Exchange::allgather_v, comm);
 }
 
 }  // namespace strata::interposer::routed

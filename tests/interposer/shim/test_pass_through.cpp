@@ -234,6 +234,34 @@ TEST(PassThrough, GpuProgramsHostCollectivesPassBetweenAgreements) {
   EXPECT_EQ(strata::coll::decisions_taken() - decisions, 101u);
   EXPECT_FALSE((Passes<Id::MPI_Allreduce>::test(in, out, 4, MPI_FLOAT, MPI_REPLACE, MPI_COMM_WORLD)));
   EXPECT_EQ(strata::coll::decisions_taken() - decisions, 101u);
+
+  // The exchanges: one agreement per kind. MPI_Alltoall of 1 KiB blocks
+  // and MPI_Gather of 1 KiB blocks (from STRATA_COLL_GATHER_NCCL_MIN, 512 B,
+  // the gather decides); a 64-byte gather goes to the library undecided.
+  std::vector<unsigned char> send(1024), recv(1024);
+  for (int i = 0; i < 600; ++i) {
+    MPI_Alltoall(send.data(), 1024, MPI_BYTE, recv.data(), 1024, MPI_BYTE, MPI_COMM_WORLD);
+    MPI_Gather(send.data(), 1024, MPI_BYTE, recv.data(), 1024, MPI_BYTE, 0, MPI_COMM_WORLD);
+  }
+  const uint64_t exchange_decisions = strata::coll::decisions_taken();
+  const uint64_t exchanges_handled = handled();
+  const Counts e = counted([&] {
+    for (int i = 0; i < 50; ++i) {
+      for (auto& b : send) b = static_cast<unsigned char>(rng());
+      std::fill(recv.begin(), recv.end(), 0xA5);
+      MPI_Alltoall(send.data(), 1024, MPI_BYTE, recv.data(), 1024, MPI_BYTE, MPI_COMM_WORLD);
+      right = right && recv == send;
+      std::fill(recv.begin(), recv.end(), 0xA5);
+      MPI_Gather(send.data(), 1024, MPI_BYTE, recv.data(), 1024, MPI_BYTE, 0, MPI_COMM_WORLD);
+      right = right && recv == send;
+      MPI_Gather(send.data(), 64, MPI_BYTE, recv.data(), 64, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+  });
+  EXPECT_TRUE(right);
+  EXPECT_EQ(e.allocations, 0);
+  EXPECT_EQ(e.locks, 0);
+  EXPECT_EQ(strata::coll::decisions_taken() - exchange_decisions, 100u) << "the 1 KiB exchanges, as decided";
+  EXPECT_EQ(handled() - exchanges_handled, 0u) << "exchanges that took the handler";
 }
 
 }  // namespace
