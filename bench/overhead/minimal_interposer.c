@@ -17,7 +17,28 @@ NEXT(MPI_Irecv);
 NEXT(MPI_Wait);
 NEXT(MPI_Allreduce);
 
+#ifdef STRATA_MINIMAL_STARTS_GPU_DRIVER
+/* The variant libstrata-bench-overhead-minimal-driver.so: the same
+ * forwarding, plus the GPU driver started at load (cuInit and a device
+ * count, through dlopen: no build dependency), as a preloaded Strata rank
+ * starts it at MPI_Init even in a host job (to ask whether the library is
+ * GPU-aware, and to classify pointers). Its driver threads are then in the
+ * control too: `--minimal` with it tells whether they are what a host job
+ * pays. Nothing where no driver is installed. */
+static void start_gpu_driver(void) {
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (cuda == NULL) return;
+  int (*init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+  int (*count)(int*) = (int (*)(int*))dlsym(cuda, "cuDeviceGetCount");
+  int n = 0;
+  if (init != NULL && init(0) == 0 && count != NULL) (void)count(&n);
+}
+#endif
+
 __attribute__((constructor)) static void resolve(void) {
+#ifdef STRATA_MINIMAL_STARTS_GPU_DRIVER
+  start_gpu_driver();
+#endif
   next_MPI_Send = (__typeof__(next_MPI_Send))dlsym(RTLD_NEXT, "MPI_Send");
   next_MPI_Recv = (__typeof__(next_MPI_Recv))dlsym(RTLD_NEXT, "MPI_Recv");
   next_MPI_Isend = (__typeof__(next_MPI_Isend))dlsym(RTLD_NEXT, "MPI_Isend");
