@@ -22,6 +22,7 @@ struct CollGrid {
   double factor = 4;
   int samples = 11;
   double min_sample_us = 1000;  // small calls jitter by several µs: long batches, many samples
+  bool graph = false;           // each batch captured into a graph and its replay timed (--graph)
   static CollGrid quick() { return CollGrid{1024, 16 << 20, 16, 3, 300}; }  // for tests: a few seconds
 };
 

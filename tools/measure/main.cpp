@@ -41,6 +41,7 @@ struct Options {
   bool skip_device = false;
   bool skip_collectives = false;
   bool collectives_only = false;
+  bool graph = false;
 };
 
 void add_options(CLI::App& app, Options& o) {
@@ -53,10 +54,16 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--collectives-only", o.collectives_only,
                "Only the device collectives and the cost model's fit, written into the model file (--out) whose other "
                "sections are kept");
+  app.add_flag("--graph", o.graph,
+               "Time the device collectives as the replay of a CUDA/HIP graph that captured them: the device's time, "
+               "without the host's cost of launching each call (which differs between processes on some machines: "
+               "bench/results/coll-h100x2.md)");
 }
 
-strata::measure::CollGrid coll_grid(bool quick) {
-  return quick ? strata::measure::CollGrid::quick() : strata::measure::CollGrid{};
+strata::measure::CollGrid coll_grid(const Options& o) {
+  strata::measure::CollGrid grid = o.quick ? strata::measure::CollGrid::quick() : strata::measure::CollGrid{};
+  grid.graph = o.graph;
+  return grid;
 }
 
 // The host model: memcpy rate and packs (rank 0), then the derived-type
@@ -116,7 +123,7 @@ strata::measure::CollFigures measure_device_collectives(const Options& o, int ra
   MPI_Bcast(&gpus, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!o.skip_device && !o.skip_collectives && gpus != 0 && size > 1) {
     if (rank == 0) std::fprintf(stderr, "strata-measure: device collectives (the library's), the cost model's fit\n");
-    collectives = strata::measure::measure_collectives(MPI_COMM_WORLD, coll_grid(o.quick));
+    collectives = strata::measure::measure_collectives(MPI_COMM_WORLD, coll_grid(o));
     if (rank == 0) strata::measure::print_calibration(collectives);
   }
   return collectives;
@@ -189,7 +196,7 @@ static int run_tool(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (o.collectives_only) {
-    const int status = strata::measure::collectives_only(MPI_COMM_WORLD, o.out, coll_grid(o.quick));
+    const int status = strata::measure::collectives_only(MPI_COMM_WORLD, o.out, coll_grid(o));
     MPI_Finalize();
     return status;
   }
