@@ -79,6 +79,27 @@ void print_row(const Row& r, int ranks, bool in_place) {
 // nccl-tests' closing lines: the average bus bandwidth (here per algorithm,
 // over the sizes that ran; in place on a line of its own) and the count of
 // results that failed to verify (in place included).
+// The model's prediction over the measured time, its range below 1 MiB and
+// from 1 MiB up, per algorithm (the cost model's targets: within 30% below,
+// 20% from 1 MiB; docs/scaling.md).
+void print_model_ranges(const std::vector<Row>& rows, const std::string& name) {
+  double lo[2] = {0, 0}, hi[2] = {0, 0};
+  int n[2] = {0, 0};
+  for (const Row& r : rows) {
+    if (r.algorithm != name || !r.timing.ran || r.timing.us <= 0 || r.predicted_us <= 0) continue;
+    const int big = r.c.bytes >= (size_t{1} << 20) ? 1 : 0;
+    const double q = r.predicted_us / r.timing.us;
+    lo[big] = n[big] == 0 ? q : std::min(lo[big], q);
+    hi[big] = n[big] == 0 ? q : std::max(hi[big], q);
+    ++n[big];
+  }
+  if (n[0] + n[1] == 0) return;
+  std::printf("# model / measured, %s:", name.c_str());
+  if (n[0] > 0) std::printf(" below 1 MiB %.2f-%.2f (%d points);", lo[0], hi[0], n[0]);
+  if (n[1] > 0) std::printf(" from 1 MiB %.2f-%.2f (%d points)", lo[1], hi[1], n[1]);
+  std::printf("\n");
+}
+
 void print_closing_lines(const std::vector<Row>& rows, int ranks, bool in_place) {
   std::vector<std::string> names;
   for (const Row& r : rows) {
@@ -92,6 +113,7 @@ void print_closing_lines(const std::vector<Row>& rows, int ranks, bool in_place)
     if (in_place)
       print_average(rows, ranks, name, " in place", [](const Row& r) -> const Timing& { return r.in_place; });
   }
+  for (const std::string& name : names) print_model_ranges(rows, name);
   std::printf("# #wrong (results that failed verification) : %d\n", wrong);
 }
 
