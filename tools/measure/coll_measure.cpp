@@ -66,9 +66,9 @@ double time_us(Collective c, double bytes, int ranks, const Buffers& b, MPI_Comm
   auto calls = [&](int n) {
     for (int i = 0; i < n && ok; ++i) ok = call(c, bytes, ranks, b, comm, o) == Status::ok;
   };
-  auto batch_us = [&](int n) {
+  auto batch_us = [&](int n, bool captured) {
     gpu::GraphExec graph = nullptr;
-    if (grid.graph) {  // captured, replayed once untimed, then timed
+    if (captured) {  // captured, replayed once untimed, then timed
       ok = ok && gpu::capture_begin(stream) == Status::ok;
       calls(n);
       ok = gpu::capture_end(stream, &graph) == Status::ok && ok && gpu::graph_launch(graph, stream) == Status::ok &&
@@ -86,14 +86,14 @@ double time_us(Collective c, double bytes, int ranks, const Buffers& b, MPI_Comm
     if (graph != nullptr) gpu::graph_destroy(graph);
     return 1000.0 * ms;
   };
-  if (ok) batch_us(3);  // warm-up (the first call makes the communicator)
-  double one = ok ? std::max(batch_us(1), 0.5) : 1;
+  if (ok) batch_us(3, false);  // warm-up, never captured (the first call makes NCCL's communicator)
+  double one = ok ? std::max(batch_us(1, grid.graph), 0.5) : 1;
   real().MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, comm);
   const int n = static_cast<int>(std::clamp(grid.min_sample_us / one, 1.0, 1000.0));
   std::vector<double> v;
   for (int s = 0; s < grid.samples && ok; ++s) {
     real().MPI_Barrier(comm);
-    v.push_back(batch_us(n) / n);
+    v.push_back(batch_us(n, grid.graph) / n);
   }
   std::sort(v.begin(), v.end());
   double us = ok && !v.empty() ? v[v.size() / 2] : -1;
