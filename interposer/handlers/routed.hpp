@@ -18,7 +18,6 @@
 // every rank. Device results are complete when the call returns.
 #pragma once
 
-#include "collectives/job_facts.hpp"
 #include "interposer/calls/call_ids.hpp"
 #include "interposer/handlers/handlers.hpp"
 
@@ -55,22 +54,10 @@ using handlers::LibraryRoute;
 // decisions stays alike); the exchanges likewise between two of their
 // agreements (MPI_Gather also where its block is below
 // STRATA_COLL_GATHER_NCCL_MIN, which its handler leaves to the library
-// before deciding).
-template <class T>
-T last_of(T t) noexcept {
-  return t;
-}
-template <class T, class... R>
-auto last_of(T, R... r) noexcept {
-  return last_of(r...);
-}
+// before deciding). One specialisation per routed call of the table: a
+// routed call added without one does not compile.
 template <calls::Id id>
-struct Passes {
-  template <class... A>
-  static bool test(A... a) noexcept {
-    return coll::surely_library_only(last_of(a...));  // every routed call's communicator comes last
-  }
-};
+struct Passes;
 template <>
 struct Passes<calls::Id::MPI_Allreduce> {
   static bool test(const void*, void*, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) noexcept;
