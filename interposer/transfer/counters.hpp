@@ -72,19 +72,20 @@ inline CallSlot*& my_call_slot() noexcept {
   static thread_local CallSlot* slot __attribute__((tls_model("initial-exec"))) = nullptr;
   return slot;
 }
-// The pass-throughs' count: plain stores into a slot of this thread's own;
-// false (nothing counted) where that needs a call or a locked instruction
-// (the thread's first call, or a thread past kCallSlots): the caller then
-// takes its general path, which counts with count_call.
-// Would count_own_call count (and say true)? For a test that must come
-// between this one and the count (the routed collectives' Passes).
+// Would count_own_call count (and say true): this thread has a slot of its
+// own? Also for a test that must come between this one and the count (the
+// routed collectives' Passes).
 __attribute__((always_inline)) inline bool can_count_own_call() noexcept {
   const CallSlot* slot = my_call_slot();
   return slot != nullptr && slot != &g_call_slots[kCallSlots];
 }
+// The pass-throughs' count: plain stores into a slot of this thread's own;
+// false (nothing counted) where that needs a call or a locked instruction
+// (the thread's first call, or a thread past kCallSlots): the caller then
+// takes its general path, which counts with count_call.
 __attribute__((always_inline)) inline bool count_own_call(bool passed_through) noexcept {
+  if (!can_count_own_call()) return false;
   CallSlot* slot = my_call_slot();
-  if (slot == nullptr || slot == &g_call_slots[kCallSlots]) return false;
   slot->calls.store(slot->calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (passed_through) slot->passed.store(slot->passed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return true;

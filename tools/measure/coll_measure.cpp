@@ -73,6 +73,10 @@ double time_us(Collective c, double bytes, int ranks, const Buffers& b, MPI_Comm
       calls(n);
       ok = gpu::capture_end(stream, &graph) == Status::ok && ok && gpu::graph_launch(graph, stream) == Status::ok &&
            gpu::stream_synchronize(stream) == Status::ok;
+      // The ranks start the timed replay together: capturing and
+      // instantiating take each rank its own time, after the caller's
+      // barrier (the slowest rank's time would carry the difference).
+      real().MPI_Barrier(comm);
     }
     gpu::event_record(start, stream);
     if (graph != nullptr) {
