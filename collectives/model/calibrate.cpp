@@ -116,8 +116,18 @@ double min_prediction(const Row& r, const Vec& large, const Vec* small) {
 struct Fit {
   Vec large{}, small{};
   bool has_small = false;
-  double predict(const Row& r) const { return min_prediction(r, large, has_small ? &small : nullptr); }
+  double small_below = 0;  // > 0: the measured switch (LinkFigures::ForCollective::small_below_bytes)
+  double predict(const Row& r) const {
+    if (has_small && small_below > 0) return predicted(r.c, r.bytes < small_below ? small : large);
+    return min_prediction(r, large, has_small ? &small : nullptr);
+  }
 };
+
+double total_error(const std::vector<Row>& rows, const Fit& f) {
+  double e = 0;
+  for (const Row& r : rows) e += std::pow(f.predict(r) / r.us - 1, 2);
+  return e;
+}
 
 size_t distinct_sizes(const std::vector<Row>& rows, std::vector<double>* sizes) {
   sizes->clear();
@@ -140,14 +150,43 @@ bool fit_regimes(const std::vector<Row>& rows, Fit* out) {
     Fit f;
     f.has_small = j > 0;
     if (!fit(high, &f.large) || (f.has_small && !fit(low, &f.small))) continue;
-    double e = 0;
-    for (const Row& r : rows) e += std::pow(f.predict(r) / r.us - 1, 2);
+    // Scored as predicted (the cheaper regime) or as fitted (each size in
+    // the regime it was fitted to), whichever is closer: NCCL's switch need
+    // not be where the figures cross, and is learnt per collective later.
+    double e = total_error(rows, f);
+    if (f.has_small) {
+      Fit as_split = f;
+      as_split.small_below = sizes[j];
+      e = std::min(e, total_error(rows, as_split));
+    }
     if (e < best_error) {
       best_error = e;
       *out = f;
     }
   }
   return best_error < std::numeric_limits<double>::infinity();
+}
+
+// NCCL's own switch between its protocols, from one collective's rows: the
+// split of its measured sizes (at the geometric middle of two neighbours)
+// that predicts them best with the small regime below it and the bulk one
+// from it, where that beats taking the cheaper regime at every size (NCCL's
+// tuner does not always pick what the fitted figures call cheaper); 0 where
+// it does not.
+double measured_switch(const std::vector<Row>& rows, Fit f) {
+  std::vector<double> sizes;
+  if (!f.has_small || distinct_sizes(rows, &sizes) < 2) return 0;
+  f.small_below = 0;
+  double best_error = total_error(rows, f), best = 0;
+  for (size_t k = 1; k < sizes.size(); ++k) {
+    f.small_below = std::sqrt(sizes[k - 1] * sizes[k]);
+    const double e = total_error(rows, f);
+    if (e < best_error) {
+      best_error = e;
+      best = f.small_below;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -190,9 +229,16 @@ Result<Calibration> calibrate_level(const Machine& machine, const std::vector<Co
     Fit own = joint;
     std::vector<double> sizes;
     const bool fitted = distinct_sizes(large, &sizes) >= 2 && fit(large, &own.large);
-    if (fitted) out.link.by_collective[c] = {true, protocol_of(own.large), out.link.small};
+    if (fitted) out.link.by_collective[c] = {true, protocol_of(own.large), out.link.small, 0};
+    Fit used = fitted ? own : joint;
+    used.small_below = measured_switch(by_collective[c], used);
+    if (used.small_below > 0) {
+      LinkFigures::ForCollective& f = out.link.by_collective[c];
+      if (!f.set) f = {true, protocol_of(joint.large), out.link.small, 0};
+      f.small_below_bytes = used.small_below;
+    }
     for (const Row& r : by_collective[c]) {
-      const double err = std::fabs((fitted ? own : joint).predict(r) / r.us - 1);
+      const double err = std::fabs(used.predict(r) / r.us - 1);
       double& worst = r.bytes >= Calibration::kLargeBytes ? out.max_error_large : out.max_error_small;
       worst = std::max(worst, err);
     }

@@ -15,7 +15,10 @@
 // gets bulk figures of its own, fitted to those sizes alone
 // (LinkFigures::by_collective: NCCL's efficiency differs by collective);
 // the small-message regime stays pooled (fitted to one collective alone it
-// followed that run's jitter, and predicted a second run worse).
+// followed that run's jitter, and predicted a second run worse). Last,
+// each collective's switch between the regimes where NCCL's differs from
+// "the cheaper one" (ForCollective::small_below_bytes): the split of its
+// measured sizes that predicts them best, where it beats that rule.
 #pragma once
 
 #include "collectives/model/cost_model.hpp"

@@ -5,8 +5,9 @@
 // the network class gbps is the node's injection bandwidth. A device entry
 // may add "small": {"gbps": G, "alpha_us": A, "call_us": C} (all three
 // required): the regime of NCCL's low-latency protocols, and "collectives":
-// {"allreduce": {the same three, optional "small"}, ...}: figures fitted to
-// one collective (both written by strata-measure).
+// {"allreduce": {the same three, optional "small", optional
+// "small_below_bytes"}, ...}: figures fitted to one collective, and the size
+// below which NCCL ran it in the small regime (all written by strata-measure).
 #include "collectives/model/cost_model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,7 @@ bool by_collective(const nlohmann::json& j, LinkFigures* link) {
     LinkFigures::ForCollective& f = link->by_collective[c];
     if (!protocol(it.value(), &f.bulk)) return false;
     if (it.value().contains("small") && !protocol(it.value()["small"], &f.small)) return false;
+    if (!figure(it.value(), "small_below_bytes", false, false, &f.small_below_bytes)) return false;
     f.set = true;
   }
   return true;

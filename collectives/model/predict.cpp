@@ -24,6 +24,7 @@ bool valid(const Machine& m, double bytes) {
     for (const LinkFigures::ForCollective& c : f.by_collective) {
       if (c.set && !valid_figures(c.bulk)) return false;
       if (c.set && c.small.gbps != 0 && !valid_figures(c.small)) return false;
+      if (c.set && !finite_at_least(c.small_below_bytes, 0)) return false;
     }
   }
   return true;
@@ -40,6 +41,17 @@ Machine for_collective(const Machine& m, Collective collective) {
     l.link.small = c.small;
   }
   return out;
+}
+
+// The size below which the collective's calls run in the small regime, as
+// measured on the first level that knows it (calibration fits one level);
+// 0: none measured.
+double measured_switch(const Machine& m, Collective collective) {
+  for (const LevelShape& l : m.levels) {
+    const LinkFigures::ForCollective& c = l.link.by_collective[static_cast<size_t>(collective)];
+    if (c.set && c.small_below_bytes > 0) return c.small_below_bytes;
+  }
+  return 0;
 }
 
 // The machine in its low-latency regime: each level's small-protocol
@@ -89,7 +101,9 @@ Result<double> predict_us(Collective collective, Algorithm algorithm, double byt
   Machine small;
   if (!bulk || !small_regime(mc, &small)) return bulk;
   Result<double> low = dispatch(collective, algorithm, bytes, small);
-  return low && low.value() < bulk.value() ? low : bulk;
+  if (!low) return bulk;
+  if (const double below = measured_switch(m, collective); below > 0) return bytes < below ? low : bulk;
+  return low.value() < bulk.value() ? low : bulk;
 }
 
 }  // namespace strata::coll::model

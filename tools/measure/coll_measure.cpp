@@ -177,6 +177,10 @@ void print_calibration(const CollFigures& f) {
     std::fprintf(stderr, "; small messages %.1f GB/s, alpha %.2f us, call %.2f us", l.small.gbps, l.small.alpha_us,
                  l.small.call_us);
   }
+  for (Collective c : kCollectives) {
+    const double below = l.by_collective[static_cast<size_t>(c)].small_below_bytes;
+    if (below > 0) std::fprintf(stderr, "; %s in the small regime below %.0f B", coll::to_string(c), below);
+  }
   std::fprintf(stderr, "\n  model against measured: within %.0f%% from 1 MiB up, %.0f%% below\n",
                100 * f.calibration.max_error_large, 100 * f.calibration.max_error_small);
 }
@@ -194,7 +198,10 @@ void add_calibration(const CollFigures& f, nlohmann::json* doc) {
   nlohmann::json entry = figures(l.bulk(), l.small);
   for (Collective c : kCollectives) {
     const coll::model::LinkFigures::ForCollective& own = l.by_collective[static_cast<size_t>(c)];
-    if (own.set) entry["collectives"][coll::to_string(c)] = figures(own.bulk, own.small);
+    if (!own.set) continue;
+    nlohmann::json& j = entry["collectives"][coll::to_string(c)];
+    j = figures(own.bulk, own.small);
+    if (own.small_below_bytes > 0) j["small_below_bytes"] = own.small_below_bytes;
   }
   (*doc)["links"]["device"][f.level] = entry;
   nlohmann::json rows = nlohmann::json::array();

@@ -74,6 +74,7 @@ TEST(Calibrate, RecoversBothRegimesFromExactTimes) {
     EXPECT_LT(rel(f.small.alpha_us, small.alpha_us), 1e-6) << n;
     EXPECT_LT(cal.value().max_error_large, 1e-9);
     EXPECT_LT(cal.value().max_error_small, 1e-9);
+    for (const LinkFigures::ForCollective& own : f.by_collective) EXPECT_EQ(own.small_below_bytes, 0) << n;
     // The model with the calibrated level predicts the oracle.
     Machine fitted = m;
     fitted.levels[0].link = f;
@@ -151,6 +152,43 @@ TEST(Calibrate, CollectiveFiguresApplyToTheirCollective) {
   bcast.bulk.gbps = -1;  // invalid figures make the machine invalid
   m.device = true;
   EXPECT_FALSE(predict_us(Collective::broadcast, Algorithm::library, 1e8, m).ok());
+}
+
+// NCCL's tuner switched to its bulk protocol at a size where the fitted
+// small regime is still cheaper (2 H200: allreduce 2 MiB in 28 µs, the
+// small figures said 21). The oracle here runs every collective in the
+// small regime below 1 MiB and in the bulk one from there, whichever is
+// cheaper: the calibration must learn that switch where the cheaper-regime
+// rule mispredicts a measured size, and then predict every measured size.
+TEST(Calibrate, LearnsWhereNcclSwitchesProtocols) {
+  const Figures bulk{10, 6, 320}, small{5, 0.5, 140};
+  const double kSwitch = 1 << 20;
+  std::vector<CollSample> all;
+  for (Collective c : kCalibrated) {
+    for (double bytes = 8; bytes <= 256.0 * (1 << 20); bytes *= 4) {
+      all.push_back({c, bytes, oracle_us(c, bytes, 2, bytes < kSwitch ? small : bulk)});
+    }
+  }
+  const Machine m = machine({level("gpu", 2, 335, 2.5, 5)});
+  Result<Calibration> cal = calibrate_level(m, all);
+  ASSERT_TRUE(cal.ok());
+  EXPECT_LT(cal.value().max_error_large, 1e-6);
+  EXPECT_LT(cal.value().max_error_small, 1e-6);
+  // The cheaper-regime rule alone puts allreduce 2 MiB in the small regime.
+  EXPECT_LT(oracle_us(Collective::allreduce, 2 << 20, 2, small), oracle_us(Collective::allreduce, 2 << 20, 2, bulk));
+  EXPECT_EQ(cal.value().link.by_collective[static_cast<size_t>(Collective::allreduce)].small_below_bytes, kSwitch);
+  Machine fitted = m;
+  fitted.levels[0].link = cal.value().link;
+  for (const CollSample& s : all) {
+    EXPECT_LT(rel(predict_us(s.collective, Algorithm::library, s.bytes, fitted).value(), s.us), 1e-6)
+        << static_cast<int>(s.collective) << " " << s.bytes;
+  }
+  // Without the switch the same figures miss allreduce 2 MiB by over 20%.
+  fitted.levels[0].link.by_collective[static_cast<size_t>(Collective::allreduce)].small_below_bytes = 0;
+  const double two = 2 << 20;
+  EXPECT_GT(rel(predict_us(Collective::allreduce, Algorithm::library, two, fitted).value(),
+                oracle_us(Collective::allreduce, two, 2, bulk)),
+            0.2);
 }
 
 TEST(Calibrate, OneRegimeNeedsNoSplit) {

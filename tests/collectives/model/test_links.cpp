@@ -108,20 +108,26 @@ TEST(LinksJson, ParsesTheSmallMessageRegime) {
   Result<std::vector<LinkEntry>> own = parse_links_json(
       R"({"links": {"device": {"gpu": {"gbps": 190, "alpha_us": 1, "call_us": 9,
                                        "collectives": {"broadcast": {"gbps": 320, "alpha_us": 1, "call_us": 8,
-                                                                     "small": {"gbps": 60, "alpha_us": 1, "call_us": 5}},
+                                                                     "small": {"gbps": 60, "alpha_us": 1, "call_us": 5},
+                                                                     "small_below_bytes": 1048576},
                                                        "reduce_scatter": {"gbps": 210, "alpha_us": 0, "call_us": 12}}}}}})");
   ASSERT_TRUE(own.ok());
   const LinkFigures& l = own.value()[0].link;
   EXPECT_TRUE(l.by_collective[static_cast<size_t>(Collective::broadcast)].set);
   EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].bulk.gbps, 320);
   EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].small.gbps, 60);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::broadcast)].small_below_bytes, 1048576);
   EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::reduce_scatter)].bulk.call_us, 12);
+  EXPECT_EQ(l.by_collective[static_cast<size_t>(Collective::reduce_scatter)].small_below_bytes, 0);
   EXPECT_FALSE(l.by_collective[static_cast<size_t>(Collective::allreduce)].set);
   for (const char* bad : {R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1, "small": 3}}}})",
                           R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
                               "collectives": {"alltoall": {"gbps": 5, "alpha_us": 1, "call_us": 1}}}}}})",
                           R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
                               "collectives": {"reduce": {"gbps": 5, "alpha_us": 1}}}}}})",
+                          R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
+                              "collectives": {"reduce": {"gbps": 5, "alpha_us": 1, "call_us": 1,
+                                                         "small_below_bytes": -1}}}}}})",
                           R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1, "small": {"gbps": 2}}}}})",
                           R"({"links": {"device": {"gpu": {"gbps": 5, "alpha_us": 1,
                                                             "small": {"gbps": 0, "alpha_us": 1, "call_us": 1}}}}})"}) {
