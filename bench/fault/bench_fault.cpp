@@ -2,7 +2,7 @@
 // the same run (docs/fault.md, "Overhead").
 //
 //   mpirun -np 8 strata-bench-fault [--ops 2000] [--blocks 24] [--bytes 8]
-//   mpirun -np N strata-bench-fault --device [--device-bytes 65536,1048576]
+//   mpirun -np N strata-bench-fault --device [--device-bytes 65536,1048576] [--control]
 //
 // The calls go through the interposer's own entry points (what an
 // application under libstrata_preload.so runs), with the watchdog, the
@@ -83,8 +83,10 @@ double block(int ops, const std::function<void()>& call, const std::function<voi
   return slowest;
 }
 
+// `control`: every block off (the A/A control: what the ABBA median reads
+// where recording changes nothing; the row's name says so).
 Result measure(const std::string& name, int ops, int blocks, const std::function<void()>& call,
-               const std::function<void()>& drain = {}) {
+               const std::function<void()>& drain = {}, bool control = false) {
   sf::hooks::g_on.store(true);
   block(ops, call, drain);  // warm-up (contexts, model, connections)
   std::vector<double> on, off, ratios;
@@ -92,7 +94,7 @@ Result measure(const std::string& name, int ops, int blocks, const std::function
     double t[4];
     for (int k = 0; k < 4; ++k) {
       const bool recording = k == 0 || k == 3;
-      sf::hooks::g_on.store(recording);
+      sf::hooks::g_on.store(recording && !control);
       t[k] = block(ops, call, drain);
       (recording ? on : off).push_back(t[k] / ops);
     }
@@ -100,7 +102,7 @@ Result measure(const std::string& name, int ops, int blocks, const std::function
   }
   sf::hooks::g_on.store(true);
   Result r;
-  r.name = name;
+  r.name = control ? name + " (A/A control: off against off)" : name;
   r.on_us = 1e6 * median(on);
   r.off_us = 1e6 * median(off);
   r.overhead = median(ratios);
@@ -219,7 +221,7 @@ nlohmann::json to_json(const Findings& f, int ranks, int ops, int blocks, int ar
 
 struct Options {
   int ops = 2000, blocks = 24, bytes = 8;
-  bool markdown = false, device = false, multiple = false;
+  bool markdown = false, device = false, multiple = false, control = false;
   std::vector<size_t> device_bytes{size_t{64} << 10, size_t{1} << 20, size_t{16} << 20};
   std::string json_path;
 };
@@ -231,6 +233,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--markdown", o.markdown, "Print a markdown table");
   app.add_flag("--thread-multiple", o.multiple, "Ask for MPI_THREAD_MULTIPLE (the ring's shared-writer mode)");
   app.add_flag("--device", o.device, "Also Strata's allreduce of device buffers (a GPU per rank, NCCL)");
+  app.add_flag("--control", o.control,
+               "After each device size, the same ABBA run with recording off in every block: the spread the "
+               "overhead column has where recording costs nothing");
   app.add_option("--device-bytes", o.device_bytes, "Sizes of the device allreduce")
       ->delimiter(',')
       ->transform(strata::tools::byte_sizes());
@@ -323,16 +328,16 @@ DeviceTimed measure_device(const Options& o, const World& w, std::vector<Result>
     const std::string name = "strata::coll::allreduce " + std::to_string(b >> 10) + " KiB float (device, " +
                              std::to_string(w.size) + (w.size > d.gpus ? " ranks sharing GPUs)" : " GPUs)");
     const int device_ops = std::max(10, o.ops / (1 + static_cast<int>(b >> 20)));
-    results->push_back(measure(
-        name, device_ops, o.blocks,
-        [&] {
-          if (strata::coll::allreduce(d.send, d.recv, elements, strata::coll::DataType::float32,
-                                      strata::coll::ReduceOp::sum, MPI_COMM_WORLD, options) != strata::Status::ok) {
-            std::fprintf(stderr, "strata-bench-fault: device allreduce failed\n");
-            MPI_Abort(MPI_COMM_WORLD, 1);
-          }
-        },
-        [&] { strata::gpu::stream_synchronize(d.stream); }));
+    auto call = [&] {
+      if (strata::coll::allreduce(d.send, d.recv, elements, strata::coll::DataType::float32,
+                                  strata::coll::ReduceOp::sum, MPI_COMM_WORLD, options) != strata::Status::ok) {
+        std::fprintf(stderr, "strata-bench-fault: device allreduce failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
+    };
+    auto drain = [&] { strata::gpu::stream_synchronize(d.stream); };
+    results->push_back(measure(name, device_ops, o.blocks, call, drain));
+    if (o.control) results->push_back(measure(name, device_ops, o.blocks, call, drain, true));
   }
   const DeviceTimed timed = device_timed();
   close_device_buffers(d);

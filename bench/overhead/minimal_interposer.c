@@ -16,6 +16,7 @@ NEXT(MPI_Isend);
 NEXT(MPI_Irecv);
 NEXT(MPI_Wait);
 NEXT(MPI_Allreduce);
+NEXT(MPI_Alltoall);
 
 #ifdef STRATA_MINIMAL_STARTS_GPU_DRIVER
 /* The variant libstrata-bench-overhead-minimal-driver.so: the same
@@ -45,6 +46,7 @@ __attribute__((constructor)) static void resolve(void) {
   next_MPI_Irecv = (__typeof__(next_MPI_Irecv))dlsym(RTLD_NEXT, "MPI_Irecv");
   next_MPI_Wait = (__typeof__(next_MPI_Wait))dlsym(RTLD_NEXT, "MPI_Wait");
   next_MPI_Allreduce = (__typeof__(next_MPI_Allreduce))dlsym(RTLD_NEXT, "MPI_Allreduce");
+  next_MPI_Alltoall = (__typeof__(next_MPI_Alltoall))dlsym(RTLD_NEXT, "MPI_Alltoall");
 }
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
@@ -62,4 +64,8 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_
 int MPI_Wait(MPI_Request* request, MPI_Status* status) { return next_MPI_Wait(request, status); }
 int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   return next_MPI_Allreduce(send, recv, count, type, op, comm);
+}
+int MPI_Alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv, int recv_count,
+                 MPI_Datatype recv_type, MPI_Comm comm) {
+  return next_MPI_Alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm);
 }

@@ -6,6 +6,9 @@
 //   pingpong   one-way time of a 1-byte and an 8-byte MPI_Send/MPI_Recv ping-pong
 //   vector     one-way time of a ping-pong of MPI_Type_vector(n, 8 B, 64 B stride), extent 64 B..4 MiB
 //   allreduce  MPI_Allreduce of floats, 4 B..64 MiB, every rank
+//   alltoall   MPI_Alltoall of bytes, 4 B..64 KiB to each rank, every rank
+//              (an exchange: in a GPU program the interposer passes it to
+//              the library between its agreements, as it does allreduce)
 //   null       calls the library completes at once (peer MPI_PROC_NULL):
 //              MPI_Send, MPI_Recv, MPI_Isend + MPI_Wait, MPI_Irecv + MPI_Wait;
 //              the time per call is the library's few nanoseconds plus
@@ -168,6 +171,16 @@ void run_allreduce(long max_bytes) {
   }
 }
 
+void run_alltoall(long max_bytes) {
+  for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
+    const int n = static_cast<int>(bytes);
+    const size_t total = static_cast<size_t>(bytes) * static_cast<size_t>(size_);
+    PageBuffer a(total, 5), b(total, 0);
+    report("alltoall", bytes,
+           timed([&] { MPI_Alltoall(a.data, n, MPI_BYTE, b.data, n, MPI_BYTE, MPI_COMM_WORLD); }));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +188,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   std::vector<std::string> cases;
-  long max_extent = 4L << 20, max_allreduce = 64L << 20;
+  long max_extent = 4L << 20, max_allreduce = 64L << 20, max_alltoall = 64L << 10;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--samples" && i + 1 < argc) {
@@ -186,6 +199,8 @@ int main(int argc, char** argv) {
       max_extent = std::atol(argv[++i]);
     } else if (a == "--max-allreduce" && i + 1 < argc) {
       max_allreduce = std::atol(argv[++i]);
+    } else if (a == "--max-alltoall" && i + 1 < argc) {
+      max_alltoall = std::atol(argv[++i]);
     } else {
       cases.push_back(a);
     }
@@ -203,6 +218,8 @@ int main(int argc, char** argv) {
       run_vector(max_extent);
     } else if (c == "allreduce") {
       run_allreduce(max_allreduce);
+    } else if (c == "alltoall") {
+      run_alltoall(max_alltoall);
     } else if (c == "null") {
       run_null();
     } else if (rank_ == 0) {

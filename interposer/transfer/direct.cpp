@@ -201,7 +201,13 @@ std::vector<uint8_t> prove_node_peers(MPI_Comm node, State& state, int world_siz
 
 }  // namespace
 
-uint8_t job_flag() noexcept { return g_mode.get() != Mode::off ? kDirectFlag : 0; }
+uint8_t job_flag() noexcept {
+  switch (g_mode.get()) {
+    case Mode::off: return 0;
+    case Mode::on: return kDirectFlag | kDirectForcedFlag;
+    default: return kDirectFlag;
+  }
+}
 
 namespace {
 
@@ -257,6 +263,15 @@ bool node_suits_direct(MPI_Comm node) {
 
 void setup(MPI_Comm world) noexcept {
   if (!coll::caller_flag_everywhere(kDirectFlag) || coll::job_token() == 0) return;
+  // A host job (no rank a GPU program with a device, none asking for the
+  // transport): nothing to set up, and no communicator made. Making one
+  // starts a non-blocking allreduce on `world` in Open MPI (its context id),
+  // which leaves the non-blocking collectives' progress function polled in
+  // every wait for the rest of the job: on 16 ranks of the GPU host, host
+  // allreduces of 4-256 B paid 100-300 ns for it (overhead-h100x2-host.md).
+  // The job facts say the same on every rank, so every rank returns here.
+  const coll::JobCensus census = coll::job_census();
+  if (census.ranks_with_gpu == 0 && census.ranks_with_flag[__builtin_ctz(kDirectForcedFlag)] == 0) return;
   try {
     auto state = std::make_unique<State>();
     state->token = coll::job_token();

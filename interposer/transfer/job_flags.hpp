@@ -12,5 +12,6 @@ constexpr uint8_t kSummaryFlag = 1;            // STRATA_SUMMARY=1 (summary.hpp)
 constexpr uint8_t kGpuAwareFlag = 2;           // the MPI library takes device buffers (gpu_aware.hpp)
 constexpr uint8_t kMeasuredHostModelFlag = 4;  // the host model came from a file, not the built-in figures
 constexpr uint8_t kDirectFlag = 8;             // STRATA_P2P_IPC=on or auto (direct.hpp)
+constexpr uint8_t kDirectForcedFlag = 16;      // STRATA_P2P_IPC=on (direct.hpp)
 
 }  // namespace strata::interposer

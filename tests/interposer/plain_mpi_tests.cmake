@@ -234,3 +234,38 @@ foreach(_case summary none)
                        FAIL_REGULAR_EXPRESSION "FAILED"
                        REQUIRED_FILES "$<TARGET_FILE:summary_job>;$<TARGET_FILE:strata_preload>")
 endforeach()
+
+# MPI_Init makes no communicator in a host job (comms_at_init_job): counted
+# by comm_counter, preloaded after Strata. A host program, plain and on the
+# stand-in's GPU node, must make none; STRATA_P2P_IPC=on (and on the
+# stand-in a GPU program) make the node's: the proof that the count works.
+add_executable(comms_at_init_job comms_at_init_job.c)
+target_link_libraries(comms_at_init_job PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+add_library(strata_test_comm_counter MODULE comm_counter.c)
+target_link_libraries(strata_test_comm_counter PRIVATE MPI::MPI_C)
+set_target_properties(strata_test_comm_counter PROPERTIES C_VISIBILITY_PRESET default)
+set(_comms_cases host:none ipc_on:some)
+if(NOT STRATA_HAVE_CUDA AND NOT STRATA_HAVE_HIP)
+  list(APPEND _comms_cases fake_gpu_host_program:none fake_gpu_program:some)
+endif()
+foreach(_pair IN LISTS _comms_cases)
+  string(REPLACE ":" ";" _pair "${_pair}")
+  list(GET _pair 0 _case)
+  list(GET _pair 1 _expect)
+  set(_extra)
+  if(_case STREQUAL "ipc_on")
+    strata_app_env_args(_extra STRATA_P2P_IPC=on)
+  elseif(_case STREQUAL "fake_gpu_host_program")
+    strata_app_env_args(_extra STRATA_FAKE_DEVICE=2)
+  elseif(_case STREQUAL "fake_gpu_program")
+    strata_app_env_args(_extra STRATA_FAKE_DEVICE=2 STRATA_GPU_PROGRAM=on)
+  endif()
+  strata_app_env_args(_counted LD_PRELOAD=${_preload}:$<TARGET_FILE:strata_test_comm_counter>)
+  add_test(NAME comms_at_init_${_case}
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} ${_counted} ${_extra}
+                   $<TARGET_FILE:comms_at_init_job> ${_expect})
+  set_tests_properties(comms_at_init_${_case} PROPERTIES
+                       ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV}" LABELS interposer TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "(^|\n)ok " FAIL_REGULAR_EXPRESSION "FAILED"
+                       REQUIRED_FILES "$<TARGET_FILE:comms_at_init_job>;$<TARGET_FILE:strata_preload>")
+endforeach()
