@@ -129,7 +129,11 @@ void CollScope::begin(OpKind kind, MPI_Comm comm, uint64_t bytes, int root, void
     seq_ = e->coll_started.load(std::memory_order_relaxed) + 1;
     e->coll_started.store(seq_, std::memory_order_relaxed);
   }
-  if (p.ring) {
+  // Stream-ordered and not among the numbers recorded at this rate: counted
+  // above (the communicator's progress), not recorded. Its time counts as
+  // the gap before the next recorded call (t_last_end_ns is not moved).
+  const bool thinned = stream != nullptr && (seq_ & (p.stream_stride.load(std::memory_order_relaxed) - 1)) != 0;
+  if (p.ring && !thinned) {
     RecordStart r;
     r.kind = kind;
     r.comm = comm_;

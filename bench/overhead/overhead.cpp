@@ -12,7 +12,8 @@
 //   null       calls the library completes at once (peer MPI_PROC_NULL):
 //              MPI_Send, MPI_Recv, MPI_Isend + MPI_Wait, MPI_Irecv + MPI_Wait;
 //              the time per call is the library's few nanoseconds plus
-//              what the preload adds, without the noise of a transfer
+//              what the preload adds, without the noise of a transfer;
+//              and MPI_Allreduce over MPI_COMM_SELF (a collective's pass)
 //
 // Output: one JSON line per point on rank 0: {"case":..,"bytes":..,"us":..}
 // with the median of --samples samples, each the mean of a batch sized to
@@ -159,6 +160,12 @@ void run_null() {
            MPI_Irecv(&byte, 1, MPI_BYTE, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &r);
            MPI_Wait(&r, MPI_STATUS_IGNORE);
          }));
+  // A collective the library completes alone: an allreduce over
+  // MPI_COMM_SELF (a copy of 4 bytes): what the preload's collective
+  // pass-through costs per call, without a peer's noise.
+  float one = 1, out = 0;
+  report("null-self-allreduce", 4,
+         timed([&] { MPI_Allreduce(&one, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_SELF); }));
 }
 
 void run_allreduce(long max_bytes) {

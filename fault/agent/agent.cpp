@@ -264,9 +264,11 @@ void Agent::tick(int64_t now) {
   scanner_.scan(p, now, &hb);
   hb.comms.clear();
   const uint32_t ncomms = p.comms.count();
+  uint64_t entered = 0;
   for (uint32_t i = 0; i < ncomms; ++i) {
     const CommEntry* e = p.comms.entry(i);
     const uint64_t started = e->coll_started.load(std::memory_order_relaxed);
+    entered += started;
     if (started == 0) continue;
     oob::CommProgress c;
     c.comm = e->id;
@@ -275,6 +277,8 @@ void Agent::tick(int64_t now) {
     c.left = e->coll_left.load(std::memory_order_relaxed);
     hb.comms.push_back(c);
   }
+  p.stream_stride.store(Scanner::stream_stride(entered - std::min(entered, colls_entered_)), std::memory_order_relaxed);
+  colls_entered_ = entered;
   for (; comms_sent_ < ncomms; ++comms_sent_) {
     const CommEntry* e = p.comms.entry(comms_sent_);
     oob::CommInfo info;

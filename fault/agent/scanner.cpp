@@ -104,6 +104,12 @@ void Scanner::finished(ProcessState& p, const Record& r, oob::Heartbeat* out) {
   }
 }
 
+uint64_t Scanner::stream_stride(uint64_t collectives) {
+  uint64_t stride = 1;
+  while (collectives / stride > kCollBudget) stride <<= 1;
+  return stride;
+}
+
 void Scanner::resolve_device(ProcessState& p) {
   const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire);
   p.device_marks.drain(&marks_);

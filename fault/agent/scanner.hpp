@@ -26,6 +26,11 @@ class Scanner {
   // fields (flags, current, threshold, last, pending, ops_done).
   void scan(ProcessState& p, int64_t now_ns, oob::Heartbeat* out);
   uint64_t dropped_samples() const { return dropped_; }
+  // The stride of recorded collectives on a stream (ProcessState::
+  // stream_stride) for a tick in which `collectives` were entered: the
+  // smallest power of two that brings them within a heartbeat's budget,
+  // the same rule by which the heartbeat thins what it ships.
+  static uint64_t stream_stride(uint64_t collectives);
 
  private:
   void finished(ProcessState& p, const Record& r, oob::Heartbeat* out);

@@ -32,6 +32,15 @@ struct ProcessState {
   // period_ticks since it (STRATA_FAULT_DEVICE_EVERY, _PERIOD_US).
   std::atomic<uint64_t> device_every{1};
   std::atomic<uint64_t> device_period_ticks{0};
+  // Collectives on a stream (stream-ordered: the host call only enqueues)
+  // are recorded only where their sequence number is a multiple of this
+  // power of two. The watchdog sets it each tick from the rate of
+  // collectives, so that a tick's records stay within what a heartbeat
+  // ships (Scanner::stream_stride); the heartbeat thinned them to the same
+  // numbers anyway, and at 100 000 calls a second the ring's writes and
+  // the watchdog's reading of every record cost the caller about 1-2%
+  // (2 H200, 64 KiB allreduce; fault-overhead-h100x2.md).
+  std::atomic<uint64_t> stream_stride{1};
   DeviceMarks device_marks;                 // timed calls' marks, for the watchdog
   DeviceTimes device_times;                 // their resolved durations, for dumps
   std::atomic<int64_t> clock_offset_ns{0};  // this rank's clock minus the coordinator's (oob ping)

@@ -3,6 +3,7 @@
 // and communicator on every rank, non-blocking requests followed to their
 // completion, the device timer hook, dump() readable as JSON lines,
 // nothing diagnosed on a clean run, stop().
+#include "fault/agent/scanner.hpp"
 #include "fault/clock.hpp"
 #include "fault/hooks.hpp"
 #include "fault/recorder/state.hpp"
@@ -264,6 +265,57 @@ TEST_F(FaultApi, DeviceTimerWaitsThePeriodBetweenTimedCalls) {
   p.device_every.store(every);
   p.device_period_ticks.store(period);
   sf::set_device_timer(nullptr);
+}
+
+// Collectives on a stream are recorded only where their number is a
+// multiple of the stride the watchdog set from the call rate
+// (ProcessState::stream_stride); every one still counts on its
+// communicator, and a collective without a stream is always recorded. The
+// watchdog resets the stride at each tick: an attempt a tick interrupted
+// (on any rank) is run again.
+TEST_F(FaultApi, StreamCollectivesAreRecordedAtMultiplesOfTheStride) {
+  sf::ProcessState& p = sf::process();
+  int stream = 0;  // a stand-in: nothing looks at it (no device timer installed)
+  std::vector<uint64_t> seqs;
+  uint64_t counted = 0;
+  int clean = 0;
+  for (int attempt = 0; attempt < 20 && clean == 0; ++attempt) {
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    const uint64_t streamed = 5000 + 10 * attempt, plain = streamed + 1;  // this attempt's records, by size
+    p.stream_stride.store(4);
+    for (int i = 0; i < 15; ++i) {
+      sf::CollScope rec(sf::OpKind::bcast, c, i < 12 ? streamed : plain, 0, i < 12 ? &stream : nullptr);
+      int v = 1;
+      PMPI_Bcast(&v, 1, MPI_INT, 0, c);
+    }
+    clean = p.stream_stride.load() == 4 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &clean, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    counted = p.comms.entry(p.comms.index_of(c))->coll_started.load();
+    ASSERT_EQ(sf::dump("test"), strata::Status::ok);
+    seqs.clear();
+    for (const auto& o : ops_of(read_dump(), "bcast")) {
+      const uint64_t bytes = o["bytes"].get<uint64_t>();
+      if (bytes == streamed || bytes == plain) seqs.push_back(o["seq"].get<uint64_t>());
+    }
+    MPI_Comm_free(&c);
+  }
+  p.stream_stride.store(1);
+  ASSERT_EQ(clean, 1) << "every attempt crossed a watchdog tick";
+  EXPECT_EQ(counted, 15u);
+  EXPECT_EQ(seqs, (std::vector<uint64_t>{4, 8, 12, 13, 14, 15}));
+}
+
+// The stride: the smallest power of two that brings a tick's collectives
+// within a heartbeat's 512 samples.
+TEST(FaultStreamStride, SmallestPowerOfTwoWithinTheBudget) {
+  EXPECT_EQ(sf::Scanner::stream_stride(0), 1u);
+  EXPECT_EQ(sf::Scanner::stream_stride(512), 1u);
+  EXPECT_EQ(sf::Scanner::stream_stride(513), 2u);
+  EXPECT_EQ(sf::Scanner::stream_stride(1024), 2u);
+  EXPECT_EQ(sf::Scanner::stream_stride(1025), 2u);  // 1025 / 2 is 512, as the heartbeat divides
+  EXPECT_EQ(sf::Scanner::stream_stride(1026), 4u);
+  EXPECT_EQ(sf::Scanner::stream_stride(12500), 32u);
 }
 
 TEST_F(FaultApi, CleanRunHasNoDiagnosisAndStops) {
