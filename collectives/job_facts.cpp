@@ -21,6 +21,11 @@ namespace strata::coll {
 
 using mpi::real;
 
+// Communicators on which no Strata collective can run, without a lock
+// (base/handle_table.hpp), cleared when the communicator is freed. Constant-
+// initialised and trivially destroyed: usable at any time of the process.
+HandleTable<1024> g_library_only;
+
 namespace {
 
 struct RankFacts {
@@ -45,14 +50,7 @@ std::atomic<uint8_t> g_flags_everywhere{0};  // the caller flags every rank set
 std::atomic<uint64_t> g_job_token{0};
 int g_keyval = MPI_KEYVAL_INVALID;
 
-// Communicators on which no Strata collective can run, without a lock
-// (base/handle_table.hpp), cleared when the communicator is freed.
-HandleTable<1024>& library_only_table() {
-  static auto* t = new HandleTable<1024>();  // never destroyed
-  return *t;
-}
-
-void set_library_only(MPI_Comm comm, bool value) { library_only_table().set(comm, value ? 1 : 0); }
+void set_library_only(MPI_Comm comm, bool value) { g_library_only.set(comm, value ? 1 : 0); }
 
 // What is cached on a communicator: its facts, and which members share
 // this rank's host (by communicator rank).
@@ -255,8 +253,6 @@ int world_rank_of(MPI_Comm comm, int rank) noexcept {
 }
 
 uint64_t job_token() noexcept { return g_job_token.load(std::memory_order_acquire); }
-
-bool surely_library_only(MPI_Comm comm) noexcept { return library_only_table().find(comm) != 0; }
 
 void mark_library_only(MPI_Comm comm) noexcept { set_library_only(comm, true); }
 

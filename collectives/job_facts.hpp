@@ -6,7 +6,10 @@
 // cannot use any of Strata's collectives.
 #pragma once
 
+#include <strata/export.h>
 #include <strata/status.hpp>
+
+#include "base/handle_table.hpp"
 
 #include <mpi.h>
 
@@ -80,10 +83,13 @@ int world_rank_of(MPI_Comm comm, int rank) noexcept;
 // learn_job and after forget_job.
 uint64_t job_token() noexcept;
 
-// Lock-free: are the communicator's facts known, and do they say that no
-// Strata collective can run on it (no context needed: its members do not
-// all have GPUs, and share one node)? False also when not known yet.
-bool surely_library_only(MPI_Comm comm) noexcept;
+// The communicators surely left to the library (below): non-zero value.
+extern STRATA_API HandleTable<1024> g_library_only;
+// Lock-free and inline (the exported functions ask it on every collective):
+// are the communicator's facts known, and do they say that no Strata
+// collective can run on it (no context needed: its members do not all have
+// GPUs, and share one node)? False also when not known yet.
+inline bool surely_library_only(MPI_Comm comm) noexcept { return g_library_only.find(comm) != 0; }
 // Says so of a communicator whose context showed it (routing.cpp): ranks
 // that share GPUs or lack NCCL, within one node, no algorithm forced.
 void mark_library_only(MPI_Comm comm) noexcept;
