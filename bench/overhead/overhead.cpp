@@ -164,8 +164,7 @@ void run_null() {
   // MPI_COMM_SELF (a copy of 4 bytes): what the preload's collective
   // pass-through costs per call, without a peer's noise.
   float one = 1, out = 0;
-  report("null-self-allreduce", 4,
-         timed([&] { MPI_Allreduce(&one, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_SELF); }));
+  report("null-self-allreduce", 4, timed([&] { MPI_Allreduce(&one, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_SELF); }));
 }
 
 void run_allreduce(long max_bytes) {
@@ -183,8 +182,7 @@ void run_alltoall(long max_bytes) {
     const int n = static_cast<int>(bytes);
     const size_t total = static_cast<size_t>(bytes) * static_cast<size_t>(size_);
     PageBuffer a(total, 5), b(total, 0);
-    report("alltoall", bytes,
-           timed([&] { MPI_Alltoall(a.data, n, MPI_BYTE, b.data, n, MPI_BYTE, MPI_COMM_WORLD); }));
+    report("alltoall", bytes, timed([&] { MPI_Alltoall(a.data, n, MPI_BYTE, b.data, n, MPI_BYTE, MPI_COMM_WORLD); }));
   }
 }
 

@@ -115,8 +115,8 @@ class Agent {
   std::set<int> dead_;
   std::unique_ptr<Coordinator> coordinator_;
   Scanner scanner_;
-  oob::Heartbeat outgoing_;  // samples gathered since the last heartbeat
-  uint32_t comms_sent_ = 1;  // communicator entries whose members were sent (0 is the world)
+  oob::Heartbeat outgoing_;     // samples gathered since the last heartbeat
+  uint32_t comms_sent_ = 1;     // communicator entries whose members were sent (0 is the world)
   uint64_t colls_entered_ = 0;  // over every communicator, at the last tick
   std::vector<Delayed> delayed_;
   std::map<uint64_t, std::pair<int, int64_t>> probes_out_;  // number -> (peer, sent)
