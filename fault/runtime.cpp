@@ -90,13 +90,14 @@ config::StringParam g_inject{"STRATA_FAULT_INJECT", "",
 config::StringParam g_iface{"STRATA_FAULT_IFACE", "",
                             "Network interface of the out-of-band channel; empty: the first non-loopback IPv4 one "
                             "that is up (127.0.0.1 if none)"};
-config::IntParam g_device_every{"STRATA_FAULT_DEVICE_EVERY", 1,
-                                "Device times of collectives on a GPU stream: a thread times a call (two events on "
-                                "its stream, 4-15 us of host time on an H200) when it is at least the N-th recorded "
-                                "one since the thread's last timed one and STRATA_FAULT_DEVICE_PERIOD_US has passed "
-                                "(at high call rates only every S-th collective on a stream is recorded, docs/fault.md); "
-                                "0: none",
-                                0, int64_t{1} << 20};
+config::IntParam g_device_every{
+    "STRATA_FAULT_DEVICE_EVERY", 1,
+    "Device times of collectives on a GPU stream: a thread times a call (two events on "
+    "its stream, 4-15 us of host time on an H200) when it is at least the N-th recorded "
+    "one since the thread's last timed one and STRATA_FAULT_DEVICE_PERIOD_US has passed "
+    "(at high call rates only every S-th collective on a stream is recorded, docs/fault.md); "
+    "0: none",
+    0, int64_t{1} << 20};
 config::IntParam g_device_period{"STRATA_FAULT_DEVICE_PERIOD_US", 10000,
                                  "Least time between two device-timed collectives of a thread (0: no least time; "
                                  "with STRATA_FAULT_DEVICE_EVERY=1 every call is timed)",
