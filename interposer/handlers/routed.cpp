@@ -127,14 +127,14 @@ Shape allgather_shape(int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return s;
 }
 
-// A call on host buffers (the caller knows) that goes to the library
-// without decide(): on a communicator left to the library, or a GPU job's
-// between two agreements (routing.hpp, library_between_agreements).
-// MPI_COMM_NULL too: the library reports it. `shape_of` is asked only past
-// those (it may ask the library for the communicator's size).
+// A call on host buffers (the caller knows), on a communicator not left to
+// the library, that goes to the library without decide(): a GPU job's
+// between two agreements (routing.hpp, library_between_agreements), and
+// MPI_COMM_NULL (the library reports it). `shape_of` is asked only past
+// that (it may ask the library for the communicator's size).
 template <class ShapeOf>
-bool library_at_once(MPI_Comm comm, const ShapeOf& shape_of) {
-  if (comm == MPI_COMM_NULL || coll::surely_library_only(comm)) return true;
+bool between_agreements(MPI_Comm comm, const ShapeOf& shape_of) {
+  if (comm == MPI_COMM_NULL) return true;
   const Shape s = shape_of();
   return s.mappable && coll::library_between_agreements(s.collective, comm, static_cast<size_t>(s.bytes));
 }
@@ -142,7 +142,10 @@ bool library_at_once(MPI_Comm comm, const ShapeOf& shape_of) {
 // The decision, or the library route when it could not be made.
 Result<Decision> route_of(const LibraryRoute& library, const Shape& s, MPI_Comm comm,
                           std::initializer_list<const void*> buffers) {
-  if (StagedCall::all_host_at_a_glance(library.bufs) && library_at_once(comm, [&] { return s; })) return Decision{};
+  if (StagedCall::all_host_at_a_glance(library.bufs) &&
+      (coll::surely_library_only(comm) || between_agreements(comm, [&] { return s; }))) {
+    return Decision{};
+  }
   return coll::decide(s.collective, comm, static_cast<size_t>(s.bytes), s.mappable, coll::on_current_device(buffers));
 }
 
@@ -249,22 +252,22 @@ int MPI_Allgather(const LibraryRoute& library, const void* sendbuf, int sendcoun
 
 bool Passes<calls::Id::MPI_Allreduce>::test(const void*, void*, int count, MPI_Datatype type, MPI_Op op,
                                             MPI_Comm comm) noexcept {
-  return library_at_once(comm, [&] { return allreduce_shape(count, type, op); });
+  return between_agreements(comm, [&] { return allreduce_shape(count, type, op); });
 }
 bool Passes<calls::Id::MPI_Reduce_scatter_block>::test(const void*, void*, int recvcount, MPI_Datatype type, MPI_Op op,
                                                        MPI_Comm comm) noexcept {
-  return library_at_once(comm, [&] { return reduce_scatter_shape(recvcount, type, op, comm); });
+  return between_agreements(comm, [&] { return reduce_scatter_shape(recvcount, type, op, comm); });
 }
 bool Passes<calls::Id::MPI_Reduce>::test(const void*, void*, int count, MPI_Datatype type, MPI_Op op, int,
                                          MPI_Comm comm) noexcept {
-  return library_at_once(comm, [&] { return reduce_shape(count, type, op); });
+  return between_agreements(comm, [&] { return reduce_shape(count, type, op); });
 }
 bool Passes<calls::Id::MPI_Bcast>::test(void*, int count, MPI_Datatype type, int, MPI_Comm comm) noexcept {
-  return library_at_once(comm, [&] { return bcast_shape(count, type); });
+  return between_agreements(comm, [&] { return bcast_shape(count, type); });
 }
 bool Passes<calls::Id::MPI_Allgather>::test(const void*, int, MPI_Datatype, void*, int recvcount, MPI_Datatype recvtype,
                                             MPI_Comm comm) noexcept {
-  return library_at_once(comm, [&] { return allgather_shape(recvcount, recvtype, comm); });
+  return between_agreements(comm, [&] { return allgather_shape(recvcount, recvtype, comm); });
 }
 
 }  // namespace strata::interposer::routed

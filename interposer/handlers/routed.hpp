@@ -45,9 +45,10 @@ namespace routed {
 using handlers::LibraryRoute;
 
 // The exported function's own test (shim/wrappers.cpp), made once it found
-// every buffer in host memory under a contiguous type: may the call go to
-// the library with nothing else done? Always on a communicator left to the
-// library (the job's facts: a host job's). On a GPU job's, the reductions,
+// every buffer in host memory under a contiguous type and the communicator
+// not left to the library (coll::surely_library_only, asked inline there
+// first: a host job's calls pass without this call): may the call go to
+// the library with nothing else done? On a GPU job's, the reductions,
 // the broadcast and the allgather also pass between two agreements the last
 // of which found host memory on some rank (coll::library_between_agreements,
 // which counts the call as decide() would, so every rank's count of

@@ -88,12 +88,6 @@ int64_t gather_block_bytes(const void* sendbuf, int sendcount, MPI_Datatype send
   return in_place ? signature_bytes(recvtype, recvcount) : signature_bytes(sendtype, sendcount);
 }
 
-// routed::Passes of an exchange whose buffers are host data: on a
-// communicator left to the library, or between two agreements.
-bool exchange_at_once(Exchange kind, MPI_Comm comm) {
-  return coll::surely_library_only(comm) || coll::library_between_agreements(kind, comm);
-}
-
 // As routed.cpp's: MPI_COMM_NULL is the library's error, whatever the buffers.
 bool quick_library(const LibraryRoute& library, MPI_Comm comm) {
   return comm == MPI_COMM_NULL || (coll::surely_library_only(comm) && StagedCall::all_host_at_a_glance(library.bufs));
@@ -222,29 +216,28 @@ int MPI_Allgatherv(const LibraryRoute& library, const void* sendbuf, int sendcou
 
 bool Passes<calls::Id::MPI_Alltoall>::test(const void*, int, MPI_Datatype, void*, int, MPI_Datatype,
                                            MPI_Comm comm) noexcept {
-  return exchange_at_once(Exchange::all_to_all, comm);
+  return coll::library_between_agreements(Exchange::all_to_all, comm);
 }
 bool Passes<calls::Id::MPI_Gather>::test(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*,
                                          int recvcount, MPI_Datatype recvtype, int, MPI_Comm comm) noexcept {
-  return coll::surely_library_only(comm) ||
-         gather_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype) < coll::gather_nccl_min_bytes() ||
+  return gather_block_bytes(sendbuf, sendcount, sendtype, recvcount, recvtype) < coll::gather_nccl_min_bytes() ||
          coll::library_between_agreements(Exchange::gather, comm);
 }
 bool Passes<calls::Id::MPI_Gatherv>::test(const void*, int, MPI_Datatype, void*, const int[], const int[], MPI_Datatype,
                                           int, MPI_Comm comm) noexcept {
-  return exchange_at_once(Exchange::gather, comm);
+  return coll::library_between_agreements(Exchange::gather, comm);
 }
 bool Passes<calls::Id::MPI_Scatter>::test(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, int,
                                           MPI_Comm comm) noexcept {
-  return exchange_at_once(Exchange::scatter, comm);
+  return coll::library_between_agreements(Exchange::scatter, comm);
 }
 bool Passes<calls::Id::MPI_Scatterv>::test(const void*, const int[], const int[], MPI_Datatype, void*, int,
                                            MPI_Datatype, int, MPI_Comm comm) noexcept {
-  return exchange_at_once(Exchange::scatter, comm);
+  return coll::library_between_agreements(Exchange::scatter, comm);
 }
 bool Passes<calls::Id::MPI_Allgatherv>::test(const void*, int, MPI_Datatype, void*, const int[], const int[],
                                              MPI_Datatype, MPI_Comm comm) noexcept {
-  return exchange_at_once(Exchange::allgather_v, comm);
+  return coll::library_between_agreements(Exchange::allgather_v, comm);
 }
 
 }  // namespace strata::interposer::routed

@@ -143,8 +143,8 @@ __attribute__((constructor)) void resolve_real_mpi() { strata::mpi::install_next
 // Routed ones: routed::Passes may count the call as a routing decision,
 // so every other test comes first, and where it says yes the call passes.
 // A communicator surely left to the library (a host job's) passes at once,
-// inline: Passes would say so too, after a call (15-20 ns a collective on
-// 2 H200s' host, where a point-to-point pass costs 1-2).
+// inline (out of line, in Passes, it cost 15-20 ns a collective on 2 H200s'
+// host, where a point-to-point pass costs 1-2); Passes is asked past it.
 #define STRATA_FAST_routed(fn, args, arguments)                                                                     \
   if (::strata::interposer::shim::collective_may_pass() STRATA_PASTE(STRATA_FAST_BUFS_, STRATA_ROLE_3 arguments) && \
       ::strata::interposer::can_count_own_call() &&                                                                 \
