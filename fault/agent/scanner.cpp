@@ -19,11 +19,17 @@ constexpr size_t kMaxPending = 4;
 constexpr size_t kCollBudget = 512;
 constexpr size_t kP2pBudget = 1024;
 
+// The smallest power of two S with count / S within `budget`.
+uint64_t stride_within(uint64_t count, size_t budget) {
+  uint64_t stride = 1;
+  while (count / stride > budget) stride <<= 1;
+  return stride;
+}
+
 template <class T, class Key>
 void thin(std::vector<T>& samples, size_t budget, Key key) {
   if (samples.size() <= budget) return;
-  uint64_t stride = 1;
-  while (samples.size() / stride > budget) stride <<= 1;
+  const uint64_t stride = stride_within(samples.size(), budget);
   samples.erase(std::remove_if(samples.begin(), samples.end(), [&](const T& s) { return key(s) % stride != 0; }),
                 samples.end());
 }
@@ -104,11 +110,7 @@ void Scanner::finished(ProcessState& p, const Record& r, oob::Heartbeat* out) {
   }
 }
 
-uint64_t Scanner::stream_stride(uint64_t collectives) {
-  uint64_t stride = 1;
-  while (collectives / stride > kCollBudget) stride <<= 1;
-  return stride;
-}
+uint64_t Scanner::stream_stride(uint64_t collectives) { return stride_within(collectives, kCollBudget); }
 
 void Scanner::resolve_device(ProcessState& p) {
   const DeviceTimer* timer = p.device_timer.load(std::memory_order_acquire);
