@@ -51,9 +51,9 @@ struct LinkFigures {
   // figures can follow. Indexed by Collective; learnt by strata-measure.
   // small_below_bytes: where NCCL's own switch between the regimes was
   // measured (strata-measure), calls below it are predicted in the small
-  // regime and the rest in the bulk one, whichever is cheaper by the
-  // figures (2 H200, 2 MiB: NCCL's allreduce ran in its bulk protocol at
-  // 28 µs where the small regime's figures said 21); 0: the cheaper regime.
+  // regime and the rest in the bulk one, whatever the figures call cheaper
+  // (2 H200, 2 MiB: NCCL's allreduce ran in its bulk protocol at 28 µs
+  // where the small regime's figures said 21); 0: the cheaper regime.
   struct ForCollective {
     bool set = false;
     Protocol bulk, small;

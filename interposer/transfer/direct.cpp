@@ -271,7 +271,7 @@ void setup(MPI_Comm world) noexcept {
   // allreduces of 4-256 B paid 100-300 ns for it (overhead-h100x2-host.md).
   // The job facts say the same on every rank, so every rank returns here.
   const coll::JobCensus census = coll::job_census();
-  if (census.ranks_with_gpu == 0 && census.ranks_with_flag[__builtin_ctz(kDirectForcedFlag)] == 0) return;
+  if (census.ranks_with_gpu == 0 && ranks_with(census, kDirectForcedFlag) == 0) return;
   try {
     auto state = std::make_unique<State>();
     state->token = coll::job_token();

@@ -39,9 +39,6 @@ std::string library_version(bool whole) {
   return out.empty() ? "an MPI library" : out;
 }
 
-// How many ranks set one of learn_job's caller flags (job_flags.hpp).
-int ranks_with(const coll::JobCensus& c, uint8_t flag) { return c.ranks_with_flag[__builtin_ctz(flag)]; }
-
 // "all 8", "3 of 8": how many ranks, of the job's.
 std::string of_ranks(int some, int ranks) {
   return some == ranks ? "all " + std::to_string(ranks) : std::to_string(some) + " of " + std::to_string(ranks);
