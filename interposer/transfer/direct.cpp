@@ -259,6 +259,38 @@ bool node_suits_direct(MPI_Comm node) {
   return false;
 }
 
+// This node's ranks of `world` in world order, as MPI_Comm_split_type
+// (shared) gives them. Made with MPI_Comm_create_group where the job's
+// facts name every rank's host: in Open MPI, split_type takes its context
+// id with a non-blocking allreduce on `world`, after which the non-blocking
+// collectives' progress function is polled in every wait of the job, a
+// cost the plain program never pays; create_group takes it with
+// point-to-point messages among the node's ranks (comms_at_init_job checks
+// that no progress function is left behind).
+MPI_Comm node_comm(MPI_Comm world, int world_rank, int world_size) {
+  constexpr int kTag = 0x5354;  // 'ST'
+  MPI_Comm node = MPI_COMM_NULL;
+  std::vector<int> here;
+  for (int r = 0; r < world_size; ++r) {
+    if (coll::member_on_my_host(world, r)) here.push_back(r);
+  }
+  if (std::find(here.begin(), here.end(), world_rank) == here.end()) {  // facts not known: the library's way
+    if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+      return MPI_COMM_NULL;
+    }
+    return node;
+  }
+  MPI_Group all = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;
+  if (real().MPI_Comm_group(world, &all) == MPI_SUCCESS &&
+      real().MPI_Group_incl(all, static_cast<int>(here.size()), here.data(), &mine) == MPI_SUCCESS &&
+      real().MPI_Comm_create_group(world, mine, kTag, &node) != MPI_SUCCESS) {
+    node = MPI_COMM_NULL;
+  }
+  if (mine != MPI_GROUP_NULL) real().MPI_Group_free(&mine);
+  if (all != MPI_GROUP_NULL) real().MPI_Group_free(&all);
+  return node;
+}
+
 }  // namespace
 
 void setup(MPI_Comm world) noexcept {
@@ -279,8 +311,8 @@ void setup(MPI_Comm world) noexcept {
     real().MPI_Comm_rank(world, &state->world_rank);
     real().MPI_Comm_size(world, &world_size);
     state->pid = static_cast<int32_t>(getpid());
-    MPI_Comm node = MPI_COMM_NULL;
-    if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
+    MPI_Comm node = node_comm(world, state->world_rank, world_size);
+    if (node == MPI_COMM_NULL) return;
     // Every rank takes part in what follows, then agrees (the transport is
     // on everywhere or nowhere: every receive must know to look for
     // descriptors): every node suits it, and under auto some rank is a GPU

@@ -37,6 +37,7 @@
   X(MPI_Comm_group) \
   X(MPI_Comm_free) \
   X(MPI_Group_translate_ranks) \
+  X(MPI_Group_incl) \
   X(MPI_Group_free) \
   X(MPI_Topo_test) \
   X(MPI_Cartdim_get) \

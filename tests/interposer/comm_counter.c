@@ -2,12 +2,34 @@
  * calls into MPI resolve the next definition (dlsym(RTLD_NEXT)), which is
  * this library's, so every communicator Strata makes is counted here
  * before it goes on to the library's PMPI_* entry. comms_at_init_job reads
- * the count through strata_test_comms_made(). */
+ * the count through strata_test_comms_made().
+ *
+ * Open MPI only: its components register progress functions through
+ * opal_progress_register (libopen-pal), which this library sees too. The
+ * non-blocking collectives' one (ompi_coll_libnbc_progress), once
+ * registered, is polled in every wait of the job: strata_test_nbc_progress()
+ * counts its registrations (0 under any other MPI). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
+#include <string.h>
 
 static int g_made = 0;
+static int g_nbc_progress = 0;
 
 int strata_test_comms_made(void) { return g_made; }
+int strata_test_nbc_progress(void) { return g_nbc_progress; }
+
+typedef int (*progress_fn)(void);
+int opal_progress_register(progress_fn cb) {
+  static int (*next)(progress_fn) = 0;
+  if (next == 0) next = (int (*)(progress_fn))dlsym(RTLD_NEXT, "opal_progress_register");
+  Dl_info info;
+  if (dladdr((void*)cb, &info) != 0 && info.dli_sname != 0 && strstr(info.dli_sname, "libnbc") != 0) {
+    ++g_nbc_progress;
+  }
+  return next != 0 ? next(cb) : -1;
+}
 
 int MPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm* out) {
   ++g_made;

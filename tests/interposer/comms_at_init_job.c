@@ -8,6 +8,9 @@
  *   comms_at_init_job some    at least one (a GPU program, or
  *                             STRATA_P2P_IPC=on: the proof that the count
  *                             sees Strata's calls)
+ * In every case (Open MPI) the communicators made must not have left the
+ * non-blocking collectives' progress function registered, as
+ * MPI_Comm_split_type on MPI_COMM_WORLD does.
  * Prints "ok ..." or "FAILED ..." on rank 0 (exit 1). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,6 +24,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int (*made)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "strata_test_comms_made");
   const int count = made != NULL ? made() : -1;
+  int (*nbc)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "strata_test_nbc_progress");
+  const int nbc_progress = nbc != NULL ? nbc() : -1;
   const int want_none = argc > 1 && strcmp(argv[1], "none") == 0;
   int rc = 0;
   if (rank == 0) {
@@ -29,6 +34,10 @@ int main(int argc, char** argv) {
       rc = 1;
     } else if (want_none ? count != 0 : count == 0) {
       printf("FAILED MPI_Init made %d communicator(s), expected %s\n", count, want_none ? "none" : "some");
+      rc = 1;
+    } else if (nbc_progress != 0) {
+      printf("FAILED MPI_Init left the non-blocking collectives' progress function registered (%d time(s))\n",
+             nbc_progress);
       rc = 1;
     } else {
       printf("ok MPI_Init made %d communicator(s)\n", count);
