@@ -17,9 +17,16 @@ int threads_for(int64_t hidden, int vector);
 
 // One call of the peer protocol: `blocks` blocks (proto::blocks_for).
 // `vector`: 16-byte accesses (every pointer 16-byte aligned and the row a
-// multiple of 16 bytes), else element by element.
+// multiple of 16 bytes), else element by element. `overlap_launch` (CUDA,
+// compute capability 9.0 and later; ignored elsewhere): a programmatic
+// dependent launch, scheduled while the kernel before it on the stream
+// runs (the kernel waits for that one's writes before it reads anything).
 template <class T>
-Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream) noexcept;
+Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream,
+                   bool overlap_launch = false) noexcept;
+
+// Whether the current device takes overlap_launch (CUDA, sm_90 or later).
+bool overlap_launch_supported() noexcept;
 
 // `count` 32-bit words set to `value` (the empty Lamport sets at set-up).
 Status launch_fill(void* words, size_t count, uint32_t value, void* stream) noexcept;

@@ -320,30 +320,46 @@ STRATA_HOST_DEVICE void post_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   }
 }
 
+// Polls one vector a peer posts into my region until none of its elements
+// reads as empty, and gives it back in `got`. False when the wait timed out
+// (reported: `peer` did not arrive with its data).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE bool poll_posted(P& p, const Args<T>& a, const T* at, int peer, int block, uint32_t seq,
+                                    math::Vec<T, V>* got) {
+  // A small message's rows arrive within a microsecond or two: spin without
+  // pausing (a pause is tens of nanoseconds or more) or reading the clock.
+  uint64_t t0 = 0;
+  for (unsigned polls = 0;; ++polls) {
+    const math::Vec<T, V> v = p.template load_posted<T, V>(at);
+    bool ready = true;
+    for (int k = 0; k < V; ++k) ready = ready && !math::is_empty(v.e[k]);
+    if (ready) {
+      *got = v;
+      return true;
+    }
+    if (polls < kSpinPolls) continue;
+    if (polls == kSpinPolls) {
+      t0 = p.now();
+    } else if (p.now() - t0 > a.timeout) {
+      p.report(&control_of(a)->claim, a.error,
+               pack_error(1, kData, static_cast<uint32_t>(peer), static_cast<uint32_t>(block), seq));
+      return false;
+    }
+    p.pause();
+  }
+}
+
 // Waits until this thread's elements of row r are posted by every peer
 // (none reads as empty). False when a wait timed out (reported).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
 STRATA_HOST_DEVICE bool wait_posted(P& p, const Args<T>& a, const T* const* src, int block, uint32_t seq) {
+  math::Vec<T, V> v;
   for (int q = 0; q < a.nranks; ++q) {
     if (q == a.rank) continue;
     for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
-      const uint64_t t0 = p.now();
-      // A small message's rows arrive within a microsecond or two: spin
-      // without pausing first (a pause is tens of nanoseconds or more).
-      for (unsigned polls = 0;; ++polls) {
-        const math::Vec<T, V> v = p.template load_posted<T, V>(src[q] + i);
-        bool ready = true;
-        for (int k = 0; k < V; ++k) ready = ready && !math::is_empty(v.e[k]);
-        if (ready) break;
-        if (polls < kSpinPolls) continue;
-        if (p.now() - t0 > a.timeout) {
-          p.report(&control_of(a)->claim, a.error,
-                   pack_error(1, kData, static_cast<uint32_t>(q), static_cast<uint32_t>(block), seq));
-          return false;
-        }
-        p.pause();
-      }
+      if (!poll_posted<V>(p, a, src[q] + i, q, block, seq, &v)) return false;
     }
   }
   return true;
@@ -381,6 +397,57 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   return true;
 }
 
+// Row r of a Lamport call where every thread holds at most one vector of
+// the row (hidden <= threads x V: up to 8192 bf16 elements at 1024
+// threads): the same arithmetic as take_row, in registers. The residual and
+// this rank's x are loaded before the peers' vectors are awaited, the
+// polled vectors are the ones summed (in rank order, as sum_row does), and
+// `w` is the weight this thread loaded once for the call: no load waits
+// after the data arrives (a small call's time is those waits).
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
+                                      const math::Vec<T, V>& w, float* smem) {
+  const int64_t i = static_cast<int64_t>(p.thread()) * V;
+  const bool mine = i < a.hidden;
+  T* res = a.residual + r * a.hidden + i;
+  math::Vec<T, V> add{}, own{};
+  if (mine) {
+    add = math::load<T, V>(res);
+    own = math::load<T, V>(a.x + r * a.hidden + i);
+  }
+  float acc[V] = {};
+  bool ok = true;
+  for (int q = 0; q < a.nranks && mine && ok; ++q) {
+    math::Vec<T, V> v = own;
+    if (q != a.rank) ok = poll_posted<V>(p, a, tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden) + i,
+                                         q, block, seq, &v);
+    for (int k = 0; k < V; ++k) acc[k] = q == 0 ? math::to_float(v.e[k]) : acc[k] + math::to_float(v.e[k]);
+  }
+  if (!p.sync_and(ok)) return false;
+  typename P::Accumulator squares = 0;
+  math::Vec<T, V> sum;
+  for (int k = 0; k < V; ++k) {
+    sum.e[k] = math::Round<T>::from(acc[k] + math::to_float(add.e[k]));
+    const typename P::Accumulator e = math::to_float(sum.e[k]);
+    squares += e * e;
+  }
+  if (mine) math::store<T, V>(res, sum);
+  const float scale = math::rms_scale(p.block_sum(squares, smem), a.hidden, a.epsilon);
+  if (!mine) return true;
+  math::Vec<T, V> y;
+  for (int k = 0; k < V; ++k) {
+    y.e[k] = math::Round<T>::from(math::to_float(sum.e[k]) * scale * math::to_float(w.e[k]));
+  }
+  math::store<T, V>(a.out + r * a.hidden + i, y);
+  math::Vec<T, V> empty;
+  for (int k = 0; k < V; ++k) empty.e[k] = math::empty_value<T>();
+  for (int q = 0; q < a.nranks; ++q) {
+    if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden) + i, empty);
+  }
+  return true;
+}
+
 // One block of a Lamport call. Row by row, `lag` rows behind: post rows up
 // to j+lag, then take row j (every peer posted it `lag` rows ago), so the
 // NVLink stores of the rows ahead overlap the local reads and writes of the
@@ -392,10 +459,15 @@ STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, f
   const uint32_t seq = call_number(p, a);
   const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
   const int64_t ahead = static_cast<int64_t>(a.lag) * blocks;
+  const bool held = a.hidden <= static_cast<int64_t>(p.threads()) * V;  // a row in registers
+  math::Vec<T, V> w{};
+  if (held && static_cast<int64_t>(p.thread()) * V < a.hidden) w = math::load<T, V>(a.weight + p.thread() * V);
   int64_t next = block;  // the next row this block posts
   for (int64_t r = block; r < a.tokens; r += blocks) {
     for (; next < a.tokens && next <= r + ahead; next += blocks) post_row<V>(p, a, next, set);
-    if (!take_row<V>(p, a, r, set, block, seq, smem)) break;
+    const bool ok = held ? take_row_held<V>(p, a, r, set, block, seq, w, smem)
+                         : take_row<V>(p, a, r, set, block, seq, smem);
+    if (!ok) break;
   }
   finish(p, a, blocks, seq);
 }

@@ -225,9 +225,11 @@ void check_calls(const Param& prm) {
     std::shuffle(order.begin(), order.end(), gen);
     const int blocks = proto::blocks_for(p.kind, static_cast<int64_t>(p.c.tokens), prm.ranks, p.budget);
     const bool vector = (p.c.hidden * sizeof(T)) % 16 == 0;
+    const bool overlap = gen() % 2 == 0 && kernels::overlap_launch_supported();  // a dependent launch
+    SCOPED_TRACE(overlap ? "overlapped launch" : "ordinary launch");
     for (int q : order) {
       const proto::Args<T> a = args_for<T>(r, q, p, *buf[static_cast<size_t>(q)], timeout);
-      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q]));
+      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q], overlap));
     }
     std::vector<unsigned char> out0, res0;
     for (int q = 0; q < prm.ranks; ++q) {

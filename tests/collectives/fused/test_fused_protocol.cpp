@@ -208,7 +208,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Param{DataType::bfloat16, 2, 64, false}, Param{DataType::bfloat16, 4, 136, false},
                       Param{DataType::bfloat16, 8, 32, false}, Param{DataType::float16, 3, 40, false},
                       Param{DataType::float32, 4, 68, false}, Param{DataType::float32, 2, 1000, false},
-                      Param{DataType::bfloat16, 5, 24, true}, Param{DataType::float32, 3, 20, true}));
+                      Param{DataType::bfloat16, 5, 24, true}, Param{DataType::float32, 3, 20, true},
+                      // one vector a row: Lamport keeps the row in registers (take_row_held)
+                      Param{DataType::bfloat16, 2, 8, false}, Param{DataType::float32, 3, 4, false}));
 
 // A rank that never arrives: the others give up after the timeout, each
 // records that rank as the missing peer of the start barrier of that call,
