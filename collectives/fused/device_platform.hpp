@@ -69,7 +69,6 @@ struct DevicePlatform {
     }
   }
   __device__ void fence_system() const { __threadfence_system(); }
-  __device__ void fence_device() const { __threadfence(); }
 
   // A Lamport slot's elements, which a peer may be writing while this runs:
   // volatile loads (never from L1, never hoisted out of the poll), element

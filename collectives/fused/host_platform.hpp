@@ -35,7 +35,6 @@ class HostPlatform {
     }
   }
   void fence_system() const { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-  void fence_device() const { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
   // A Lamport slot's elements: one atomic access per element (release on
   // post, acquire on poll), so the reader's plain reads of a posted row

@@ -15,7 +15,7 @@
 //   void report(uint64_t* claim, uint64_t* host_word, uint64_t w)
 //                                            first report wins the claim and is
 //                                            published to the host-visible word
-//   void fence_system(), fence_device()
+//   void fence_system()
 //   uint64_t now() const                     ticks of the timeout clock
 //   void pause()                             between polls of a flag
 //
@@ -212,21 +212,23 @@ STRATA_HOST_DEVICE STRATA_INLINE uint32_t call_number(P& p, const Args<T>& a) {
   return p.load_relaxed(&control_of(a)->seq) + 1;
 }
 
-// The last block to finish advances the call number. Control is read by
-// this GPU only (the next call on the stream): device-scope fences suffice,
-// and a system-scope one per block cost Lamport's small calls about 1 µs.
+// The last block to finish advances the call number (a call of one block
+// needs no count). No fence: Control is read only by the next kernel on
+// this GPU's stream, and a kernel's end (or a dependent launch's wait,
+// kernels.cu) makes every write of the kernel visible to the next. A
+// device-scope fence here also waited for the block's own NVLink stores
+// to be acknowledged, on the path of every small call.
 STRATA_HD_TEMPLATE
 template <class P, class T>
 STRATA_HOST_DEVICE void finish(P& p, const Args<T>& a, int blocks, uint32_t seq) {
   p.sync();
-  if (p.thread() == 0) {
-    Control* c = control_of(a);
-    p.fence_device();
-    if (p.fetch_add(&c->done, 1u) == static_cast<uint32_t>(blocks - 1)) {
-      p.store_relaxed(&c->done, 0u);
-      p.store_relaxed(&c->seq, seq);
-      p.fence_device();
-    }
+  if (p.thread() != 0) return;
+  Control* c = control_of(a);
+  if (blocks == 1) {
+    p.store_relaxed(&c->seq, seq);
+  } else if (p.fetch_add(&c->done, 1u) == static_cast<uint32_t>(blocks - 1)) {
+    p.store_relaxed(&c->done, 0u);
+    p.store_relaxed(&c->seq, seq);
   }
 }
 
