@@ -215,9 +215,10 @@ STRATA_HOST_DEVICE STRATA_INLINE uint32_t call_number(P& p, const Args<T>& a) {
 // The last block to finish advances the call number (a call of one block
 // needs no count). No fence: Control is read only by the next kernel on
 // this GPU's stream, and a kernel's end (or a dependent launch's wait,
-// kernels.cu) makes every write of the kernel visible to the next. A
-// device-scope fence here also waited for the block's own NVLink stores
-// to be acknowledged, on the path of every small call.
+// kernels.cu) makes every write of the kernel visible to the next. The
+// device-scope fence this had cost a small call about 1 µs (measured on
+// 2 x H100: 6.0 -> 5.1 µs at 1 x 4096 bf16; it waits for the block's
+// outstanding stores, NVLink ones included).
 STRATA_HD_TEMPLATE
 template <class P, class T>
 STRATA_HOST_DEVICE void finish(P& p, const Args<T>& a, int blocks, uint32_t seq) {
