@@ -213,7 +213,8 @@ uint64_t ticks_per_ms() noexcept {
 #endif
   return static_cast<uint64_t>(khz);
 #else
-  return 1000000;  // %globaltimer counts nanoseconds
+  // %globaltimer counts nanoseconds
+  return 1000000;
 #endif
 }
 
@@ -247,7 +248,7 @@ bool overlap_launch_supported() noexcept {
 #endif
 }
 
-#define STRATA_FUSED_INSTANTIATE(T)                                                              \
+#define STRATA_FUSED_INSTANTIATE(T)                                                                    \
   template Status launch_peer<T>(const proto::Args<T>&, proto::Kind, int, bool, void*, bool) noexcept; \
   template Status launch_local<T>(const T*, T*, const T*, T*, int64_t, int64_t, float, bool, void*) noexcept;
 STRATA_FUSED_INSTANTIATE(float)

@@ -90,7 +90,7 @@ class PeerExchange final : public Exchange {
   uint64_t timeout_ticks_ = 0;
   int default_blocks_ = 1;
   bool overlap_launch_ = false;  // STRATA_FUSED_OVERLAP_LAUNCH where the device has it
-  int max_blocks_ = 1;  // the fewest multiprocessors of any rank's GPU
+  int max_blocks_ = 1;           // the fewest multiprocessors of any rank's GPU
   gpu::Stream stream_ = nullptr;
 };
 

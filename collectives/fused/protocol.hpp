@@ -323,6 +323,12 @@ STRATA_HOST_DEVICE void post_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   }
 }
 
+// Row r as `writer` posts it into my region (Lamport set `set`).
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE T* posted_row(const Args<T>& a, uint32_t set, int writer, int64_t r) {
+  return tensor_at<T>(a.region[a.rank], a.layout.slot(set, writer), r, a.hidden);
+}
+
 // Polls one vector a peer posts into my region until none of its elements
 // reads as empty, and gives it back in `got`. False when the wait timed out
 // (reported: `peer` did not arrive with its data).
@@ -391,7 +397,7 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
                                  float* smem) {
   const T* src[kMaxRanks];
   for (int q = 0; q < a.nranks; ++q) {
-    src[q] = q == a.rank ? a.x + r * a.hidden : tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden);
+    src[q] = q == a.rank ? a.x + r * a.hidden : posted_row(a, set, q, r);
   }
   if (!p.sync_and(wait_posted<V>(p, a, src, block, seq))) return false;
   T* res = a.residual + r * a.hidden;
@@ -423,8 +429,7 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
   bool ok = true;
   for (int q = 0; q < a.nranks && mine && ok; ++q) {
     math::Vec<T, V> v = own;
-    if (q != a.rank) ok = poll_posted<V>(p, a, tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden) + i,
-                                         q, block, seq, &v);
+    if (q != a.rank) ok = poll_posted<V>(p, a, posted_row(a, set, q, r) + i, q, block, seq, &v);
     for (int k = 0; k < V; ++k) acc[k] = q == 0 ? math::to_float(v.e[k]) : acc[k] + math::to_float(v.e[k]);
   }
   if (!p.sync_and(ok)) return false;
@@ -446,7 +451,7 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
   math::Vec<T, V> empty;
   for (int k = 0; k < V; ++k) empty.e[k] = math::empty_value<T>();
   for (int q = 0; q < a.nranks; ++q) {
-    if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[a.rank], a.layout.slot(set, q), r, a.hidden) + i, empty);
+    if (q != a.rank) p.template store_posted<T, V>(posted_row(a, set, q, r) + i, empty);
   }
   return true;
 }
@@ -468,8 +473,8 @@ STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, f
   int64_t next = block;  // the next row this block posts
   for (int64_t r = block; r < a.tokens; r += blocks) {
     for (; next < a.tokens && next <= r + ahead; next += blocks) post_row<V>(p, a, next, set);
-    const bool ok = held ? take_row_held<V>(p, a, r, set, block, seq, w, smem)
-                         : take_row<V>(p, a, r, set, block, seq, smem);
+    const bool ok =
+        held ? take_row_held<V>(p, a, r, set, block, seq, w, smem) : take_row<V>(p, a, r, set, block, seq, smem);
     if (!ok) break;
   }
   finish(p, a, blocks, seq);
