@@ -19,22 +19,9 @@ struct DevicePlatform {
 
   // Butterfly within each warp (every lane ends with the same value: the
   // additions pair the same operands, and IEEE addition commutes), then the
-  // warps' sums by a second butterfly in every warp (lane w takes warp w's
-  // sum, lanes past the last warp 0): the whole block, and every rank
-  // running the same row, gets the same bits. A serial sum of the warps'
-  // sums by every thread cost a 1024-thread block 32 dependent shared-memory
-  // loads, about half a microsecond of a small call.
+  // warps' sums added in warp order by every thread: the whole block, and
+  // every rank running the same row, gets the same bits.
   __device__ float block_sum(float v, float* smem) const {
-    v = warp_sum(v);
-    const int lane = static_cast<int>(threadIdx.x) % warpSize;
-    const int warp = static_cast<int>(threadIdx.x) / warpSize;
-    __syncthreads();  // the previous row's readers are done with smem
-    if (lane == 0) smem[warp] = v;
-    __syncthreads();
-    const int warps = (static_cast<int>(blockDim.x) + warpSize - 1) / warpSize;
-    return warp_sum(lane < warps ? smem[lane] : 0.0f);
-  }
-  __device__ float warp_sum(float v) const {
     for (int m = warpSize / 2; m > 0; m /= 2) {
 #if defined(__HIPCC__)
       v += __shfl_xor(v, m);
@@ -42,7 +29,15 @@ struct DevicePlatform {
       v += __shfl_xor_sync(0xffffffffu, v, m);
 #endif
     }
-    return v;
+    const int lane = static_cast<int>(threadIdx.x) % warpSize;
+    const int warp = static_cast<int>(threadIdx.x) / warpSize;
+    __syncthreads();  // the previous row's readers are done with smem
+    if (lane == 0) smem[warp] = v;
+    __syncthreads();
+    const int warps = (static_cast<int>(blockDim.x) + warpSize - 1) / warpSize;
+    float total = 0.0f;
+    for (int w = 0; w < warps; ++w) total += smem[w];
+    return total;
   }
 
   __device__ void store_release(uint32_t* p, uint32_t v) const {
