@@ -418,8 +418,8 @@ template <int V, class P, class T>
 STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
                                       const math::Vec<T, V>& w, float* smem) {
   const int64_t i = static_cast<int64_t>(p.thread()) * V;
-  const bool mine = i < a.hidden;
-  T* res = a.residual + r * a.hidden + i;
+  const bool mine = i < a.hidden;  // threads past the row only take part in the block's sum
+  T* const res = mine ? a.residual + r * a.hidden + i : nullptr;
   math::Vec<T, V> add{}, own{};
   if (mine) {
     add = math::load<T, V>(res);
