@@ -388,18 +388,20 @@ STRATA_HOST_DEVICE void empty_row(P& p, const Args<T>& a, const T* const* src) {
   }
 }
 
-// Row r of a Lamport call, once every peer posted it: sum + residual ->
-// residual, RMSNorm -> out, the peers' slots emptied. False when a wait
-// timed out (reported).
+// Row r of a Lamport call, once every peer posted it: `arrived()` (the
+// caller posts its next row there, so the link carries it while this one is
+// reduced), sum + residual -> residual, RMSNorm -> out, the peers' slots
+// emptied. False when a wait timed out (reported).
 STRATA_HD_TEMPLATE
-template <int V, class P, class T>
+template <int V, class P, class T, class Arrived>
 STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
-                                 float* smem) {
+                                 float* smem, Arrived&& arrived) {
   const T* src[kMaxRanks];
   for (int q = 0; q < a.nranks; ++q) {
     src[q] = q == a.rank ? a.x + r * a.hidden : posted_row(a, set, q, r);
   }
   if (!p.sync_and(wait_posted<V>(p, a, src, block, seq))) return false;
+  arrived();
   T* res = a.residual + r * a.hidden;
   math::norm_row<V>(p, src, a.nranks, res, res, a.weight, a.out + r * a.hidden, a.hidden, a.epsilon, smem);
   empty_row<V>(p, a, src);
@@ -408,15 +410,15 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
 
 // Row r of a Lamport call where every thread holds at most one vector of
 // the row (hidden <= threads x V: up to 8192 bf16 elements at 1024
-// threads): the same arithmetic as take_row, in registers. The residual and
+// threads): the same arithmetic as take_row (`arrived()` included), in registers. The residual and
 // this rank's x are loaded before the peers' vectors are awaited, the
 // polled vectors are the ones summed (in rank order, as sum_row does), and
 // `w` is the weight this thread loaded once for the call: no load waits
 // after the data arrives (a small call's time is those waits).
 STRATA_HD_TEMPLATE
-template <int V, class P, class T>
+template <int V, class P, class T, class Arrived>
 STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
-                                      const math::Vec<T, V>& w, float* smem) {
+                                      const math::Vec<T, V>& w, float* smem, Arrived&& arrived) {
   const int64_t i = static_cast<int64_t>(p.thread()) * V;
   const bool mine = i < a.hidden;  // threads past the row only take part in the block's sum
   T* const res = mine ? a.residual + r * a.hidden + i : nullptr;
@@ -433,6 +435,7 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
     for (int k = 0; k < V; ++k) acc[k] = q == 0 ? math::to_float(v.e[k]) : acc[k] + math::to_float(v.e[k]);
   }
   if (!p.sync_and(ok)) return false;
+  arrived();
   typename P::Accumulator squares = 0;
   math::Vec<T, V> sum;
   for (int k = 0; k < V; ++k) {
@@ -456,11 +459,14 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
   return true;
 }
 
-// One block of a Lamport call. Row by row, `lag` rows behind: post rows up
-// to j+lag, then take row j (every peer posted it `lag` rows ago), so the
-// NVLink stores of the rows ahead overlap the local reads and writes of the
-// one taken (posting every row first left the interconnect idle while the
-// rows were reduced; one row ahead measured fastest, docs/fused.md).
+// One block of a Lamport call. Row by row: post row j if not yet posted,
+// wait until every peer's row j arrived, post the rows up to j+lag, then
+// reduce row j. So the NVLink stores of the rows ahead overlap the local
+// reads and writes of the one reduced (posting every row first left the
+// interconnect idle while the rows were reduced; one row ahead measured
+// fastest, docs/fused.md), and the first row goes alone: posting rows 0 and
+// 1 together made row 0 arrive only with row 1, the link idle meanwhile
+// while nothing was reduced.
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
 STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem) {
@@ -471,10 +477,14 @@ STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, f
   math::Vec<T, V> w{};
   if (held && static_cast<int64_t>(p.thread()) * V < a.hidden) w = math::load<T, V>(a.weight + p.thread() * V);
   int64_t next = block;  // the next row this block posts
+  auto post_through = [&](int64_t last) {
+    for (; next < a.tokens && next <= last; next += blocks) post_row<V>(p, a, next, set);
+  };
   for (int64_t r = block; r < a.tokens; r += blocks) {
-    for (; next < a.tokens && next <= r + ahead; next += blocks) post_row<V>(p, a, next, set);
-    const bool ok =
-        held ? take_row_held<V>(p, a, r, set, block, seq, w, smem) : take_row<V>(p, a, r, set, block, seq, smem);
+    post_through(r);
+    auto arrived = [&] { post_through(r + ahead); };
+    const bool ok = held ? take_row_held<V>(p, a, r, set, block, seq, w, smem, arrived)
+                         : take_row<V>(p, a, r, set, block, seq, smem, arrived);
     if (!ok) break;
   }
   finish(p, a, blocks, seq);
