@@ -8,6 +8,10 @@
 
 #include <cstdint>
 
+#if !defined(__HIPCC__)
+#include <cooperative_groups.h>
+#endif
+
 namespace strata::fused {
 
 struct DevicePlatform {
@@ -129,5 +133,58 @@ struct DevicePlatform {
 #endif
   }
 };
+
+#if !defined(__HIPCC__)
+// A thread block cluster (CUDA, compute capability 9.0 and later) as one
+// block of protocol.hpp: its threads are numbered across the cluster's
+// blocks, so a row is shared among several multiprocessors; the barriers
+// and the sum span the cluster (the blocks' sums are read through
+// distributed shared memory, in block order: every block, and every rank
+// with the same cluster size, gets the same bits). Each cluster-wide step
+// writes one of two slots by parity and reads them after a cluster barrier;
+// a slot is written again only two steps later, after a barrier every
+// reader of the old value has passed. Compiled for sm_90 and later only
+// (kernels.cu launches it only there).
+struct ClusterPlatform : DevicePlatform {
+  struct Shared {
+    float sum[2];
+    int all[2];
+  };
+  Shared* shared;  // this block's; the others' through distributed shared memory
+  int rank = 0;    // this block within its cluster
+  int size = 1;    // blocks in the cluster
+  int parity = 0;
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __device__ explicit ClusterPlatform(Shared* s) : shared(s) {
+    rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+    size = static_cast<int>(cooperative_groups::this_cluster().num_blocks());
+  }
+  __device__ int thread() const { return rank * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x); }
+  __device__ int threads() const { return size * static_cast<int>(blockDim.x); }
+  __device__ void sync() const { cooperative_groups::this_cluster().sync(); }
+  __device__ bool sync_and(bool v) {
+    const int mine = __syncthreads_and(v ? 1 : 0);
+    if (threadIdx.x == 0) shared->all[parity] = mine;
+    cooperative_groups::this_cluster().sync();
+    bool all = true;
+    for (int b = 0; b < size; ++b) {
+      all = all && *cooperative_groups::this_cluster().map_shared_rank(&shared->all[parity], b) != 0;
+    }
+    parity ^= 1;
+    return all;
+  }
+  __device__ float block_sum(float v, float* smem) {
+    const float mine = DevicePlatform::block_sum(v, smem);
+    if (threadIdx.x == 0) shared->sum[parity] = mine;
+    cooperative_groups::this_cluster().sync();
+    float total = 0.0f;
+    for (int b = 0; b < size; ++b) total += *cooperative_groups::this_cluster().map_shared_rank(&shared->sum[parity], b);
+    parity ^= 1;
+    return total;
+  }
+#endif
+};
+#endif
 
 }  // namespace strata::fused

@@ -52,6 +52,25 @@ __global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
   }
 }
 
+#if !defined(__HIPCC__)
+// The Lamport kind with each row group a cluster of blocks
+// (ClusterPlatform; sm_90 and later, launched only there).
+template <int V, class T>
+__global__ void __launch_bounds__(kMaxThreads) lamport_cluster_kernel(proto::Args<T> a) {
+  __shared__ float smem[kMaxWarps];
+  __shared__ ClusterPlatform::Shared shared;
+  overlap_with_neighbours();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  ClusterPlatform p(&shared);
+  proto::lamport<V>(p, a, static_cast<int>(blockIdx.x) / p.size, static_cast<int>(gridDim.x) / p.size, smem);
+#else
+  (void)a;
+  (void)shared;
+  __trap();  // never launched: cluster_max() is 1 without sm_90 code
+#endif
+}
+#endif
+
 __global__ void fill_kernel(uint32_t* words, size_t count, uint32_t value) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<size_t>(gridDim.x) * blockDim.x) {
@@ -100,27 +119,38 @@ int threads_for(int64_t hidden, int vector) {
 }
 
 // One launch of `kernel`; with `overlap` (CUDA) as a programmatic
-// dependent launch (overlap_with_neighbours).
+// dependent launch (overlap_with_neighbours); with `cluster` > 1 (CUDA) in
+// clusters of that many blocks (`blocks` counts blocks).
 template <class T>
 void launch_one(void (*kernel)(proto::Args<T>), const proto::Args<T>& args, int blocks, int threads, gpuStream_t s,
-                bool overlap) {
+                bool overlap, int cluster = 1) {
 #if defined(__HIPCC__)
   (void)overlap;
+  (void)cluster;
   kernel<<<blocks, threads, 0, s>>>(args);
 #else
-  if (!overlap) {
+  if (!overlap && cluster <= 1) {
     kernel<<<blocks, threads, 0, s>>>(args);
     return;
   }
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attribute[2];
+  unsigned n = 0;
+  if (overlap) {
+    attribute[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    attribute[n].id = cudaLaunchAttributeClusterDimension;
+    attribute[n].val.clusterDim.x = static_cast<unsigned>(cluster);
+    attribute[n].val.clusterDim.y = 1;
+    attribute[n++].val.clusterDim.z = 1;
+  }
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(static_cast<unsigned>(threads));
   config.stream = s;
   config.attrs = attribute;
-  config.numAttrs = 1;
+  config.numAttrs = n;
   (void)cudaLaunchKernelEx(&config, kernel, args);  // launched() reads the error
 #endif
 }
@@ -151,10 +181,24 @@ const char* kernel_name(proto::Kind kind) {
 
 template <class T>
 Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream,
-                   bool overlap_launch) noexcept {
+                   bool overlap_launch, int cluster) noexcept {
   constexpr int V = vector_of<T>();
-  const int threads = threads_for(args.hidden, vector ? V : 1);
   const auto s = static_cast<gpuStream_t>(stream);
+#if !defined(__HIPCC__)
+  if (cluster > 1 && kind == proto::Kind::lamport) {
+    // Each block a 1/cluster share of the row's vectors.
+    const int threads = threads_for((args.hidden + cluster - 1) / cluster, vector ? V : 1);
+    if (vector) {
+      launch_one<T>(lamport_cluster_kernel<V, T>, args, blocks * cluster, threads, s, overlap_launch, cluster);
+    } else {
+      launch_one<T>(lamport_cluster_kernel<1, T>, args, blocks * cluster, threads, s, overlap_launch, cluster);
+    }
+    return launched(kernel_name(kind));
+  }
+#else
+  (void)cluster;
+#endif
+  const int threads = threads_for(args.hidden, vector ? V : 1);
   if (vector) {
     launch_kind<V, T>(args, kind, blocks, threads, s, overlap_launch);
   } else {
@@ -248,8 +292,37 @@ bool overlap_launch_supported() noexcept {
 #endif
 }
 
-#define STRATA_FUSED_INSTANTIATE(T)                                                                    \
-  template Status launch_peer<T>(const proto::Args<T>&, proto::Kind, int, bool, void*, bool) noexcept; \
+int cluster_max() noexcept {
+#if defined(__HIPCC__)
+  return 1;
+#else
+  // Asked once per device: code for sm_90 or later in this binary (a build
+  // for older GPUs only JIT-compiles the kernel without clusters).
+  static std::atomic<int> known[64] = {};
+  int device = 0;
+  if (gpuGetDevice(&device) != gpuSuccess) {
+    (void)gpuGetLastError();
+    return 1;
+  }
+  if (device >= 0 && device < 64) {
+    const int k = known[device].load(std::memory_order_relaxed);
+    if (k > 0) return k;
+  }
+  int largest = 1;
+  cudaFuncAttributes attributes{};
+  if (overlap_launch_supported() &&
+      cudaFuncGetAttributes(&attributes, lamport_cluster_kernel<8, math::Bf16>) == cudaSuccess &&
+      attributes.binaryVersion >= 90) {
+    largest = 8;
+  }
+  (void)cudaGetLastError();
+  if (device >= 0 && device < 64) known[device].store(largest, std::memory_order_relaxed);
+  return largest;
+#endif
+}
+
+#define STRATA_FUSED_INSTANTIATE(T)                                                                         \
+  template Status launch_peer<T>(const proto::Args<T>&, proto::Kind, int, bool, void*, bool, int) noexcept; \
   template Status launch_local<T>(const T*, T*, const T*, T*, int64_t, int64_t, float, bool, void*) noexcept;
 STRATA_FUSED_INSTANTIATE(float)
 STRATA_FUSED_INSTANTIATE(math::Bf16)

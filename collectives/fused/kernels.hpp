@@ -21,12 +21,19 @@ int threads_for(int64_t hidden, int vector);
 // compute capability 9.0 and later; ignored elsewhere): a programmatic
 // dependent launch, scheduled while the kernel before it on the stream
 // runs (the kernel waits for that one's writes before it reads anything).
+// `cluster` > 1 (Lamport only, at most cluster_max()): each of the `blocks`
+// row groups is a cluster of that many blocks sharing its rows
+// (proto::cluster_for).
 template <class T>
 Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream,
-                   bool overlap_launch = false) noexcept;
+                   bool overlap_launch = false, int cluster = 1) noexcept;
 
 // Whether the current device takes overlap_launch (CUDA, sm_90 or later).
 bool overlap_launch_supported() noexcept;
+
+// The largest cluster the Lamport kernel takes on the current device: 8
+// where it runs code built for compute capability 9.0 or later (CUDA), else 1.
+int cluster_max() noexcept;
 
 // `count` 32-bit words set to `value` (the empty Lamport sets at set-up).
 Status launch_fill(void* words, size_t count, uint32_t value, void* stream) noexcept;

@@ -42,6 +42,14 @@ config::BoolParam g_overlap_launch{
     "kernel's writes on the GPU, which hides the launch gap of back-to-back calls (measured on 2 x H100, "
     "docs/fused.md); 0: ordinary launches"};
 
+config::IntParam g_cluster_row_bytes{
+    "STRATA_FUSED_CLUSTER_ROW_BYTES", 8192,
+    "The most bytes of a row one block of the fused Lamport kernel posts and reduces while the rows are fewer "
+    "than the blocks: a longer row is shared by a cluster of 2, 4 or 8 blocks (CUDA, compute capability 9.0 and "
+    "later; every rank's GPU must have it), which cuts a small call's time (docs/fused.md \"Small calls\"); "
+    "0: a block per row always",
+    0, int64_t{1} << 24};
+
 class PeerExchange final : public Exchange {
  public:
   PeerExchange(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
@@ -60,7 +68,9 @@ class PeerExchange final : public Exchange {
       using T = decltype(element);
       const bool vector = vector_aligned(call.tensors, call.hidden, sizeof(T));
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
-      return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream, overlap_launch_);
+      const int cluster = proto::cluster_for(call.kind, static_cast<int64_t>(call.hidden * sizeof(T)), blocks, budget,
+                                             cluster_max_, g_cluster_row_bytes.get());
+      return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream, overlap_launch_, cluster);
     });
   }
 
@@ -91,6 +101,7 @@ class PeerExchange final : public Exchange {
   int default_blocks_ = 1;
   bool overlap_launch_ = false;  // STRATA_FUSED_OVERLAP_LAUNCH where the device has it
   int max_blocks_ = 1;           // the fewest multiprocessors of any rank's GPU
+  int cluster_max_ = 1;          // the largest cluster every rank's GPU takes (kernels::cluster_max)
   gpu::Stream stream_ = nullptr;
 };
 
@@ -201,6 +212,12 @@ Status PeerExchange::size_blocks(int most_sharing) {
   fewest = fewest / most_sharing > 1 ? fewest / most_sharing : 1;
   max_blocks_ = fewest < proto::kMaxBlocks ? fewest : proto::kMaxBlocks;
   default_blocks_ = max_blocks_;
+  // The same cluster size on every rank: the sum's order, and so the bits
+  // every rank gets, follows it.
+  const int mine = kernels::cluster_max();
+  if (real().MPI_Allreduce(&mine, &cluster_max_, 1, MPI_INT, MPI_MIN, comm_) != MPI_SUCCESS) {
+    return Status::mpi_error;
+  }
   return Status::ok;
 }
 

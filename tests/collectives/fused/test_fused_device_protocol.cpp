@@ -226,10 +226,15 @@ void check_calls(const Param& prm) {
     const int blocks = proto::blocks_for(p.kind, static_cast<int64_t>(p.c.tokens), prm.ranks, p.budget);
     const bool vector = (p.c.hidden * sizeof(T)) % 16 == 0;
     const bool overlap = gen() % 2 == 0 && kernels::overlap_launch_supported();  // a dependent launch
-    SCOPED_TRACE(overlap ? "overlapped launch" : "ordinary launch");
+    // Lamport: rows shared by a cluster of 1, 2 or 4 blocks where the GPU
+    // has clusters, every rank's blocks still within the cap.
+    int cluster = p.kind == proto::Kind::lamport ? std::min(kernels::cluster_max(), 1 << (gen() % 3)) : 1;
+    while (cluster > 1 && blocks * cluster > budget_cap) cluster /= 2;
+    SCOPED_TRACE(std::string(overlap ? "overlapped launch" : "ordinary launch") + ", cluster " +
+                 std::to_string(cluster));
     for (int q : order) {
       const proto::Args<T> a = args_for<T>(r, q, p, *buf[static_cast<size_t>(q)], timeout);
-      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q], overlap));
+      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q], overlap, cluster));
     }
     std::vector<unsigned char> out0, res0;
     for (int q = 0; q < prm.ranks; ++q) {
@@ -277,18 +282,27 @@ TEST_P(FusedDeviceProtocol, CallsAgainstFloat64) {
 INSTANTIATE_TEST_SUITE_P(Shapes, FusedDeviceProtocol,
                          ::testing::Values(Param{DataType::bfloat16, 2, 4096}, Param{DataType::bfloat16, 4, 2048},
                                            Param{DataType::float16, 3, 1000}, Param{DataType::float32, 4, 40},
-                                           Param{DataType::bfloat16, 8, 1028}, Param{DataType::float32, 2, 16384}),
+                                           Param{DataType::bfloat16, 8, 1028}, Param{DataType::float32, 2, 16384},
+                                           Param{DataType::bfloat16, 2, 8192}),
                          name_of);
 
 // A rank that never launches: the others give up after the timeout, name
 // it as the missing peer of the start barrier (Lamport: of its data), and
 // their kernels end.
-class FusedDeviceProtocolTimeout : public ::testing::TestWithParam<proto::Kind> {};
+// Lamport also with its rows shared by clusters of two blocks.
+struct TimeoutCase {
+  proto::Kind kind;
+  int cluster;
+};
+
+class FusedDeviceProtocolTimeout : public ::testing::TestWithParam<TimeoutCase> {};
 
 TEST_P(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
   if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  const int cluster = GetParam().cluster;
+  if (cluster > kernels::cluster_max()) GTEST_SKIP() << "no clusters of " << cluster << " blocks on this GPU";
   Plan p;
-  p.kind = GetParam();
+  p.kind = GetParam().kind;
   p.c.type = DataType::float32;
   p.c.ranks = 3;
   p.c.hidden = 256;
@@ -311,7 +325,7 @@ TEST_P(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
   const int blocks = proto::blocks_for(p.kind, 8, 3, p.budget);
   for (int q = 0; q < 2; ++q) {
     const proto::Args<float> a = args_for<float>(r, q, p, *buf[static_cast<size_t>(q)], kernels::ticks_per_ms() * 100);
-    GPU_OK(kernels::launch_peer<float>(a, p.kind, blocks, true, r.stream[q]));
+    GPU_OK(kernels::launch_peer<float>(a, p.kind, blocks, true, r.stream[q], false, cluster));
   }
   for (int q = 0; q < 2; ++q) {
     GPU_OK(gpu::stream_synchronize(r.stream[q]));
@@ -327,10 +341,11 @@ TEST_P(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, FusedDeviceProtocolTimeout,
-                         ::testing::Values(proto::Kind::one_shot, proto::Kind::lamport),
-                         [](const ::testing::TestParamInfo<proto::Kind>& i) {
-                           return std::string(strata_test::fused::kind_name(i.param)) == "lamport" ? "lamport"
-                                                                                                   : "one_shot";
+                         ::testing::Values(TimeoutCase{proto::Kind::one_shot, 1},
+                                           TimeoutCase{proto::Kind::lamport, 1}, TimeoutCase{proto::Kind::lamport, 2}),
+                         [](const ::testing::TestParamInfo<TimeoutCase>& i) {
+                           const std::string kind = i.param.kind == proto::Kind::lamport ? "lamport" : "one_shot";
+                           return i.param.cluster > 1 ? kind + "_cluster" + std::to_string(i.param.cluster) : kind;
                          });
 
 }  // namespace

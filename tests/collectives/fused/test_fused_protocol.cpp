@@ -340,4 +340,40 @@ TEST(FusedProtocolArithmetic, RowsAndBlocks) {
   EXPECT_EQ(e.seq, 0xfffffff0u);
 }
 
+// The cluster a Lamport call's rows are shared by, against the rule
+// written out: the smallest power of two (up to `largest`, the clusters
+// within the budget) whose share of a row fits the limit, else the largest
+// such; 1 for the other kinds and with no limit.
+TEST(FusedProtocolArithmetic, ClusterSizes) {
+  std::mt19937_64 gen(strata_test::fused::seed_from_env(0xC1u));
+  for (int i = 0; i < 20000; ++i) {
+    const auto kind = static_cast<proto::Kind>(gen() % 3);
+    const int64_t row = 2 + static_cast<int64_t>(gen() % 70000);
+    const int blocks = 1 + static_cast<int>(gen() % 140), budget = 1 + static_cast<int>(gen() % 264);
+    const int largest = 1 + static_cast<int>(gen() % 9);
+    const int64_t limit = gen() % 5 == 0 ? 0 : static_cast<int64_t>(256 << (gen() % 7));
+    std::vector<int> allowed;
+    for (int c = 1; c <= 8; c *= 2) {
+      if (c <= largest && (c == 1 || static_cast<int64_t>(blocks) * c <= budget)) allowed.push_back(c);
+    }
+    int expected = 1;
+    if (kind == proto::Kind::lamport && limit > 0) {
+      expected = allowed.back();
+      for (int c : allowed) {
+        if (row <= limit * c) {
+          expected = c;
+          break;
+        }
+      }
+    }
+    ASSERT_EQ(proto::cluster_for(kind, row, blocks, budget, largest, limit), expected)
+        << "kind " << static_cast<int>(kind) << " row " << row << " blocks " << blocks << " budget " << budget
+        << " largest " << largest << " limit " << limit;
+  }
+  // The shapes that matter: one row of 8192 bf16 on 132 multiprocessors.
+  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 16384, 1, 132, 8, 8192), 2);
+  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 8192, 1, 132, 8, 8192), 1);
+  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 16384, 100, 132, 8, 8192), 1);
+}
+
 }  // namespace
