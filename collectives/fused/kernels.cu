@@ -12,7 +12,6 @@
 namespace strata::fused::kernels {
 namespace {
 
-constexpr int kMaxThreads = 1024;
 constexpr int kMaxWarps = kMaxThreads / 32;
 
 Status launched(const char* what) {

@@ -11,6 +11,9 @@
 
 namespace strata::fused::kernels {
 
+// The most threads of a block of the fused kernels.
+constexpr int kMaxThreads = 1024;
+
 // Threads per block for rows of `hidden` elements moved `vector` at a time:
 // one vector per thread up to 1024 threads, a multiple of 64 (a wavefront).
 int threads_for(int64_t hidden, int vector);

@@ -173,15 +173,19 @@ STRATA_HOST_DEVICE STRATA_INLINE int blocks_for(Kind kind, int64_t tokens, int n
 
 // Blocks that share each row of a Lamport call (a thread block cluster,
 // CUDA on compute capability 9.0 and later; the platform makes the cluster
-// look like one block): the fewest, a power of two up to `largest`, whose
-// share of a row is at most `block_row_bytes`, as long as `blocks` such
-// groups fit the budget. 1: a block per row (other kinds, no clusters,
-// `block_row_bytes` 0). A one-row call's time grows with the bytes its
-// one multiprocessor posts and polls (2 x H200: 4.1 us at 4 KiB, 4.8 at
-// 8 KiB, 6.5 at 16 KiB, docs/fused.md "Small calls").
-inline int cluster_for(Kind kind, int64_t row_bytes, int blocks, int budget, int largest, int64_t block_row_bytes) {
+// look like one block). Only rows longer than `held_bytes` (what one block
+// holds in registers, take_row_held) are shared: then by the fewest blocks,
+// a power of two up to `largest`, whose share of a row is at most
+// `block_row_bytes`, as long as `blocks` such groups fit the budget. 1: a
+// block per row (other kinds, shorter rows, no clusters, `block_row_bytes`
+// 0). Measured on 2 x H200 (docs/fused.md "Small calls"): one row of 16384
+// bf16 10.4 -> 7.2 us in clusters of 8; rows that one block holds were
+// slower shared (8192 bf16: 6.6 -> 7.1 us in clusters of 2), the cluster's
+// barriers costing more than the halved bytes save.
+inline int cluster_for(Kind kind, int64_t row_bytes, int blocks, int budget, int largest, int64_t held_bytes,
+                       int64_t block_row_bytes) {
   int k = 1;
-  if (kind != Kind::lamport || block_row_bytes <= 0) return k;
+  if (kind != Kind::lamport || block_row_bytes <= 0 || row_bytes <= held_bytes) return k;
   while (k * 2 <= largest && row_bytes > block_row_bytes * k && static_cast<int64_t>(blocks) * 2 * k <= budget) k *= 2;
   return k;
 }

@@ -341,9 +341,10 @@ TEST(FusedProtocolArithmetic, RowsAndBlocks) {
 }
 
 // The cluster a Lamport call's rows are shared by, against the rule
-// written out: the smallest power of two (up to `largest`, the clusters
-// within the budget) whose share of a row fits the limit, else the largest
-// such; 1 for the other kinds and with no limit.
+// written out: for rows one block does not hold, the smallest power of two
+// (up to `largest`, the clusters within the budget) whose share of a row
+// fits the limit, else the largest such; 1 for the other kinds, rows one
+// block holds and with no limit.
 TEST(FusedProtocolArithmetic, ClusterSizes) {
   std::mt19937_64 gen(strata_test::fused::seed_from_env(0xC1u));
   for (int i = 0; i < 20000; ++i) {
@@ -352,12 +353,13 @@ TEST(FusedProtocolArithmetic, ClusterSizes) {
     const int blocks = 1 + static_cast<int>(gen() % 140), budget = 1 + static_cast<int>(gen() % 264);
     const int largest = 1 + static_cast<int>(gen() % 9);
     const int64_t limit = gen() % 5 == 0 ? 0 : static_cast<int64_t>(256 << (gen() % 7));
+    const int64_t held = static_cast<int64_t>(gen() % 3) * 8192;
     std::vector<int> allowed;
     for (int c = 1; c <= 8; c *= 2) {
       if (c <= largest && (c == 1 || static_cast<int64_t>(blocks) * c <= budget)) allowed.push_back(c);
     }
     int expected = 1;
-    if (kind == proto::Kind::lamport && limit > 0) {
+    if (kind == proto::Kind::lamport && limit > 0 && row > held) {
       expected = allowed.back();
       for (int c : allowed) {
         if (row <= limit * c) {
@@ -366,14 +368,16 @@ TEST(FusedProtocolArithmetic, ClusterSizes) {
         }
       }
     }
-    ASSERT_EQ(proto::cluster_for(kind, row, blocks, budget, largest, limit), expected)
+    ASSERT_EQ(proto::cluster_for(kind, row, blocks, budget, largest, held, limit), expected)
         << "kind " << static_cast<int>(kind) << " row " << row << " blocks " << blocks << " budget " << budget
-        << " largest " << largest << " limit " << limit;
+        << " largest " << largest << " held " << held << " limit " << limit;
   }
-  // The shapes that matter: one row of 8192 bf16 on 132 multiprocessors.
-  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 16384, 1, 132, 8, 8192), 2);
-  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 8192, 1, 132, 8, 8192), 1);
-  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 16384, 100, 132, 8, 8192), 1);
+  // The shapes that matter, on 132 multiprocessors with the defaults: one
+  // row of 16384 bf16 in clusters of 8, of 8192 bf16 (one block holds it)
+  // alone, and 100 rows of 16384 bf16 alone (no room for clusters).
+  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 32768, 1, 132, 8, 16384, 4096), 8);
+  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 16384, 1, 132, 8, 16384, 4096), 1);
+  EXPECT_EQ(proto::cluster_for(proto::Kind::lamport, 32768, 100, 132, 8, 16384, 4096), 1);
 }
 
 }  // namespace
