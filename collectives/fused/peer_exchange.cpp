@@ -60,13 +60,21 @@ class PeerExchange final : public Exchange {
   Status set_up(const Config& config, std::string* why);
 
   Status run(const Call& call) noexcept override {
-    // Never more blocks than every GPU holds at once: a block waits for the
-    // same-numbered block of every peer, which must not wait for a free SM.
-    const int budget = call.blocks < max_blocks_ ? call.blocks : max_blocks_;
-    const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
     return with_element(call.type, [&](auto element) {
       using T = decltype(element);
       const bool vector = vector_aligned(call.tensors, call.hidden, sizeof(T));
+      // Never more blocks than every GPU holds at once: a block waits for
+      // the same-numbered block of every peer, which must not wait for a
+      // free SM. The budget counts multiprocessors; two blocks of at most
+      // half the threads fit on one (64 registers a thread), and rows that
+      // short take two a multiprocessor (more rows in flight; docs/fused.md).
+      const int per_sm =
+          kernels::threads_for(static_cast<int64_t>(call.hidden), vector ? static_cast<int>(16 / sizeof(T)) : 1) <=
+                  kernels::kMaxThreads / 2
+              ? 2
+              : 1;
+      const int budget = (call.blocks < max_blocks_ ? call.blocks : max_blocks_) * per_sm;
+      const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
       const int64_t held = int64_t{kernels::kMaxThreads} * (vector ? 16 : static_cast<int64_t>(sizeof(T)));
       const int cluster = proto::cluster_for(call.kind, static_cast<int64_t>(call.hidden * sizeof(T)), blocks, budget,
