@@ -34,9 +34,11 @@ config::ChoiceParam<Algorithm> g_algorithm{
     "Algorithm of the fused AllReduce-RMSNorm where the caller asks for automatic: auto (Lamport up to "
     "STRATA_FUSED_LAMPORT_MAX bytes, one-shot up to STRATA_FUSED_ONESHOT_MAX, two-shot above), lamport, one_shot, "
     "two_shot, fallback"};
-config::IntParam g_blocks{"STRATA_FUSED_BLOCKS", 0,
-                          "Thread blocks of the fused peer kernel (its block budget); 0: one per multiprocessor", 0,
-                          proto::kMaxBlocks};
+config::IntParam g_blocks{
+    "STRATA_FUSED_BLOCKS", 0,
+    "The fused peer kernel's block budget in multiprocessors (rows of at most 512 vectors run two "
+    "blocks on each); 0: every multiprocessor",
+    0, proto::kMaxBlocks};
 config::IntParam g_oneshot_max{"STRATA_FUSED_ONESHOT_MAX",
                                0,
                                "Largest message (tokens x hidden x element bytes) the automatic choice runs one-shot; "

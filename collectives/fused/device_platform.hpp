@@ -179,7 +179,8 @@ struct ClusterPlatform : DevicePlatform {
     if (threadIdx.x == 0) shared->sum[parity] = mine;
     cooperative_groups::this_cluster().sync();
     float total = 0.0f;
-    for (int b = 0; b < size; ++b) total += *cooperative_groups::this_cluster().map_shared_rank(&shared->sum[parity], b);
+    for (int b = 0; b < size; ++b)
+      total += *cooperative_groups::this_cluster().map_shared_rank(&shared->sum[parity], b);
     parity ^= 1;
     return total;
   }

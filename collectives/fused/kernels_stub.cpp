@@ -34,8 +34,10 @@ uint64_t ticks_per_ms() noexcept { return 1000000; }
 int multiprocessors() noexcept { return 1; }
 
 template Status launch_peer<float>(const proto::Args<float>&, proto::Kind, int, bool, void*, bool, int) noexcept;
-template Status launch_peer<math::Bf16>(const proto::Args<math::Bf16>&, proto::Kind, int, bool, void*, bool, int) noexcept;
-template Status launch_peer<math::F16>(const proto::Args<math::F16>&, proto::Kind, int, bool, void*, bool, int) noexcept;
+template Status launch_peer<math::Bf16>(const proto::Args<math::Bf16>&, proto::Kind, int, bool, void*, bool,
+                                        int) noexcept;
+template Status launch_peer<math::F16>(const proto::Args<math::F16>&, proto::Kind, int, bool, void*, bool,
+                                       int) noexcept;
 template Status launch_local<float>(const float*, float*, const float*, float*, int64_t, int64_t, float, bool,
                                     void*) noexcept;
 template Status launch_local<math::Bf16>(const math::Bf16*, math::Bf16*, const math::Bf16*, math::Bf16*, int64_t,

@@ -68,11 +68,10 @@ class PeerExchange final : public Exchange {
       // free SM. The budget counts multiprocessors; two blocks of at most
       // half the threads fit on one (64 registers a thread), and rows that
       // short take two a multiprocessor (more rows in flight; docs/fused.md).
-      const int per_sm =
-          kernels::threads_for(static_cast<int64_t>(call.hidden), vector ? static_cast<int>(16 / sizeof(T)) : 1) <=
-                  kernels::kMaxThreads / 2
-              ? 2
-              : 1;
+      const int per_sm = kernels::threads_for(static_cast<int64_t>(call.hidden),
+                                              vector ? static_cast<int>(16 / sizeof(T)) : 1) <= kernels::kMaxThreads / 2
+                             ? 2
+                             : 1;
       const int budget = (call.blocks < max_blocks_ ? call.blocks : max_blocks_) * per_sm;
       const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);

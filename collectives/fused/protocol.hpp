@@ -413,8 +413,8 @@ STRATA_HOST_DEVICE void empty_row(P& p, const Args<T>& a, const T* const* src) {
 // emptied. False when a wait timed out (reported).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T, class Arrived>
-STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
-                                 float* smem, Arrived&& arrived) {
+STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq, float* smem,
+                                 Arrived&& arrived) {
   const T* src[kMaxRanks];
   for (int q = 0; q < a.nranks; ++q) {
     src[q] = q == a.rank ? a.x + r * a.hidden : posted_row(a, set, q, r);

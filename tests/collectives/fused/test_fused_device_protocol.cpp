@@ -341,8 +341,8 @@ TEST_P(FusedDeviceProtocolTimeout, NamesTheMissingRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, FusedDeviceProtocolTimeout,
-                         ::testing::Values(TimeoutCase{proto::Kind::one_shot, 1},
-                                           TimeoutCase{proto::Kind::lamport, 1}, TimeoutCase{proto::Kind::lamport, 2}),
+                         ::testing::Values(TimeoutCase{proto::Kind::one_shot, 1}, TimeoutCase{proto::Kind::lamport, 1},
+                                           TimeoutCase{proto::Kind::lamport, 2}),
                          [](const ::testing::TestParamInfo<TimeoutCase>& i) {
                            const std::string kind = i.param.kind == proto::Kind::lamport ? "lamport" : "one_shot";
                            return i.param.cluster > 1 ? kind + "_cluster" + std::to_string(i.param.cluster) : kind;
