@@ -28,8 +28,8 @@ config::IntParam g_min_tokens{"STRATA_SPLIT_MIN_TOKENS", 1024,
 // beside the GEMMs took 1.82 ms together at 16 blocks, 1.69 at 32, 1.67 at
 // 48, 1.73 at 66 and at 132 (docs/fused.md); tune_split picks per shape.
 config::IntParam g_comm_blocks{"STRATA_SPLIT_COMM_BLOCKS", 48,
-                               "Token split: thread blocks of the fused calls while compute runs beside them (0: the "
-                               "object's)",
+                               "Token split: the fused calls' block budget, in multiprocessors, while compute runs "
+                               "beside them (0: the object's)",
                                0, 256};
 
 // The tensors of tokens [begin, begin + count).
