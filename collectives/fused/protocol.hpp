@@ -393,17 +393,23 @@ STRATA_HOST_DEVICE bool wait_posted(P& p, const Args<T>& a, const T* const* src,
   return true;
 }
 
-// Marks this thread's elements of every peer's row empty again.
+// Marks the vector at element i of every peer's posted row r empty again.
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
-STRATA_HOST_DEVICE void empty_row(P& p, const Args<T>& a, const T* const* src) {
+STRATA_HOST_DEVICE void empty_vector(P& p, const Args<T>& a, uint32_t set, int64_t r, int64_t i) {
   math::Vec<T, V> empty;
   for (int k = 0; k < V; ++k) empty.e[k] = math::empty_value<T>();
   for (int q = 0; q < a.nranks; ++q) {
-    if (q == a.rank) continue;
-    for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
-      p.template store_posted<T, V>(const_cast<T*>(src[q]) + i, empty);
-    }
+    if (q != a.rank) p.template store_posted<T, V>(posted_row(a, set, q, r) + i, empty);
+  }
+}
+
+// Marks this thread's elements of every peer's posted row r empty again.
+STRATA_HD_TEMPLATE
+template <int V, class P, class T>
+STRATA_HOST_DEVICE void empty_row(P& p, const Args<T>& a, uint32_t set, int64_t r) {
+  for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+    empty_vector<V>(p, a, set, r, i);
   }
 }
 
@@ -423,7 +429,7 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   arrived();
   T* res = a.residual + r * a.hidden;
   math::norm_row<V>(p, src, a.nranks, res, res, a.weight, a.out + r * a.hidden, a.hidden, a.epsilon, smem);
-  empty_row<V>(p, a, src);
+  empty_row<V>(p, a, set, r);
   return true;
 }
 
@@ -470,11 +476,7 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
     y.e[k] = math::Round<T>::from(math::to_float(sum.e[k]) * scale * math::to_float(w.e[k]));
   }
   math::store<T, V>(a.out + r * a.hidden + i, y);
-  math::Vec<T, V> empty;
-  for (int k = 0; k < V; ++k) empty.e[k] = math::empty_value<T>();
-  for (int q = 0; q < a.nranks; ++q) {
-    if (q != a.rank) p.template store_posted<T, V>(posted_row(a, set, q, r) + i, empty);
-  }
+  empty_vector<V>(p, a, set, r, i);
   return true;
 }
 
