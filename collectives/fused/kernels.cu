@@ -277,7 +277,11 @@ int multiprocessors() noexcept {
   return count;
 }
 
-bool overlap_launch_supported() noexcept {
+namespace {
+
+// Whether the current device is CUDA compute capability 9.0 or later
+// (Hopper): programmatic dependent launches and thread block clusters.
+bool hopper_or_later() noexcept {
 #if defined(__HIPCC__)
   return false;
 #else
@@ -290,6 +294,10 @@ bool overlap_launch_supported() noexcept {
   return major >= 9;
 #endif
 }
+
+}  // namespace
+
+bool overlap_launch_supported() noexcept { return hopper_or_later(); }
 
 int cluster_max() noexcept {
 #if defined(__HIPCC__)
@@ -309,8 +317,7 @@ int cluster_max() noexcept {
   }
   int largest = 1;
   cudaFuncAttributes attributes{};
-  if (overlap_launch_supported() &&
-      cudaFuncGetAttributes(&attributes, lamport_cluster_kernel<8, math::Bf16>) == cudaSuccess &&
+  if (hopper_or_later() && cudaFuncGetAttributes(&attributes, lamport_cluster_kernel<8, math::Bf16>) == cudaSuccess &&
       attributes.binaryVersion >= 90) {
     largest = 8;
   }
