@@ -96,11 +96,6 @@ __global__ void probe_kernel(proto::Args<float> a, uint32_t* mismatches) {
   __threadfence_system();
 }
 
-template <class T>
-constexpr int vector_of() {
-  return static_cast<int>(16 / sizeof(T));
-}
-
 // Rows for the local kernel: enough blocks to fill the device a few times.
 int local_blocks(int64_t tokens) {
   const int64_t cap = int64_t{4} * multiprocessors();

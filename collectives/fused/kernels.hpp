@@ -14,6 +14,12 @@ namespace strata::fused::kernels {
 // The most threads of a block of the fused kernels.
 constexpr int kMaxThreads = 1024;
 
+// Elements of T a thread moves at once with 16-byte accesses.
+template <class T>
+constexpr int vector_of() {
+  return static_cast<int>(16 / sizeof(T));
+}
+
 // Threads per block for rows of `hidden` elements moved `vector` at a time:
 // one vector per thread up to 1024 threads, a multiple of 64 (a wavefront).
 int threads_for(int64_t hidden, int vector);

@@ -68,14 +68,14 @@ class PeerExchange final : public Exchange {
       // free SM. The budget counts multiprocessors; two blocks of at most
       // half the threads fit on one (64 registers a thread), and rows that
       // short take two a multiprocessor (more rows in flight; docs/fused.md).
-      const int per_sm = kernels::threads_for(static_cast<int64_t>(call.hidden),
-                                              vector ? static_cast<int>(16 / sizeof(T)) : 1) <= kernels::kMaxThreads / 2
-                             ? 2
-                             : 1;
+      const int elements = vector ? kernels::vector_of<T>() : 1;  // a thread's at once
+      const int per_sm =
+          kernels::threads_for(static_cast<int64_t>(call.hidden), elements) <= kernels::kMaxThreads / 2 ? 2 : 1;
       const int budget = (call.blocks < max_blocks_ ? call.blocks : max_blocks_) * per_sm;
       const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
-      const int64_t held = int64_t{kernels::kMaxThreads} * (vector ? 16 : static_cast<int64_t>(sizeof(T)));
+      // What one block holds in registers (take_row_held): a vector a thread.
+      const int64_t held = int64_t{kernels::kMaxThreads} * elements * static_cast<int64_t>(sizeof(T));
       const int cluster = proto::cluster_for(call.kind, static_cast<int64_t>(call.hidden * sizeof(T)), blocks, budget,
                                              cluster_max_, held, g_cluster_row_bytes.get());
       return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream, overlap_launch_, cluster);
