@@ -270,15 +270,15 @@ bool node_suits_direct(MPI_Comm node) {
 MPI_Comm node_comm(MPI_Comm world, int world_rank, int world_size) {
   constexpr int kTag = 0x5354;  // 'ST'
   MPI_Comm node = MPI_COMM_NULL;
-  std::vector<int> here;
-  for (int r = 0; r < world_size; ++r) {
-    if (coll::member_on_my_host(world, r)) here.push_back(r);
-  }
-  if (std::find(here.begin(), here.end(), world_rank) == here.end()) {  // facts not known: the library's way
+  if (!coll::member_on_my_host(world, world_rank)) {  // facts not known: the library's way
     if (real().MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
       return MPI_COMM_NULL;
     }
     return node;
+  }
+  std::vector<int> here;
+  for (int r = 0; r < world_size; ++r) {
+    if (coll::member_on_my_host(world, r)) here.push_back(r);
   }
   MPI_Group all = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;
   if (real().MPI_Comm_group(world, &all) == MPI_SUCCESS &&
