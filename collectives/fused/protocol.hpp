@@ -334,8 +334,7 @@ STRATA_HOST_DEVICE void post_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   const size_t mine = a.layout.slot(set, a.rank);
   const T* src = a.x + r * a.hidden;
   for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
-    math::Vec<T, V> v = math::load<T, V>(src + i);
-    for (int k = 0; k < V; ++k) v.e[k] = math::canonical(v.e[k]);
+    const math::Vec<T, V> v = math::canonical_vector(math::load<T, V>(src + i));
     for (int q = 0; q < a.nranks; ++q) {
       if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[q], mine, r, a.hidden) + i, v);
     }
@@ -360,9 +359,7 @@ STRATA_HOST_DEVICE bool poll_posted(P& p, const Args<T>& a, const T* at, int pee
   uint64_t t0 = 0;
   for (unsigned polls = 0;; ++polls) {
     const math::Vec<T, V> v = p.template load_posted<T, V>(at);
-    bool ready = true;
-    for (int k = 0; k < V; ++k) ready = ready && !math::is_empty(v.e[k]);
-    if (ready) {
+    if (!math::any_empty(v)) {
       *got = v;
       return true;
     }

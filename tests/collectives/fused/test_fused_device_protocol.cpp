@@ -24,6 +24,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -285,6 +286,70 @@ INSTANTIATE_TEST_SUITE_P(Shapes, FusedDeviceProtocol,
                                            Param{DataType::bfloat16, 8, 1028}, Param{DataType::float32, 2, 16384},
                                            Param{DataType::bfloat16, 2, 8192}),
                          name_of);
+
+// The device's rounding (row_math.hpp's Round: one conversion instruction
+// on CUDA) gives the host's bits: the residual T(x + residual) of every
+// element, on the device kernel and on the host, for 16-bit values drawn
+// from every finite bit pattern (sums that are subnormal, that round to
+// even, that overflow to infinity), with 16-byte accesses and without.
+template <class T>
+void check_rounding(size_t hidden, bool vector) {
+  std::mt19937 gen(static_cast<uint32_t>(seed_from_env() ^ hidden));
+  const size_t tokens = 64, count = tokens * hidden;
+  const uint16_t infinity = std::is_same<T, math::F16>::value ? 0x7c00 : 0x7f80;  // exponent all ones
+  auto finite = [&](uint16_t b) { return (b & infinity) != infinity; };
+  auto draw = [&] {
+    for (;;) {
+      const auto b = static_cast<uint16_t>(gen());
+      if (finite(b)) return b;
+    }
+  };
+  std::vector<uint16_t> x(count), residual(count), weight(hidden, 0x3c00);  // weight: any value
+  for (size_t i = 0; i < count; ++i) {
+    x[i] = draw();
+    // Half the pairs close in magnitude with opposite signs (cancellation, subnormal sums).
+    residual[i] = gen() % 2 ? draw() : static_cast<uint16_t>((x[i] ^ 0x8000) + (gen() % 7) - 3);
+    if (!finite(residual[i])) residual[i] = draw();
+  }
+  const size_t bytes = count * sizeof(T);
+  DeviceGuarded dx(bytes), dres(bytes), dw(hidden * sizeof(T)), dout(bytes);
+  ASSERT_TRUE(dx.ok() && dres.ok() && dw.ok() && dout.ok()) << gpu::last_error_string();
+  gpu::Stream s = nullptr;
+  GPU_OK(gpu::stream_create(&s));
+  GPU_OK(dx.fill(x.data(), s));
+  GPU_OK(dres.fill(residual.data(), s));
+  GPU_OK(dw.fill(weight.data(), s));
+  GPU_OK(dout.fill(nullptr, s));
+  GPU_OK(kernels::launch_local<T>(reinterpret_cast<const T*>(dx.data()), reinterpret_cast<T*>(dres.data()),
+                                  reinterpret_cast<const T*>(dw.data()), reinterpret_cast<T*>(dout.data()),
+                                  static_cast<int64_t>(tokens), static_cast<int64_t>(hidden), 1e-5f, vector, s));
+  std::vector<unsigned char> got;
+  bool guards = false;
+  GPU_OK(dres.read(s, &got, &guards));
+  GPU_OK(gpu::stream_destroy(s));
+  EXPECT_TRUE(guards);
+  int shown = 0;
+  for (size_t i = 0; i < count && shown < 5; ++i) {
+    const float sum = math::to_float(T{x[i]}) + math::to_float(T{residual[i]});
+    const uint16_t want = std::is_same<T, math::F16>::value ? strata::numeric::float_to_half(sum)
+                                                            : strata::numeric::float_to_bfloat16(sum);
+    uint16_t have;
+    std::memcpy(&have, got.data() + i * sizeof(T), sizeof have);
+    if (have != want) {
+      ++shown;
+      ADD_FAILURE() << "element " << i << ": 0x" << std::hex << x[i] << " + 0x" << residual[i] << " gave 0x" << have
+                    << ", the host rounds to 0x" << want;
+    }
+  }
+}
+
+TEST(FusedDeviceRounding, MatchesTheHostBitForBit) {
+  if (!gpu::available()) GTEST_SKIP() << "no GPU";
+  check_rounding<math::Bf16>(4096, true);
+  check_rounding<math::Bf16>(1000, false);
+  check_rounding<math::F16>(4096, true);
+  check_rounding<math::F16>(1000, false);
+}
 
 // A rank that never launches: the others give up after the timeout, name
 // it as the missing peer of the start barrier (Lamport: of its data), and

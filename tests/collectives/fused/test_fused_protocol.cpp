@@ -308,6 +308,58 @@ TEST(FusedProtocolArithmetic, NegativeZeroIsEmptyAndSentAsZero) {
   EXPECT_EQ(math::bits_of(math::empty_value<float>()), 0x80000000u);
 }
 
+// The word-at-a-time empty test and canonical form (row_math.hpp) against
+// the element-by-element ones: every 16-bit value in either lane of a word,
+// beside the values at the lane's edges and random ones.
+TEST(FusedProtocolArithmetic, WordAtATimeEmptyMatchesElementwise) {
+  std::mt19937 rng(0xE4E7u);
+  std::vector<uint16_t> others = {0x0000, 0x8000, 0x7fff, 0xffff, 0x0001, 0x8001, 0x7f80, 0xff80, 0x4000, 0xc000};
+  for (int i = 0; i < 22; ++i) others.push_back(static_cast<uint16_t>(rng()));
+  auto check = [](const math::Vec<math::Bf16, 8>& v) {
+    bool want_empty = false;
+    math::Vec<math::Bf16, 8> want = v;
+    for (int k = 0; k < 8; ++k) {
+      want_empty = want_empty || math::is_empty(v.e[k]);
+      want.e[k] = math::canonical(v.e[k]);
+    }
+    const math::Vec<math::Bf16, 8> got = math::canonical_vector(v);
+    bool same = true;
+    for (int k = 0; k < 8; ++k) same = same && got.e[k].bits == want.e[k].bits;
+    return math::any_empty(v) == want_empty && same;
+  };
+  int failures = 0;
+  for (uint32_t a = 0; a < 0x10000u && failures < 5; ++a) {
+    for (uint16_t b : others) {
+      for (int lane = 0; lane < 8; ++lane) {
+        math::Vec<math::Bf16, 8> v;
+        for (int k = 0; k < 8; ++k) v.e[k].bits = (k % 2 == 0) ? 0x3f80 : 0x1234;  // none empty
+        v.e[lane].bits = static_cast<uint16_t>(a);
+        v.e[lane ^ 1].bits = b;
+        if (!check(v)) {
+          ++failures;
+          ADD_FAILURE() << "lane " << lane << " = 0x" << std::hex << a << ", its neighbour 0x" << b;
+        }
+      }
+    }
+  }
+  for (int i = 0; i < 200000 && failures < 5; ++i) {
+    math::Vec<math::F16, 8> h;
+    math::Vec<math::Bf16, 8> v;
+    for (int k = 0; k < 8; ++k) v.e[k].bits = h.e[k].bits = rng() % 4 == 0 ? 0x8000 : static_cast<uint16_t>(rng());
+    bool want = false;
+    for (int k = 0; k < 8; ++k) want = want || math::is_empty(h.e[k]);
+    if (!check(v) || math::any_empty(h) != want) ++failures;
+  }
+  EXPECT_EQ(failures, 0);
+  // Elements of 4 bytes (and vectors of one 2-byte element) go element by element.
+  math::Vec<float, 4> f{{1.0f, -0.0f, 0.0f, -2.0f}};
+  EXPECT_TRUE(math::any_empty(f));
+  EXPECT_EQ(math::bits_of(math::canonical_vector(f).e[1]), 0u);
+  EXPECT_EQ(math::bits_of(math::canonical_vector(f).e[3]), math::bits_of(-2.0f));
+  EXPECT_TRUE(math::any_empty(math::Vec<math::F16, 1>{{math::F16{0x8000}}}));
+  EXPECT_FALSE(math::any_empty(math::Vec<math::F16, 1>{{math::F16{0x0000}}}));
+}
+
 TEST(FusedProtocolArithmetic, RowsAndBlocks) {
   for (int64_t tokens = 0; tokens < 40; ++tokens) {
     for (int n = 1; n <= 8; ++n) {
