@@ -21,11 +21,9 @@ struct DevicePlatform {
   __device__ void sync() const { __syncthreads(); }
   __device__ bool sync_and(bool v) const { return __syncthreads_and(v ? 1 : 0) != 0; }
 
-  // Butterfly within each warp (every lane ends with the same value: the
-  // additions pair the same operands, and IEEE addition commutes), then the
-  // warps' sums added in warp order by every thread: the whole block, and
-  // every rank running the same row, gets the same bits.
-  __device__ float block_sum(float v, float* smem) const {
+  // Butterfly within a warp: every lane ends with the same value (the
+  // additions pair the same operands, and IEEE addition commutes).
+  __device__ static float warp_sum(float v) {
     for (int m = warpSize / 2; m > 0; m /= 2) {
 #if defined(__HIPCC__)
       v += __shfl_xor(v, m);
@@ -33,15 +31,24 @@ struct DevicePlatform {
       v += __shfl_xor_sync(0xffffffffu, v, m);
 #endif
     }
+    return v;
+  }
+
+  // The warps' butterflies, then one more over the warps' sums (a lane per
+  // warp, zeros past the last): every thread of the block, and every rank
+  // running the same row, gets the same bits. Adding the warps' sums one by
+  // one instead cost each thread a load and an addition per warp, 64
+  // instructions at 1024 threads, which a one-row call pays on one
+  // multiprocessor (docs/fused.md, "Small calls").
+  __device__ float block_sum(float v, float* smem) const {
+    v = warp_sum(v);
     const int lane = static_cast<int>(threadIdx.x) % warpSize;
     const int warp = static_cast<int>(threadIdx.x) / warpSize;
     __syncthreads();  // the previous row's readers are done with smem
     if (lane == 0) smem[warp] = v;
     __syncthreads();
     const int warps = (static_cast<int>(blockDim.x) + warpSize - 1) / warpSize;
-    float total = 0.0f;
-    for (int w = 0; w < warps; ++w) total += smem[w];
-    return total;
+    return warp_sum(lane < warps ? smem[lane] : 0.0f);
   }
 
   __device__ void store_release(uint32_t* p, uint32_t v) const {
