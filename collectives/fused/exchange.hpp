@@ -78,6 +78,7 @@ proto::Args<T> args_of(const Call& call, char* const* regions, int rank, int nra
   a.timeout = timeout_ticks;
   a.error = error;
   a.lag = lamport_lag_rows();
+  a.post_slices = 1;
   return a;
 }
 

@@ -45,7 +45,8 @@ __global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
   if constexpr (K == proto::Kind::two_shot) {
     proto::two_shot<V>(p, a, b, g, smem);
   } else if constexpr (K == proto::Kind::lamport) {
-    proto::lamport<V>(p, a, b, g, smem);
+    const int slices = a.post_slices > 1 ? a.post_slices : 1;  // blocks g = groups x slices
+    proto::lamport<V>(p, a, b % (g / slices), g / slices, smem, b / (g / slices));
   } else {
     proto::one_shot<V>(p, a, b, g, smem);
   }
@@ -180,12 +181,14 @@ Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, boo
   const auto s = static_cast<gpuStream_t>(stream);
 #if !defined(__HIPCC__)
   if (cluster > 1 && kind == proto::Kind::lamport) {
-    // Each block a 1/cluster share of the row's vectors.
+    // Each block a 1/cluster share of the row's vectors; a cluster posts its own rows.
+    proto::Args<T> shared_rows = args;
+    shared_rows.post_slices = 1;
     const int threads = threads_for((args.hidden + cluster - 1) / cluster, vector ? V : 1);
     if (vector) {
-      launch_one<T>(lamport_cluster_kernel<V, T>, args, blocks * cluster, threads, s, overlap_launch, cluster);
+      launch_one<T>(lamport_cluster_kernel<V, T>, shared_rows, blocks * cluster, threads, s, overlap_launch, cluster);
     } else {
-      launch_one<T>(lamport_cluster_kernel<1, T>, args, blocks * cluster, threads, s, overlap_launch, cluster);
+      launch_one<T>(lamport_cluster_kernel<1, T>, shared_rows, blocks * cluster, threads, s, overlap_launch, cluster);
     }
     return launched(kernel_name(kind));
   }
@@ -193,10 +196,12 @@ Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, boo
   (void)cluster;
 #endif
   const int threads = threads_for(args.hidden, vector ? V : 1);
+  // Lamport: `blocks` row groups of post_slices blocks each (proto::lamport).
+  const int grid = kind == proto::Kind::lamport && args.post_slices > 1 ? blocks * args.post_slices : blocks;
   if (vector) {
-    launch_kind<V, T>(args, kind, blocks, threads, s, overlap_launch);
+    launch_kind<V, T>(args, kind, grid, threads, s, overlap_launch);
   } else {
-    launch_kind<1, T>(args, kind, blocks, threads, s, overlap_launch);
+    launch_kind<1, T>(args, kind, grid, threads, s, overlap_launch);
   }
   return launched(kernel_name(kind));
 }

@@ -32,7 +32,8 @@ int threads_for(int64_t hidden, int vector);
 // runs (the kernel waits for that one's writes before it reads anything).
 // `cluster` > 1 (Lamport only, at most cluster_max()): each of the `blocks`
 // row groups is a cluster of that many blocks sharing its rows
-// (proto::cluster_for).
+// (proto::cluster_for). Lamport with args.post_slices = S > 1 and no
+// cluster: each row group is S blocks, S x `blocks` in all (proto::lamport).
 template <class T>
 Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream,
                    bool overlap_launch = false, int cluster = 1) noexcept;

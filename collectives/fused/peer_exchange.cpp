@@ -50,6 +50,14 @@ config::IntParam g_cluster_row_bytes{
     "16384 bf16 10.4 -> 7.2 us, docs/fused.md \"Small calls\"); 0: a block per row always",
     0, int64_t{1} << 24};
 
+config::IntParam g_post_blocks{
+    "STRATA_FUSED_POST_BLOCKS", 1,
+    "Blocks that post each row of a fused Lamport call whose rows one block holds (up to 1024 vectors), while "
+    "they fit the block budget: the first reduces the row, the others only send their share of it to the peers, "
+    "so a row's NVLink stores leave from that many multiprocessors (docs/fused.md \"Small calls\"); 1: the "
+    "reducing block alone",
+    1, 8};
+
 class PeerExchange final : public Exchange {
  public:
   PeerExchange(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
@@ -73,11 +81,14 @@ class PeerExchange final : public Exchange {
           kernels::threads_for(static_cast<int64_t>(call.hidden), elements) <= kernels::kMaxThreads / 2 ? 2 : 1;
       const int budget = (call.blocks < max_blocks_ ? call.blocks : max_blocks_) * per_sm;
       const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
-      const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
       // What one block holds in registers (take_row_held): a vector a thread.
       const int64_t held = int64_t{kernels::kMaxThreads} * elements * static_cast<int64_t>(sizeof(T));
-      const int cluster = proto::cluster_for(call.kind, static_cast<int64_t>(call.hidden * sizeof(T)), blocks, budget,
-                                             cluster_max_, held, g_cluster_row_bytes.get());
+      const int64_t row_bytes = static_cast<int64_t>(call.hidden * sizeof(T));
+      const int cluster =
+          proto::cluster_for(call.kind, row_bytes, blocks, budget, cluster_max_, held, g_cluster_row_bytes.get());
+      proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
+      a.post_slices = proto::post_slices_for(call.kind, row_bytes, held, cluster, blocks, budget,
+                                             static_cast<int>(g_post_blocks.get()), call.tensors.out == call.tensors.x);
       return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream, overlap_launch_, cluster);
     });
   }

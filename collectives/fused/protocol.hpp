@@ -152,6 +152,7 @@ struct Args {
   uint64_t timeout;  // ticks of P::now()
   uint64_t* error;   // the error word (pack_error), host-visible
   int lag;           // Lamport: rows a block posts ahead of the one it takes
+  int post_slices;   // Lamport, rows one block holds: blocks that post each row (0 or 1: the reducing block alone)
 };
 
 template <class T>
@@ -188,6 +189,19 @@ inline int cluster_for(Kind kind, int64_t row_bytes, int blocks, int budget, int
   if (kind != Kind::lamport || block_row_bytes <= 0 || row_bytes <= held_bytes) return k;
   while (k * 2 <= largest && row_bytes > block_row_bytes * k && static_cast<int64_t>(blocks) * 2 * k <= budget) k *= 2;
   return k;
+}
+
+// Blocks that post each row group of a Lamport call (Args::post_slices):
+// `wanted` where the rows are ones a block holds (`row_bytes` <= `held`)
+// and not shared by a cluster, fewer where `blocks` groups of them would
+// not fit the budget; 1 otherwise, and for a call whose output is its
+// input (`in_place`: the reducing block would overwrite x while another
+// block may still be reading it to post).
+inline int post_slices_for(Kind kind, int64_t row_bytes, int64_t held, int cluster, int blocks, int budget,
+                           int wanted, bool in_place) {
+  if (kind != Kind::lamport || cluster > 1 || row_bytes > held || wanted <= 1 || blocks < 1 || in_place) return 1;
+  const int fit = budget / blocks;
+  return fit < wanted ? (fit < 1 ? 1 : fit) : wanted;
 }
 
 template <class P>
@@ -326,14 +340,17 @@ STRATA_HOST_DEVICE void two_shot(P& p, const Args<T>& a, int block, int blocks, 
   finish(p, a, blocks, seq);
 }
 
-// Posts row r of x into my slot of every peer's region (each element made
+// Posts slice `slice` of `slices` of row r of x (whole vectors; the whole
+// row by default) into my slot of every peer's region (each element made
 // canonical: -0 goes as +0, so no posted value reads as empty).
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
-STRATA_HOST_DEVICE void post_row(P& p, const Args<T>& a, int64_t r, uint32_t set) {
+STRATA_HOST_DEVICE void post_row(P& p, const Args<T>& a, int64_t r, uint32_t set, int slice = 0, int slices = 1) {
   const size_t mine = a.layout.slot(set, a.rank);
   const T* src = a.x + r * a.hidden;
-  for (int64_t i = static_cast<int64_t>(p.thread()) * V; i < a.hidden; i += static_cast<int64_t>(p.threads()) * V) {
+  const int64_t vectors = (a.hidden + V - 1) / V, share = (vectors + slices - 1) / slices;
+  const int64_t lo = slice * share * V, end = (slice + 1) * share * V, hi = end < a.hidden ? end : a.hidden;
+  for (int64_t i = lo + static_cast<int64_t>(p.thread()) * V; i < hi; i += static_cast<int64_t>(p.threads()) * V) {
     const math::Vec<T, V> v = math::canonical_vector(math::load<T, V>(src + i));
     for (int q = 0; q < a.nranks; ++q) {
       if (q != a.rank) p.template store_posted<T, V>(tensor_at<T>(a.region[q], mine, r, a.hidden) + i, v);
@@ -485,18 +502,30 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
 // fastest, docs/fused.md), and the first row goes alone: posting rows 0 and
 // 1 together made row 0 arrive only with row 1, the link idle meanwhile
 // while nothing was reduced.
+//
+// With Args::post_slices = S > 1 (rows one block holds, out != x), each row group
+// has S blocks: `slice` 0 reduces and posts the first S-th of each row, the
+// others only post their S-th of every row of the group and end, so a
+// row's NVLink stores leave from S multiprocessors (docs/fused.md, "Small
+// calls"). `blocks` counts row groups.
 STRATA_HD_TEMPLATE
 template <int V, class P, class T>
-STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem) {
+STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem, int slice = 0) {
   const uint32_t seq = call_number(p, a);
   const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
+  const int slices = a.post_slices > 1 ? a.post_slices : 1;
+  if (slice > 0) {
+    for (int64_t r = block; r < a.tokens; r += blocks) post_row<V>(p, a, r, set, slice, slices);
+    finish(p, a, blocks * slices, seq);
+    return;
+  }
   const int64_t ahead = static_cast<int64_t>(a.lag) * blocks;
   const bool held = a.hidden <= static_cast<int64_t>(p.threads()) * V;  // a row in registers
   math::Vec<T, V> w{};
   if (held && static_cast<int64_t>(p.thread()) * V < a.hidden) w = math::load<T, V>(a.weight + p.thread() * V);
   int64_t next = block;  // the next row this block posts
   auto post_through = [&](int64_t last) {
-    for (; next < a.tokens && next <= last; next += blocks) post_row<V>(p, a, next, set);
+    for (; next < a.tokens && next <= last; next += blocks) post_row<V>(p, a, next, set, 0, slices);
   };
   for (int64_t r = block; r < a.tokens; r += blocks) {
     post_through(r);
@@ -505,7 +534,7 @@ STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, f
                          : take_row<V>(p, a, r, set, block, seq, smem, arrived);
     if (!ok) break;
   }
-  finish(p, a, blocks, seq);
+  finish(p, a, blocks * slices, seq);
 }
 
 // The residual + RMSNorm of rows already reduced (the fallback path, after

@@ -53,6 +53,7 @@ struct Plan {
   strata::fused::proto::Kind kind = strata::fused::proto::Kind::one_shot;
   int budget = 1;         // blocks asked for
   int lag = 1;            // Lamport: rows posted ahead of the one taken (0: none)
+  int post_slices = 1;    // Lamport: blocks posting each row group (proto::Args::post_slices)
   bool in_place = false;  // out == x
 };
 

@@ -154,6 +154,7 @@ proto::Args<T> args_for(const Ranks& r, int rank, const Plan& p, const RankBuffe
   a.timeout = timeout;
   a.error = r.error_device[rank];
   a.lag = p.lag;
+  a.post_slices = p.post_slices;
   return a;
 }
 
@@ -231,8 +232,13 @@ void check_calls(const Param& prm) {
     // has clusters, every rank's blocks still within the cap.
     int cluster = p.kind == proto::Kind::lamport ? std::min(kernels::cluster_max(), 1 << (gen() % 3)) : 1;
     while (cluster > 1 && blocks * cluster > budget_cap) cluster /= 2;
+    // Lamport without clusters: rows also posted by 1 or 2 more blocks where they fit.
+    if (p.kind == proto::Kind::lamport && cluster == 1 && !p.in_place) {
+      p.post_slices = 1 + static_cast<int>(gen() % 3);
+      while (p.post_slices > 1 && blocks * p.post_slices > budget_cap) --p.post_slices;
+    }
     SCOPED_TRACE(std::string(overlap ? "overlapped launch" : "ordinary launch") + ", cluster " +
-                 std::to_string(cluster));
+                 std::to_string(cluster) + ", posting blocks " + std::to_string(p.post_slices));
     for (int q : order) {
       const proto::Args<T> a = args_for<T>(r, q, p, *buf[static_cast<size_t>(q)], timeout);
       GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q], overlap, cluster));

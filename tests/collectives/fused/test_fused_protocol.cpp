@@ -39,12 +39,15 @@ using Guarded = strata_test::fused::GuardedBuffer;
 
 using strata_test::fused::Plan;
 
+// Block `block` of `blocks` (Lamport: of row group block % groups, posting
+// slice block / groups, as kernels.cu numbers them).
 template <class T, int V>
 void run_block(const proto::Args<T>& a, proto::Kind kind, int block, int blocks) {
   HostPlatform p;
+  const int groups = kind == proto::Kind::lamport && a.post_slices > 1 ? blocks / a.post_slices : blocks;
   switch (kind) {
     case proto::Kind::two_shot: proto::two_shot<V>(p, a, block, blocks, nullptr); break;
-    case proto::Kind::lamport: proto::lamport<V>(p, a, block, blocks, nullptr); break;
+    case proto::Kind::lamport: proto::lamport<V>(p, a, block % groups, groups, nullptr, block / groups); break;
     case proto::Kind::one_shot: proto::one_shot<V>(p, a, block, blocks, nullptr); break;
   }
 }
@@ -103,7 +106,9 @@ void drive_rank(Regions& r, int rank, const std::vector<Plan>& plans, bool misal
     a.timeout = timeout_ns;
     a.error = &r.error[static_cast<size_t>(rank)];
     a.lag = pl.lag;
-    const int blocks = proto::blocks_for(pl.kind, a.tokens, a.nranks, pl.budget);
+    a.post_slices = pl.post_slices;
+    const int blocks = proto::blocks_for(pl.kind, a.tokens, a.nranks, pl.budget) *
+                       (pl.kind == proto::Kind::lamport ? pl.post_slices : 1);
     const bool vector = !misalign && (pl.c.hidden * sizeof(T)) % 16 == 0;
     std::vector<std::thread> launch;
     for (int b = 1; b < blocks; ++b) {
@@ -153,6 +158,8 @@ void check_protocol(const Param& prm) {
     p.budget = 1 + static_cast<int>(gen() % 5);
     p.lag = static_cast<int>(gen() % 4);
     p.in_place = gen() % 4 == 0;
+    // Rows also posted by 1 or 2 more blocks (not in place: post_slices_for).
+    p.post_slices = p.in_place ? 1 : 1 + static_cast<int>(gen() % 3);
     p.in = strata_test::fused::make_inputs(p.c);
     if (gen() % 3 == 0) strata_test::fused::negative_zero_column(p.c, &p.in);
     p.ref = strata_test::fused::reference(p.c, p.in);
@@ -358,6 +365,26 @@ TEST(FusedProtocolArithmetic, WordAtATimeEmptyMatchesElementwise) {
   EXPECT_EQ(math::bits_of(math::canonical_vector(f).e[3]), math::bits_of(-2.0f));
   EXPECT_TRUE(math::any_empty(math::Vec<math::F16, 1>{{math::F16{0x8000}}}));
   EXPECT_FALSE(math::any_empty(math::Vec<math::F16, 1>{{math::F16{0x0000}}}));
+}
+
+// Posting blocks: only Lamport rows a block holds, not in clusters, never
+// past the budget, at least 1.
+TEST(FusedProtocolArithmetic, PostSlices) {
+  std::mt19937 rng(0x5EC7u);
+  for (int i = 0; i < 20000; ++i) {
+    const auto kind = static_cast<proto::Kind>(rng() % 3);
+    const int64_t held = 16384, row = 2 * (1 + static_cast<int64_t>(rng() % 16384));
+    const int cluster = 1 << (rng() % 3), blocks = 1 + static_cast<int>(rng() % 140);
+    const int budget = blocks + static_cast<int>(rng() % 300), wanted = 1 + static_cast<int>(rng() % 8);
+    const bool in_place = rng() % 4 == 0;
+    int expected = 1;  // the rule, written out
+    if (kind == proto::Kind::lamport && cluster == 1 && row <= held && !in_place) {
+      while (expected < wanted && blocks * (expected + 1) <= budget) ++expected;
+    }
+    ASSERT_EQ(proto::post_slices_for(kind, row, held, cluster, blocks, budget, wanted, in_place), expected)
+        << "kind " << static_cast<int>(kind) << " row " << row << " cluster " << cluster << " blocks " << blocks
+        << " budget " << budget << " wanted " << wanted << (in_place ? " in place" : "");
+  }
 }
 
 TEST(FusedProtocolArithmetic, RowsAndBlocks) {
