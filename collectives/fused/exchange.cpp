@@ -25,9 +25,11 @@ config::IntParam g_timeout_ms{"STRATA_FUSED_TIMEOUT_MS", 10000,
 // layer of 4096 tokens x 8192 bf16.
 config::IntParam g_lamport_max{"STRATA_FUSED_LAMPORT_MAX",
                                int64_t{64} << 20,
-                               "Largest message (tokens x hidden x element bytes) of the fused AllReduce-RMSNorm's "
-                               "barrier-free Lamport one-shot: the automatic choice takes it up to this size, and each "
-                               "rank sets aside 3 x ranks x this much (or the largest message, if smaller); 0: never",
+                               "Largest call (tokens x hidden x element bytes) of the fused AllReduce-RMSNorm's "
+                               "barrier-free Lamport one-shot; each rank sets aside 3 x ranks x this much (or the "
+                               "largest message, if smaller), and a larger message runs as several calls of whole rows "
+                               "that fit (measured on 2 x H100 against the one-shot at 128 MiB, docs/fused.md); 0: "
+                               "never Lamport",
                                0,
                                int64_t{1} << 34,
                                true};
@@ -44,6 +46,18 @@ config::IntParam g_lamport_lag{"STRATA_FUSED_LAMPORT_LAG_ROWS", 1,
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 }  // namespace
+
+Tensors rows_of(const Tensors& t, size_t begin, size_t count, size_t row_bytes) noexcept {
+  auto shift = [&](auto* p) {
+    return p == nullptr ? p : reinterpret_cast<decltype(p)>(reinterpret_cast<uintptr_t>(p) + begin * row_bytes);
+  };
+  Tensors r = t;
+  r.x = shift(t.x);
+  r.residual = shift(t.residual);
+  r.out = shift(t.out);
+  r.tokens = count;
+  return r;
+}
 
 int64_t timeout_ms() noexcept { return g_timeout_ms.get(); }
 size_t lamport_max_bytes() noexcept { return static_cast<size_t>(g_lamport_max.get()); }

@@ -59,6 +59,9 @@ bool vector_aligned(const Tensors& t, size_t hidden, size_t element) noexcept;
 // (STRATA_FUSED_LAMPORT_LAG_ROWS).
 int lamport_lag_rows() noexcept;
 
+// The tensors of tokens [begin, begin + count) of t (rows of `row_bytes`).
+Tensors rows_of(const Tensors& t, size_t begin, size_t count, size_t row_bytes) noexcept;
+
 // The protocol's arguments of one call (regions as this rank addresses them).
 template <class T>
 proto::Args<T> args_of(const Call& call, char* const* regions, int rank, int nranks, const proto::Layout& layout,

@@ -4,6 +4,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "collectives/fused/exchange.hpp"
 #include "portability/gpu/gpu_api.hpp"
 
 namespace strata::fused {
@@ -31,19 +32,6 @@ config::IntParam g_comm_blocks{"STRATA_SPLIT_COMM_BLOCKS", 48,
                                "Token split: the fused calls' block budget, in multiprocessors, while compute runs "
                                "beside them (0: the object's)",
                                0, 256};
-
-// The tensors of tokens [begin, begin + count).
-Tensors rows_of(const Tensors& t, size_t begin, size_t count, size_t row_bytes) {
-  auto shift = [&](auto* p) {
-    return p == nullptr ? p : reinterpret_cast<decltype(p)>(reinterpret_cast<uintptr_t>(p) + begin * row_bytes);
-  };
-  Tensors r = t;
-  r.x = shift(t.x);
-  r.residual = shift(t.residual);
-  r.out = shift(t.out);
-  r.tokens = count;
-  return r;
-}
 
 }  // namespace
 

@@ -55,11 +55,13 @@ struct SplitConfig;
 struct OverlapStreams;
 
 enum class Algorithm {
-  automatic,  // by message size: lamport, then one_shot, then two_shot (STRATA_FUSED_ALGO may force one)
+  automatic,  // lamport where its sets hold a row (larger messages in pieces), else one_shot, then two_shot by size
+              // (STRATA_FUSED_ALGO may force one)
   one_shot,   // every rank reads every peer's rows and normalises every row
   two_shot,   // reduce-scatter of rows, residual on own rows, all-gather, norm
   fallback,   // the communicator's allreduce, then the residual + RMSNorm kernel
-  lamport,    // one_shot without barriers: rows pushed into the peers, the data polled (up to STRATA_FUSED_LAMPORT_MAX)
+  lamport,    // one_shot without barriers: rows pushed into the peers, the data polled (calls of at most
+              // STRATA_FUSED_LAMPORT_MAX bytes; a larger message runs as several)
 };
 STRATA_API const char* to_string(Algorithm algorithm) noexcept;
 // "auto", "one_shot", "two_shot", "fallback", "lamport".
