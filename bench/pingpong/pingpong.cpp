@@ -6,6 +6,9 @@
 //   --staging none  device pointers straight to MPI: only a GPU-aware MPI,
 //                   or the Strata interposer (LD_PRELOAD), takes them
 // One JSON line per point on rank 0: one-way time (median of samples);
+// --window W instead streams W messages (MPI_Isend, W MPI_Irecv into one
+// buffer, MPI_Waitall, a 4-byte reply; osu_bw's pattern): "us" is then the
+// time per message and "gbps" the streaming rate;
 // --osu prints OSU micro-benchmark columns instead (per block size: # Size,
 // Latency (us), Bandwidth (MB/s)); --json FILE also writes the points as one
 // document, after the run's metadata (tools/cli/run_metadata.hpp).
@@ -92,6 +95,7 @@ struct Options {
   int samples = 7;
   bool contiguous = false;
   bool osu = false;
+  int window = 0;  // > 0: streaming bandwidth, this many messages in flight
   std::string json_path;
 };
 
@@ -107,6 +111,11 @@ void add_options(CLI::App& app, Options& o) {
   app.add_flag("--osu", o.osu,
                "Print OSU micro-benchmark columns instead of JSON lines: per block size, # Size (bytes), Latency "
                "(us, one-way), Bandwidth (MB/s)");
+  app.add_option("--window", o.window,
+                 "Streaming bandwidth instead of the ping-pong: rank 0 sends this many messages at once "
+                 "(MPI_Isend, then MPI_Waitall), rank 1 receives them (MPI_Irecv, MPI_Waitall) and replies with "
+                 "4 bytes, as osu_bw does; the time reported is per message")
+      ->check(CLI::Range(1, 1024));
   app.add_option("--json", o.json_path,
                  "Also write the points as JSON (with the run's tool, version, commit, command, host, time) to this "
                  "file");
@@ -187,6 +196,32 @@ struct Exchange {
     }
   }
 
+  // --window: rank 0 sends `window` messages at once, rank 1 takes them
+  // all, then replies with 4 bytes (osu_bw). Staged by hand, each message
+  // is copied to (or from) the pinned buffer on its own, as a program that
+  // sends W different device buffers would.
+  void stream(int window) const {
+    std::vector<MPI_Request> req(static_cast<size_t>(window));
+    int ack = 0;
+    if (rank == 0) {
+      for (int k = 0; k < window; ++k) {
+        if (app_staging) cudaMemcpy(host, dev, layout.span, cudaMemcpyDeviceToHost);
+        MPI_Isend(app_staging ? host : dev, layout.count, layout.type, peer(), 1, MPI_COMM_WORLD, &req[static_cast<size_t>(k)]);
+      }
+      MPI_Waitall(window, req.data(), MPI_STATUSES_IGNORE);
+      MPI_Recv(&ack, 1, MPI_INT, peer(), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      for (int k = 0; k < window; ++k) {
+        MPI_Irecv(app_staging ? host : dev, layout.count, layout.type, peer(), 1, MPI_COMM_WORLD, &req[static_cast<size_t>(k)]);
+      }
+      MPI_Waitall(window, req.data(), MPI_STATUSES_IGNORE);
+      if (app_staging) {
+        for (int k = 0; k < window; ++k) cudaMemcpy(dev, host, layout.span, cudaMemcpyHostToDevice);
+      }
+      MPI_Send(&ack, 1, MPI_INT, peer(), 2, MPI_COMM_WORLD);
+    }
+  }
+
   void round_trips(int times) const {
     for (int i = 0; i < times; ++i) {
       if (rank == 0) {
@@ -258,6 +293,25 @@ std::vector<double> time_one_way_us(const Exchange& ex, int samples) {
   return us;
 }
 
+// --window: time per message in µs, one per sample (each sample a batch of
+// windows sized to take about 2 ms).
+std::vector<double> time_streamed_us(const Exchange& ex, int window, int samples) {
+  for (int i = 0; i < 2; ++i) ex.stream(window);
+  double t0 = MPI_Wtime();
+  ex.stream(window);
+  double one = MPI_Wtime() - t0;
+  MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, 200.0));
+  std::vector<double> us;
+  for (int s = 0; s < samples; ++s) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int b = 0; b < batch; ++b) ex.stream(window);
+    us.push_back((MPI_Wtime() - t0) * 1e6 / (static_cast<double>(batch) * window));
+  }
+  return us;
+}
+
 struct Point {
   long block_option = 0;  // as given by --blocks (0 with --contiguous)
   Layout layout;
@@ -284,9 +338,9 @@ void report_point(const Options& o, const World& w, const Point& p, Results* res
   } else {
     std::printf(
         "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
-        "\"verified\":%s,\"peer_copy_us\":%.3f}\n",
+        "\"verified\":%s,\"peer_copy_us\":%.3f,\"window\":%d,\"gbps\":%.2f}\n",
         p.block_option, bytes, p.layout.stride, median(p.us), o.staging.c_str(), w.method,
-        p.wrong == 0 ? "true" : "false", p.peer_us);
+        p.wrong == 0 ? "true" : "false", p.peer_us, o.window, bytes / median(p.us) * 1e-3);
     std::fflush(stdout);
   }
   results->rows.push_back({{"block", p.block_option},
@@ -296,7 +350,9 @@ void report_point(const Options& o, const World& w, const Point& p, Results* res
                            {"staging", o.staging},
                            {"method", w.method},
                            {"verified", p.wrong == 0},
-                           {"peer_copy_us", p.peer_us}});
+                           {"peer_copy_us", p.peer_us},
+                           {"window", o.window},
+                           {"gbps", static_cast<double>(bytes) / median(p.us) * 1e-3}});
 }
 
 // Checks, times and reports one point: `bytes` per message in blocks of `block_option`.
@@ -310,7 +366,7 @@ void run_point(const Options& o, const World& w, long bytes, long block_option, 
   p.block_option = block_option;
   p.layout = ex.layout;
   p.wrong = count_wrong_bytes(ex);
-  p.us = time_one_way_us(ex, o.samples);
+  p.us = o.window > 0 ? time_streamed_us(ex, o.window, o.samples) : time_one_way_us(ex, o.samples);
   // The floor, measured in the plain run only (rank 0 holds both GPUs' contexts then).
   if (w.rank == 0 && w.app_staging) p.peer_us = peer_copy_us(ex.layout.n * ex.layout.block, w.devices);
   report_point(o, w, p, results);
@@ -320,8 +376,9 @@ void run_point(const Options& o, const World& w, long bytes, long block_option, 
 // --osu: one table per block size, from the rows.
 void print_osu_tables(const Options& o, const World& w, const nlohmann::json& rows) {
   std::printf("# strata-bench-pingpong --osu: one-way time of a derived datatype in GPU memory, ranks 0 and 1\n");
-  std::printf("# staging %s, STRATA_METHOD %s; Size: bytes the type selects; Latency: median of %d samples\n",
-              o.staging.c_str(), w.method, o.samples);
+  std::printf("# staging %s, STRATA_METHOD %s; Size: bytes the type selects; Latency: median of %d samples%s\n",
+              o.staging.c_str(), w.method, o.samples,
+              o.window > 0 ? " (streamed: time per message, --window messages in flight)" : "");
   for (long block : o.blocks) {
     strata::tools::OsuTable table({"Latency (us)", "Bandwidth (MB/s)"});
     table.comment(o.contiguous ? std::string("contiguous (MPI_BYTE)")
