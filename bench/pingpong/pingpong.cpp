@@ -206,13 +206,15 @@ struct Exchange {
     if (rank == 0) {
       for (int k = 0; k < window; ++k) {
         if (app_staging) cudaMemcpy(host, dev, layout.span, cudaMemcpyDeviceToHost);
-        MPI_Isend(app_staging ? host : dev, layout.count, layout.type, peer(), 1, MPI_COMM_WORLD, &req[static_cast<size_t>(k)]);
+        MPI_Isend(app_staging ? host : dev, layout.count, layout.type, peer(), 1, MPI_COMM_WORLD,
+                  &req[static_cast<size_t>(k)]);
       }
       MPI_Waitall(window, req.data(), MPI_STATUSES_IGNORE);
       MPI_Recv(&ack, 1, MPI_INT, peer(), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (rank == 1) {
       for (int k = 0; k < window; ++k) {
-        MPI_Irecv(app_staging ? host : dev, layout.count, layout.type, peer(), 1, MPI_COMM_WORLD, &req[static_cast<size_t>(k)]);
+        MPI_Irecv(app_staging ? host : dev, layout.count, layout.type, peer(), 1, MPI_COMM_WORLD,
+                  &req[static_cast<size_t>(k)]);
       }
       MPI_Waitall(window, req.data(), MPI_STATUSES_IGNORE);
       if (app_staging) {

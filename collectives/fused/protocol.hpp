@@ -197,8 +197,8 @@ inline int cluster_for(Kind kind, int64_t row_bytes, int blocks, int budget, int
 // not fit the budget; 1 otherwise, and for a call whose output is its
 // input (`in_place`: the reducing block would overwrite x while another
 // block may still be reading it to post).
-inline int post_slices_for(Kind kind, int64_t row_bytes, int64_t held, int cluster, int blocks, int budget,
-                           int wanted, bool in_place) {
+inline int post_slices_for(Kind kind, int64_t row_bytes, int64_t held, int cluster, int blocks, int budget, int wanted,
+                           bool in_place) {
   if (kind != Kind::lamport || cluster > 1 || row_bytes > held || wanted <= 1 || blocks < 1 || in_place) return 1;
   const int fit = budget / blocks;
   return fit < wanted ? (fit < 1 ? 1 : fit) : wanted;

@@ -218,6 +218,7 @@ struct Claim {
   bool waited = false;                    // the claim found the owner moving them there and waited
   std::atomic<uint64_t>* word = nullptr;  // internal
   uint64_t held = 0;                      // internal: the word's claimed value
+  std::atomic<int64_t>* taken = nullptr;  // internal: the table's last claim or finish (SlotTable::test)
 };
 
 // The receiver's side: the peers' tables this process has mapped, kept for

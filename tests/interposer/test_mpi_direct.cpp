@@ -665,6 +665,58 @@ TEST_F(Direct, MoreSendsInFlightThanSlotsAreStaged) {
   MPI_Type_free(&strided);
 }
 
+// osu_bw's pattern: one rank of each pair sends a window of large
+// contiguous messages from one buffer (MPI_Isend, MPI_Waitall), its partner
+// receives them (MPI_Irecv, MPI_Waitall) and replies with 4 bytes; three
+// windows. Every message goes over IPC and none is moved to a bounce: the
+// receiver is pulling the whole time, so no sender has a reason to give up
+// on it.
+TEST_F(Direct, StreamedWindowOfLargeMessagesIsNotRehomed) {
+  constexpr int kWindow = 16;
+  constexpr size_t kBytes = 1 << 20;
+  DeviceBuffer out(kBytes);
+  std::vector<std::unique_ptr<DeviceBuffer>> in;
+  ASSERT_TRUE(out);
+  out.fill(random_bytes(kBytes, seed(8000) ^ static_cast<uint64_t>(rank())));
+  for (int m = 0; m < kWindow; ++m) {
+    in.push_back(std::make_unique<DeviceBuffer>(kBytes));
+    ASSERT_TRUE(*in.back());
+  }
+  const uint64_t sent = sends_direct(), received = recvs_direct(), moved = rehomed();
+  std::vector<MPI_Request> requests(kWindow);
+  for (int round = 0; round < 3; ++round) {
+    int ack = 0;
+    if (sender()) {
+      for (int m = 0; m < kWindow; ++m) {
+        ASSERT_EQ(MPI_Isend(out.data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 1, MPI_COMM_WORLD, &requests[m]),
+                  MPI_SUCCESS);
+      }
+      ASSERT_EQ(MPI_Waitall(kWindow, requests.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Recv(&ack, 1, MPI_INT, partner(), 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    } else {
+      for (int m = 0; m < kWindow; ++m) {
+        ASSERT_EQ(
+            MPI_Irecv(in[m]->data(), static_cast<int>(kBytes), MPI_BYTE, partner(), 1, MPI_COMM_WORLD, &requests[m]),
+            MPI_SUCCESS);
+      }
+      ASSERT_EQ(MPI_Waitall(kWindow, requests.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+      ASSERT_EQ(MPI_Send(&ack, 1, MPI_INT, partner(), 2, MPI_COMM_WORLD), MPI_SUCCESS);
+    }
+  }
+  if (sender()) {
+    EXPECT_EQ(sends_direct() - sent, 3u * kWindow) << "some messages were staged";
+    EXPECT_EQ(rehomed() - moved, 0u) << "senders moved messages their receiver was about to pull to bounces";
+  } else {
+    EXPECT_EQ(recvs_direct() - received, 3u * kWindow);
+    const std::vector<unsigned char> expect = random_bytes(kBytes, seed(8000) ^ static_cast<uint64_t>(partner()));
+    for (int m = 0; m < kWindow; ++m) {
+      bool guards = false;
+      EXPECT_EQ(in[m]->read(&guards), expect) << "message " << m;
+      EXPECT_TRUE(guards) << "message " << m;
+    }
+  }
+}
+
 uint64_t requests_started() { return preload_counters() ? preload_counters()->requests_started : 0; }
 
 // The sender's side of a watched-receive round: `big` from device memory

@@ -186,6 +186,63 @@ TEST(SharedSlots, LateReceiverReadsTheBounce) {
   EXPECT_EQ(bouncer.releases, static_cast<uint64_t>(kMessages));
 }
 
+// A receiver working through a window: every message posted at once, the
+// owner testing them all from the start (as MPI_Waitall does), the receiver
+// claiming one every 20 ms, the last long after the 60 ms bound has passed
+// since the owner began. None is moved to a bounce: each claim or finish
+// restarts the bound (before, the messages claimed after 60 ms were).
+TEST(SharedSlots, BusyReceiverHoldsOffTheBounce) {
+  constexpr int kMessages = 8;
+  SharedArena user(16 * kChunk), bounce(16 * kChunk);
+  Bouncer bouncer(&user, &bounce, kChunk);
+  Pipe down, up, go;
+  auto table = make_table(config_of(16, milliseconds(60)), &bouncer);
+  ASSERT_NE(table, nullptr);
+  const pid_t child = fork_child(kChildSeconds, [&] { return receive(down, up, &go, user, bounce); });
+  std::vector<Outgoing> out(kMessages);
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(post(*table, user, down, static_cast<uint64_t>(i), 2000, static_cast<uint32_t>(i), &out[i]),
+              SlotStatus::ok);
+  }
+  std::thread pacer([&] {
+    for (int i = 0; i < kMessages; ++i) {
+      std::this_thread::sleep_for(milliseconds(20));
+      go.put(char{'g'});
+    }
+  });
+  std::vector<bool> done(kMessages, false);
+  std::vector<Completion> how(kMessages, Completion::delivered);
+  int left = kMessages;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (left > 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    for (int i = 0; i < kMessages; ++i) {
+      if (done[i]) continue;
+      const SlotStatus st = table->test(out[i].ticket, &how[i]);
+      ASSERT_TRUE(st == SlotStatus::ok || st == SlotStatus::pending) << "message " << i;
+      if (st == SlotStatus::ok) {
+        done[i] = true;
+        --left;
+      }
+    }
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  pacer.join();
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, milliseconds(140));  // the last claims came after the bound
+  for (int i = 0; i < kMessages; ++i) {
+    EXPECT_TRUE(done[i]) << "message " << i;
+    EXPECT_EQ(how[i], Completion::delivered) << "message " << i << " went to a bounce";
+    Report r;
+    ASSERT_TRUE(up.get(&r));
+    EXPECT_EQ(r.claim, 0);
+    EXPECT_EQ(r.rehomed, 0) << "message " << r.seq;
+    EXPECT_TRUE(r.correct) << "message " << r.seq;
+  }
+  end(down);
+  EXPECT_EQ(join(child, kChildSeconds), 0);
+  EXPECT_EQ(table->stats().rehomed, 0u);
+  EXPECT_EQ(bouncer.copies, 0u);
+}
+
 // The receiver claims while the owner is copying to the bounce: it waits
 // for the copy and reads the bounce.
 TEST(SharedSlots, ClaimDuringRehomeWaitsForTheBounce) {
