@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 7 */
+  uint64_t version; /* 8 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -33,6 +33,10 @@ typedef struct strata_preload_counters_t {
   uint64_t sends_direct;          /* (version 7) device sends a node peer pulled from this GPU through IPC */
   uint64_t recvs_direct;          /* (version 7) receives pulled from a node peer's GPU through IPC */
   uint64_t direct_rehomed;        /* (version 7) direct sends moved to a bounce because the receiver was late */
+  uint64_t flush_pack_ns;         /* (version 8) ns packing deferred device sends (kernels and the wait) */
+  uint64_t direct_pull_ns;        /* (version 8) ns in device-direct receives: claim, map, pull (queued or waited) */
+  uint64_t unpack_wait_ns;        /* (version 8) ns waiting once for the queued unpacks and pulls of a completion */
+  uint64_t receiver_wait_ns;      /* (version 8) ns device-direct sends waited for their receiver (or a bounce) */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

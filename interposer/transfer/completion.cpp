@@ -6,6 +6,7 @@
 #include "interposer/transfer/completion.hpp"
 
 #include "fault/hooks.hpp"
+#include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
@@ -106,8 +107,9 @@ class Taken {
       item.keep_after_wait = item.op.persistent;
     }
     queued = queued || have_queued_pulls();
-    if (queued && mover::wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) {
-      strata_rc = MPI_ERR_INTERN;
+    if (queued) {
+      WaitTimer timed(counters().unpack_wait_ns);
+      if (mover::wait_for_queued_unpacks() != Status::ok && strata_rc == MPI_SUCCESS) strata_rc = MPI_ERR_INTERN;
     }
     finish_queued_pulls();  // device-direct senders get their buffers back, once their bytes arrived
     // A persistent request goes back only now: a queued unpack points into

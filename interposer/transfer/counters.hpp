@@ -4,6 +4,8 @@
 #include "portability/mover/counters.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 
 namespace strata::interposer {
@@ -13,7 +15,9 @@ namespace strata::interposer {
 // what it counts (the row of the STRATA_SUMMARY table). The struct below,
 // the C export (shim/counters_export.cpp) and the summary are made from it.
 // X: a counter of the interposer's own; MOVER: one the device data mover
-// keeps (portability/mover/counters.hpp, same name), read from there.
+// keeps (portability/mover/counters.hpp, same name), read from there. A
+// name ending in _ns is a time in nanoseconds (WaitTimer below; the
+// summary shows it in seconds, with the time by path).
 #define STRATA_INTERPOSER_COUNTERS(X, MOVER)                                  \
   X(packs_by_strata, "MPI_Pack/MPI_Unpack by Strata's engine")                \
   X(sends_packed, "send sides packed by Strata")                              \
@@ -30,7 +34,11 @@ namespace strata::interposer {
   MOVER(parts_by_copy_engine, "device parts moved by the copy engine")        \
   X(sends_direct, "device sends a node peer pulled through IPC")              \
   X(recvs_direct, "receives pulled from a node peer's GPU through IPC")       \
-  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)")
+  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)") \
+  X(flush_pack_ns, "deferred device sends: packing them")                     \
+  X(direct_pull_ns, "device-direct receives: claim, map, pull")               \
+  X(unpack_wait_ns, "receives: one wait for the queued unpacks")              \
+  X(receiver_wait_ns, "device-direct sends: waiting for the receiver")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {
@@ -54,6 +62,32 @@ struct Counters {
 };
 
 Counters& counters();
+
+// Whether a counter's name says it holds nanoseconds (…_ns).
+constexpr bool is_time_counter(const char* name) {
+  size_t n = 0;
+  while (name[n] != '\0') ++n;
+  return n > 3 && name[n - 3] == '_' && name[n - 2] == 'n' && name[n - 1] == 's';
+}
+
+// Adds the nanoseconds from its construction to its end to a time counter:
+// where the device path's time goes (a wait for the device, for a
+// receiver), which STRATA_SUMMARY shows. Two clock reads; only on paths
+// that move device data, never on a pass-through.
+class WaitTimer {
+ public:
+  explicit WaitTimer(std::atomic<uint64_t>& total) noexcept : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~WaitTimer() {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
+    total_.fetch_add(static_cast<uint64_t>(ns.count()), std::memory_order_relaxed);
+  }
+  WaitTimer(const WaitTimer&) = delete;
+  WaitTimer& operator=(const WaitTimer&) = delete;
+
+ private:
+  std::atomic<uint64_t>& total_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 // The two counts every intercepted call makes, kept per thread: each of
 // the first kCallSlots threads owns a slot it writes with plain stores (no

@@ -209,7 +209,11 @@ void flush_deferred_sends_now() noexcept {
       d.part = whole(d.plan, d.buf);
       tasks.push_back(mover::PackTask{&d.out.device, &d.part, 1});
     }
-    const Status packed = mover::device_pack_all(tasks.data(), tasks.size());
+    Status packed = Status::ok;
+    if (!tasks.empty()) {
+      WaitTimer timed(counters().flush_pack_ns);
+      packed = mover::device_pack_all(tasks.data(), tasks.size());
+    }
     if (!tasks.empty()) counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     for (Deferred& d : batch) {
       if (d.packs() && packed != Status::ok) {

@@ -472,6 +472,7 @@ void DirectSend::complete() {
   if (state != nullptr && state->table) {
     slots::SlotStatus s = sent_ ? slots::SlotStatus::claimed : state->table->withdraw(ticket_);
     if (s == slots::SlotStatus::claimed) {
+      WaitTimer timed(counters().receiver_wait_ns);
       slots::Completion how = slots::Completion::delivered;
       s = state->table->wait(ticket_, &how);
     }
@@ -573,6 +574,7 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
     *rc = MPI_ERR_OTHER;
     return true;
   }
+  WaitTimer timed(counters().direct_pull_ns);
   slots::Claim claim;
   const slots::SlotStatus claimed = state->peers.claim(fields.slot, &claim);
   if (claimed != slots::SlotStatus::ok) {

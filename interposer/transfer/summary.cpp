@@ -38,7 +38,7 @@ std::vector<Count> my_counts() {
   std::vector<Count> counts = {
       {"calls_intercepted", "MPI calls intercepted", calls_intercepted()},
       {"calls_passed_through", "passed through untouched (STRATA_DISABLE)", calls_passed_through()},
-#define STRATA_COUNTER_ROW(name, what) {#name, what, c.name.load()},
+#define STRATA_COUNTER_ROW(name, what) {#name, what, c.name.load(), is_time_counter(#name)},
       STRATA_INTERPOSER_COUNTERS(STRATA_COUNTER_ROW, STRATA_COUNTER_ROW)
 #undef STRATA_COUNTER_ROW
   };

@@ -36,6 +36,10 @@ struct StrataCounters {
   uint64_t sends_direct;           // version 7: device sends a node peer pulled through IPC
   uint64_t recvs_direct;           // version 7
   uint64_t direct_rehomed;         // version 7
+  uint64_t flush_pack_ns;          // version 8: times in ns (interposer/transfer/counters.hpp)
+  uint64_t direct_pull_ns;         // version 8
+  uint64_t unpack_wait_ns;         // version 8
+  uint64_t receiver_wait_ns;       // version 8
 };
 const StrataCounters* preload_counters();
 
