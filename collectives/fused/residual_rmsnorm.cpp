@@ -38,7 +38,7 @@ Status residual_rmsnorm(const Tensors& t, size_t hidden, DataType type, Memory m
                                       static_cast<int64_t>(t.tokens), h, t.epsilon, vector, stream);
     }
     if (vector) {
-      host_rows<16 / sizeof(T), T>(t, h);
+      host_rows<kernels::vector_of<T>(), T>(t, h);
     } else {
       host_rows<1, T>(t, h);
     }

@@ -6,6 +6,7 @@
 // processes in the CPU test suite.
 #include "collectives/fused/exchange.hpp"
 #include "collectives/fused/host_platform.hpp"
+#include "collectives/fused/kernels.hpp"
 #include "mpi/helpers.hpp"
 
 #include <algorithm>
@@ -59,7 +60,7 @@ class SharedExchange final : public Exchange {
       const proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ns_, &error_);
       HostPlatform p;
       if (vector_aligned(call.tensors, call.hidden, sizeof(T))) {
-        execute<16 / sizeof(T)>(p, a, call.kind);
+        execute<kernels::vector_of<T>()>(p, a, call.kind);
       } else {
         execute<1>(p, a, call.kind);
       }
