@@ -33,9 +33,9 @@ struct alignas(64) Header {
   int32_t owner_pid;
   uint64_t table_id;
   std::atomic<uint32_t> closed;  // 1 once the owner closed the table
-  // Steady-clock nanoseconds of the last claim or finish by any receiver:
-  // a receiver working through this table's messages holds off the bounces
-  // (SlotTable::test).
+  // When any receiver last claimed or finished one of this table's
+  // messages (ticks_now()): a receiver working through them holds off the
+  // bounces (SlotTable::test).
   std::atomic<int64_t> last_taken;
 };
 
@@ -52,11 +52,10 @@ using detail::Header;
 using detail::SharedSlot;
 using Clock = std::chrono::steady_clock;
 
-// Steady-clock nanoseconds: CLOCK_MONOTONIC, the same clock in every process
-// of the node (Header::last_taken is written by one and read by another).
-int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-}
+// The steady clock's ticks since its epoch: CLOCK_MONOTONIC, the same in
+// every process of the node, so one process can store them in shared
+// memory (Header::last_taken) and another compare them with its own.
+int64_t ticks_now() noexcept { return Clock::now().time_since_epoch().count(); }
 
 constexpr uint64_t kMagic = 0x31544f4c53525453ull;  // "STRSLOT1"
 constexpr uint32_t kVersion = 2;                    // 2: Header::last_taken
@@ -170,8 +169,7 @@ pid_t self_pid() {
 uint64_t random_id() {
   uint64_t id = 0;
   if (getrandom(&id, sizeof(id), 0) != static_cast<ssize_t>(sizeof(id))) {
-    id = static_cast<uint64_t>(Clock::now().time_since_epoch().count()) ^
-         (uint64_t{static_cast<uint32_t>(getpid())} << 32);
+    id = static_cast<uint64_t>(ticks_now()) ^ (uint64_t{static_cast<uint32_t>(getpid())} << 32);
   }
   return id == 0 ? 1 : id;
 }
@@ -435,12 +433,10 @@ SlotStatus SlotTable::test(const Ticket& ticket, Completion* how) noexcept {
       case kPosted: {
         // The bound counts from this message's first test or from the last
         // claim or finish of any of this table's messages, whichever is
-        // later: a receiver working through a window of large messages
-        // (each claimed only as its turn comes) is not late, and moving its
-        // next ones to bounces made a stream of 64 x 16 MiB over NVLink run
-        // at 2 GB/s (docs/device.md, "Completion slots").
-        const Clock::time_point taken{std::chrono::duration_cast<Clock::duration>(
-            std::chrono::nanoseconds(header_->last_taken.load(std::memory_order_relaxed)))};
+        // later: a receiver working through a window of messages (each
+        // claimed only as its turn comes) is not late (docs/device.md,
+        // "Completion slots").
+        const Clock::time_point taken{Clock::duration(header_->last_taken.load(std::memory_order_relaxed))};
         const Clock::time_point since = taken > r.started ? taken : r.started;
         if (hooks_.copy_out == nullptr || now - since < config_.bound || now < r.next_rehome) {
           return SlotStatus::pending;
@@ -605,7 +601,7 @@ struct PeerTables::Mapped {
   char fd_path[32] = {};
   dev_t dev = 0;
   ino_t ino = 0;
-  std::atomic<int64_t> next_check{0};  // steady-clock ns: when claims look at /proc again
+  std::atomic<int64_t> next_check{0};  // ticks_now(): when claims look at /proc again
 };
 
 size_t PeerTables::KeyHash::operator()(const Key& k) const noexcept {
@@ -731,7 +727,7 @@ SlotStatus PeerTables::find(const TableRef& table, Mapped** mapped) noexcept {
 // once per liveness period unless `force`.
 bool PeerTables::owner_alive(Mapped& m, bool force) const noexcept {
   if (m.header->closed.load(std::memory_order_acquire) != 0) return false;
-  const int64_t now = Clock::now().time_since_epoch().count();
+  const int64_t now = ticks_now();
   if (!force && now < m.next_check.load(std::memory_order_relaxed)) return true;
   struct stat st {};
   const bool alive = fstatat(m.proc_dir, m.fd_path, &st, 0) == 0 && st.st_dev == m.dev && st.st_ino == m.ino;
@@ -795,7 +791,7 @@ SlotStatus PeerTables::claim(const SlotRef& ref, Claim* claim) noexcept {
   claim->word = &s.word;
   claim->held = held;
   claim->taken = &m->header->last_taken;
-  claim->taken->store(steady_ns(), std::memory_order_relaxed);
+  claim->taken->store(ticks_now(), std::memory_order_relaxed);
   return SlotStatus::ok;
 }
 
@@ -810,7 +806,7 @@ SlotStatus PeerTables::finish(Claim* claim) noexcept {
     return SlotStatus::failed;
   }
   claim->word = nullptr;
-  if (claim->taken != nullptr) claim->taken->store(steady_ns(), std::memory_order_relaxed);
+  if (claim->taken != nullptr) claim->taken->store(ticks_now(), std::memory_order_relaxed);
   return SlotStatus::ok;
 }
 
