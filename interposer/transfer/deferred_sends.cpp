@@ -213,8 +213,8 @@ void flush_deferred_sends_now() noexcept {
     if (!tasks.empty()) {
       WaitTimer timed(counters().flush_pack_ns);
       packed = mover::device_pack_all(tasks.data(), tasks.size());
+      counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     }
-    if (!tasks.empty()) counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     for (Deferred& d : batch) {
       if (d.packs() && packed != Status::ok) {
         fail(d, mpi::error_class(packed));
