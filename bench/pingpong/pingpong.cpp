@@ -224,15 +224,13 @@ struct Exchange {
     }
   }
 
-  void round_trips(int times) const {
-    for (int i = 0; i < times; ++i) {
-      if (rank == 0) {
-        send();
-        recv();
-      } else if (rank == 1) {
-        recv();
-        send();
-      }
+  void round_trip() const {
+    if (rank == 0) {
+      send();
+      recv();
+    } else if (rank == 1) {
+      recv();
+      send();
     }
   }
 };
@@ -276,42 +274,35 @@ long count_wrong_bytes(const Exchange& ex) {
   return wrong;
 }
 
-// One-way times in µs, one per sample: each sample times a batch of round
-// trips sized (from one round trip after warm-up) to take about 2 ms.
-std::vector<double> time_one_way_us(const Exchange& ex, int samples) {
-  ex.round_trips(3);
+// µs per unit, one per sample: `step()` moves `units` units (one-way
+// messages); each sample times a batch of steps sized (from one step after
+// `warmups`) to take about 2 ms, at most `most` steps.
+template <class Step>
+std::vector<double> time_per_unit_us(Step step, double units, int warmups, double most, int samples) {
+  for (int i = 0; i < warmups; ++i) step();
   double t0 = MPI_Wtime();
-  ex.round_trips(1);
+  step();
   double one = MPI_Wtime() - t0;
   MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, 2000.0));
+  const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, most));
   std::vector<double> us;
   for (int s = 0; s < samples; ++s) {
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    ex.round_trips(batch);
-    us.push_back((MPI_Wtime() - t0) * 1e6 / (2.0 * batch));
+    for (int b = 0; b < batch; ++b) step();
+    us.push_back((MPI_Wtime() - t0) * 1e6 / (static_cast<double>(batch) * units));
   }
   return us;
 }
 
-// --window: time per message in µs, one per sample (each sample a batch of
-// windows sized to take about 2 ms).
+// One-way times: a round trip is two messages.
+std::vector<double> time_one_way_us(const Exchange& ex, int samples) {
+  return time_per_unit_us([&] { ex.round_trip(); }, 2.0, 3, 2000.0, samples);
+}
+
+// --window: time per message, a window of them a step.
 std::vector<double> time_streamed_us(const Exchange& ex, int window, int samples) {
-  for (int i = 0; i < 2; ++i) ex.stream(window);
-  double t0 = MPI_Wtime();
-  ex.stream(window);
-  double one = MPI_Wtime() - t0;
-  MPI_Bcast(&one, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  const int batch = static_cast<int>(std::clamp(2e-3 / std::max(one, 1e-7), 1.0, 200.0));
-  std::vector<double> us;
-  for (int s = 0; s < samples; ++s) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = MPI_Wtime();
-    for (int b = 0; b < batch; ++b) ex.stream(window);
-    us.push_back((MPI_Wtime() - t0) * 1e6 / (static_cast<double>(batch) * window));
-  }
-  return us;
+  return time_per_unit_us([&] { ex.stream(window); }, window, 2, 200.0, samples);
 }
 
 struct Point {
@@ -332,6 +323,7 @@ struct Results {
 void report_point(const Options& o, const World& w, const Point& p, Results* results) {
   if (w.rank != 0) return;
   const long bytes = p.layout.n * p.layout.block;
+  const double us = median(p.us), gbps = static_cast<double>(bytes) / us * 1e-3;
   results->failures += p.wrong != 0;
   if (o.osu) {
     if (p.wrong != 0)
@@ -341,20 +333,20 @@ void report_point(const Options& o, const World& w, const Point& p, Results* res
     std::printf(
         "{\"block\":%ld,\"bytes\":%ld,\"stride\":%ld,\"us\":%.3f,\"staging\":\"%s\",\"method\":\"%s\","
         "\"verified\":%s,\"peer_copy_us\":%.3f,\"window\":%d,\"gbps\":%.2f}\n",
-        p.block_option, bytes, p.layout.stride, median(p.us), o.staging.c_str(), w.method,
-        p.wrong == 0 ? "true" : "false", p.peer_us, o.window, bytes / median(p.us) * 1e-3);
+        p.block_option, bytes, p.layout.stride, us, o.staging.c_str(), w.method, p.wrong == 0 ? "true" : "false",
+        p.peer_us, o.window, gbps);
     std::fflush(stdout);
   }
   results->rows.push_back({{"block", p.block_option},
                            {"bytes", bytes},
                            {"stride", p.layout.stride},
-                           {"us", median(p.us)},
+                           {"us", us},
                            {"staging", o.staging},
                            {"method", w.method},
                            {"verified", p.wrong == 0},
                            {"peer_copy_us", p.peer_us},
                            {"window", o.window},
-                           {"gbps", static_cast<double>(bytes) / median(p.us) * 1e-3}});
+                           {"gbps", gbps}});
 }
 
 // Checks, times and reports one point: `bytes` per message in blocks of `block_option`.
