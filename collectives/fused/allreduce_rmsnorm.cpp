@@ -32,9 +32,9 @@ config::ChoiceParam<Algorithm> g_algorithm{
      {"two_shot", Algorithm::two_shot},
      {"fallback", Algorithm::fallback},
      {"lamport", Algorithm::lamport}},
-    "Algorithm of the fused AllReduce-RMSNorm where the caller asks for automatic: auto (Lamport up to "
-    "STRATA_FUSED_LAMPORT_MAX bytes, one-shot up to STRATA_FUSED_ONESHOT_MAX, two-shot above), lamport, one_shot, "
-    "two_shot, fallback"};
+    "Algorithm of the fused AllReduce-RMSNorm where the caller asks for automatic: auto (Lamport where its sets "
+    "hold a row, a message larger than STRATA_FUSED_LAMPORT_MAX in several calls; without them one-shot up to "
+    "STRATA_FUSED_ONESHOT_MAX, two-shot above), lamport, one_shot, two_shot, fallback"};
 config::IntParam g_blocks{
     "STRATA_FUSED_BLOCKS", 0,
     "The fused peer kernel's block budget in multiprocessors (rows of at most 512 vectors run two "

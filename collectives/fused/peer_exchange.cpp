@@ -55,7 +55,7 @@ config::IntParam g_post_blocks{
     "Blocks that post each row of a fused Lamport call whose rows take a block of their own (513 to 1024 "
     "vectors: 8192 bf16), while they fit the block budget and the output is not the input: the first reduces the "
     "row, the others only send their share of it to the peers, so a row's NVLink stores leave from that many "
-    "multiprocessors (measured on 2 x H100: 8 and 16 tokens x 8192 bf16 0.2-0.5 us faster, docs/fused.md "
+    "multiprocessors (measured on 2 x H100: 2 to 16 tokens x 8192 bf16 0.1-0.5 us faster, docs/fused.md "
     "\"Small calls\"); 1: the reducing block alone",
     1, 8};
 
