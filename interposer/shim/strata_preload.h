@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 8 */
+  uint64_t version; /* 9 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -37,6 +37,9 @@ typedef struct strata_preload_counters_t {
   uint64_t direct_pull_ns;        /* (version 8) ns in device-direct receives: claim, map, pull (queued or waited) */
   uint64_t unpack_wait_ns;        /* (version 8) ns waiting once for the queued unpacks and pulls of a completion */
   uint64_t receiver_wait_ns;      /* (version 8) ns device-direct sends waited for their receiver (or a bounce) */
+  uint64_t pinned_allocated;      /* (version 9) pinned staging buffers allocated (milliseconds each for megabytes) */
+  uint64_t staged_unpinned;       /* (version 9) device messages of 1 MiB or more staged in plain host memory (no
+                                     pinned buffer was kept for them) */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

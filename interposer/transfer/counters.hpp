@@ -38,7 +38,9 @@ namespace strata::interposer {
   X(flush_pack_ns, "deferred device sends: packing them")                     \
   X(direct_pull_ns, "device-direct receives: claim, map, pull")               \
   X(unpack_wait_ns, "receives: one wait for the queued unpacks")              \
-  X(receiver_wait_ns, "device-direct sends: waiting for the receiver")
+  X(receiver_wait_ns, "device-direct sends: waiting for the receiver")        \
+  MOVER(pinned_allocated, "pinned staging buffers allocated")                 \
+  MOVER(staged_unpinned, "large device messages staged in unpinned memory")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

@@ -16,6 +16,11 @@ struct Counters {
   // them the pools had to allocate (none of the size class was kept).
   std::atomic<uint64_t> staging_acquired{0};
   std::atomic<uint64_t> staging_allocated{0};
+  // Pinned buffers allocated (cudaHostAlloc: milliseconds for megabytes).
+  std::atomic<uint64_t> pinned_allocated{0};
+  // Large device messages whose bytes went through plain host memory
+  // because no pinned buffer was kept for them (Staging::pinned_if_kept).
+  std::atomic<uint64_t> staged_unpinned{0};
 };
 
 // The process's counters (never reset).

@@ -113,15 +113,20 @@ int64_t chunk_blocks(const StridedBlock& layout) {
 }  // namespace
 
 Status DeviceMessage::reserve(int64_t bytes) {
-  if (method_ != Method::device) {
-    host_staging = Staging::acquire(pinned_pool(), bytes);
-    if (!host_staging) return Status::out_of_memory;
-  }
-  if (method_ != Method::oneshot) {
+  bytes_ = bytes;
+  if (method_ == Method::device) {
     device_staging = Staging::acquire(device_pool(device_), bytes);
-    if (!device_staging) return Status::out_of_memory;
+    return device_staging ? Status::ok : Status::out_of_memory;
   }
+  host_staging = bytes >= kUnpinnedFrom ? Staging::pinned_if_kept(bytes) : Staging::acquire(pinned_pool(), bytes);
+  if (!host_staging) return Status::out_of_memory;
+  if (!host_mapped()) method_ = Method::staged;  // the kernels cannot reach plain host memory
   return Status::ok;
+}
+
+Status DeviceMessage::device_staging_for() {
+  if (!device_staging) device_staging = Staging::acquire(device_pool(device_), bytes_);
+  return device_staging ? Status::ok : Status::out_of_memory;
 }
 
 namespace {
@@ -129,7 +134,6 @@ namespace {
 // The staged method: pack chunk k while the copy engine moves chunk k-1 to
 // the host.
 Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, size_t count) {
-  char* staging = message.device_staging.data();
   char* host = message.host_staging.data();
   for (size_t i = 0; i < count; ++i) {
     const DevicePart& part = parts[i];
@@ -137,6 +141,8 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
       STRATA_TRY(copy_contiguous(part, host + part.packed_offset, part_bytes(part), true, s.copies));
       continue;
     }
+    STRATA_TRY(message.device_staging_for());
+    char* staging = message.device_staging.data();
     const int64_t blocks = part.layout->block_count();
     const int64_t step = chunk_blocks(*part.layout);
     for (int64_t b = 0; b < blocks; b += step) {
@@ -150,6 +156,21 @@ Status pack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, 
     }
   }
   return gpu::stream_synchronize(s.copies);
+}
+
+// The staged method's pipeline: on the kernels, and on any engine where the
+// host staging is plain memory (only copies reach it: the copy engine's
+// boxes would too, but not the kernels for the layouts boxes cannot move).
+bool takes_pipeline(const DeviceMessage& message, Engine engine) {
+  return message.method() == Method::staged && (engine == Engine::kernels || !message.host_mapped());
+}
+
+// A message staged through plain host memory (the pinned pool kept no
+// buffer for it): counted, and the pool stocked for the next one.
+void note_unpinned(const DeviceMessage& message) {
+  if (message.method() == Method::device || !message.host_staging || message.host_staging.pinned()) return;
+  counters().staged_unpinned.fetch_add(1, std::memory_order_relaxed);
+  Staging::keep_pinned(message.reserved());
 }
 
 // Messages the transport moves from host memory (oneshot and staged): the
@@ -250,7 +271,7 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
     if (std::find(used.begin(), used.end(), std::make_pair(m.device(), s)) == used.end()) {
       used.emplace_back(m.device(), s);
     }
-    if (m.method() == Method::staged && engine == Engine::kernels) {
+    if (takes_pipeline(m, engine)) {
       st = pack_staged(*s, m, tasks[t].parts, tasks[t].count);
       continue;
     }
@@ -270,6 +291,9 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
   if (st == Status::ok && !used.empty() && flush.parts > 0) {
     used.front().second->engines.record(true, flush.bytes, flush.parts, engine, micros_since(start));
   }
+  if (st == Status::ok) {
+    for (size_t t = 0; t < count; ++t) note_unpinned(*tasks[t].message);
+  }
   return st;
 }
 
@@ -277,9 +301,7 @@ namespace {
 
 // The staged method's receive side: copy chunk k up while the kernels
 // unpack chunk k-1.
-Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart* parts, size_t count,
-                     int64_t received) {
-  char* staging = message.device_staging.data();
+Status unpack_staged(Streams& s, DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received) {
   char* host = message.host_staging.data();
   for (size_t i = 0; i < count; ++i) {
     const DevicePart& part = parts[i];
@@ -288,6 +310,8 @@ Status unpack_staged(Streams& s, const DeviceMessage& message, const DevicePart*
       STRATA_TRY(copy_contiguous(part, host + part.packed_offset, bytes, false, s.work));
       continue;
     }
+    STRATA_TRY(message.device_staging_for());
+    char* staging = message.device_staging.data();
     const int64_t block = part.layout->block;
     const Prefix p = prefix_of(*part.layout, bytes);
     const int64_t step = chunk_blocks(*part.layout);
@@ -324,7 +348,7 @@ Status finish_unpacks(Streams& s) {
 
 }  // namespace
 
-Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
+Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
   const Clock::time_point start = Clock::now();
   gpu::ScopedDevice on(message.device());
   STRATA_TRY(on.status());
@@ -343,7 +367,7 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   // and nothing queued that still touches the message's staging.
   const size_t mark = s->unpack_jobs.size();
   Status st = Status::ok;
-  if (message.method() == Method::staged && engine == Engine::kernels) {
+  if (takes_pipeline(message, engine)) {
     st = unpack_staged(*s, message, parts, count, received);
   } else {
     for (size_t i = 0; i < count && st == Status::ok; ++i) {
@@ -357,9 +381,12 @@ Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size
   if (batch.open) batch.busy_us += micros_since(start);
   if (!wait) {
     s->queued = true;
+    note_unpinned(message);
     return Status::ok;
   }
-  return finish_unpacks(*s);
+  st = finish_unpacks(*s);
+  if (st == Status::ok) note_unpinned(message);
+  return st;
 }
 
 Status wait_for_queued_unpacks() {

@@ -10,7 +10,13 @@
 //   oneshot  mapped pinned host memory, written and read by the kernels
 //   staged   pinned host memory, filled from device staging by the copy
 //            engine, pipelined in chunks (the next chunk is packed while
-//            the previous one is copied)
+//            the previous one is copied); for a message of kUnpinnedFrom
+//            bytes or more, plain host memory where the pool keeps no
+//            pinned buffer for it (Staging::pinned_if_kept), which makes
+//            any such message staged
+// Device staging is taken when a strided part is packed or unpacked, not
+// when the message is reserved (a receive may get a device-direct
+// descriptor, or contiguous data the copy engine moves straight).
 // Contiguous parts are plain copies. Every call here waits for the device
 // before returning (device_unpack may leave that to
 // wait_for_queued_unpacks): the transport may touch the bytes as soon as it
@@ -34,6 +40,10 @@ struct DevicePart {
   int64_t packed_offset;  // where the part starts in the packed bytes
 };
 
+// From this many bytes a message's host staging is pinned only where the
+// pool keeps a buffer for it (below, a pinned allocation is cheap and kept).
+constexpr int64_t kUnpinnedFrom = int64_t{1} << 20;
+
 // The packed bytes of one side of a device transfer.
 class DeviceMessage {
  public:
@@ -46,8 +56,15 @@ class DeviceMessage {
   char* mpi_buffer() const { return method_ == Method::device ? device_staging.data() : host_staging.data(); }
   int device() const { return device_; }
   Method method() const { return method_; }
-  // Reserves `bytes` of staging for this message's method.
+  int64_t reserved() const { return bytes_; }
+  // Reserves `bytes` of staging for this message's method: the memory the
+  // transport moves (mpi_buffer); device staging of the staged method
+  // comes later (device_staging_for).
   Status reserve(int64_t bytes);
+  // The staged method's device staging, taken on first use.
+  Status device_staging_for();
+  // Host staging the kernels can reach (mapped pinned memory).
+  bool host_mapped() const { return host_staging.device_view() != nullptr; }
   // Gives up the staging without freeing it (the transport may still touch
   // it).
   void leak() {
@@ -61,6 +78,7 @@ class DeviceMessage {
  private:
   int device_ = 0;
   Method method_ = Method::staged;
+  int64_t bytes_ = 0;  // reserved
 };
 
 // Packs the parts (all in memory of the message's device) into `message`,
@@ -83,8 +101,7 @@ Status device_pack_all(const PackTask* tasks, size_t count);
 // work is queued: then the message must stay alive until
 // wait_for_queued_unpacks() returns (a completion call finishing many
 // receives waits for the device once, not once per receive).
-Status device_unpack(const DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received,
-                     bool wait = true);
+Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait = true);
 Status wait_for_queued_unpacks();
 
 // Logs (STRATA_LOG=info) the calling thread's measured engine times per

@@ -44,13 +44,17 @@ int size_class(int64_t bytes) {
 
 }  // namespace
 
+// A buffer of a pool: its host (or device) address and the address
+// kernels use.
+struct PoolBuffer {
+  char* data;
+  char* device_view;
+};
+
 // One kind of memory: how to get and return it, and the cached free lists.
 class StagingPool {
  public:
-  struct Buffer {
-    char* data;
-    char* device_view;
-  };
+  using Buffer = PoolBuffer;
   using Allocate = bool (*)(int device, size_t bytes, Buffer* out);
   using Free = void (*)(int device, Buffer buffer);
 
@@ -58,19 +62,35 @@ class StagingPool {
       : allocate_(allocate), free_(free), limit_(limit), device_(device) {}
 
   Buffer get(int cls) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!free_lists_[cls].empty()) {
-        Buffer b = free_lists_[cls].back();
-        free_lists_[cls].pop_back();
-        cached_bytes_ -= int64_t{1} << cls;
-        return b;
-      }
-    }
+    if (Buffer kept = take_kept(cls); kept.data != nullptr) return kept;
     Buffer b{nullptr, nullptr};
     if (!allocate_(device_, static_cast<size_t>(int64_t{1} << cls), &b)) return Buffer{nullptr, nullptr};
     counters().staging_allocated.fetch_add(1, std::memory_order_relaxed);
     return b;
+  }
+
+  // A kept buffer of the class, or none: never allocates.
+  Buffer take_kept(int cls) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_lists_[cls].empty()) return Buffer{nullptr, nullptr};
+    Buffer b = free_lists_[cls].back();
+    free_lists_[cls].pop_back();
+    cached_bytes_ -= int64_t{1} << cls;
+    return b;
+  }
+
+  // Allocates one buffer of the class for the free list where the limit has
+  // room for it (checked again after the allocation, made unlocked).
+  void stock(int cls) {
+    const int64_t bytes = int64_t{1} << cls;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (cached_bytes_ + bytes > limit_.get()) return;
+    }
+    Buffer b{nullptr, nullptr};
+    if (!allocate_(device_, static_cast<size_t>(bytes), &b)) return;
+    counters().staging_allocated.fetch_add(1, std::memory_order_relaxed);
+    put(cls, b);
   }
 
   void put(int cls, Buffer b) {
@@ -122,6 +142,7 @@ bool allocate_pinned(int, size_t bytes, StagingPool::Buffer* out) {
   void* p = nullptr;
   void* d = nullptr;
   if (gpu::malloc_pinned(&p, bytes, /*mapped=*/true) != Status::ok) return false;
+  counters().pinned_allocated.fetch_add(1, std::memory_order_relaxed);
   if (gpu::mapped_device_pointer(p, &d) != Status::ok) {
     gpu::free_pinned(p);
     return false;
@@ -176,7 +197,25 @@ StagingPool& device_pool(int device) {
 
 Staging Staging::acquire(StagingPool& pool, int64_t bytes) {
   const int cls = size_class(bytes < 1 ? 1 : bytes);
-  StagingPool::Buffer b = pool.get(cls);
+  return adopt(pool, cls, pool.get(cls));
+}
+
+Staging Staging::pinned_if_kept(int64_t bytes) {
+  const int cls = size_class(bytes < 1 ? 1 : bytes);
+  if (gpu::available()) {
+    Staging s = adopt(pinned_pool(), cls, pinned_pool().take_kept(cls));
+    if (s) return s;
+  }
+  return host(bytes);
+}
+
+void Staging::keep_pinned(int64_t bytes) {
+  if (gpu::available()) pinned_pool().stock(size_class(bytes < 1 ? 1 : bytes));
+}
+
+bool Staging::pinned() const { return data_ != nullptr && pool_ == &pinned_pool(); }
+
+Staging Staging::adopt(StagingPool& pool, int cls, const PoolBuffer& b) {
   Staging s;
   if (b.data == nullptr) return s;
   counters().staging_acquired.fetch_add(1, std::memory_order_relaxed);

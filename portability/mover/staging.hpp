@@ -16,6 +16,7 @@
 namespace strata::mover {
 
 class StagingPool;
+struct PoolBuffer;
 
 StagingPool& host_pool();
 StagingPool& pinned_pool();
@@ -34,6 +35,18 @@ class STRATA_API Staging {
   // is there (copies run at full speed and asynchronously), else, or when
   // no pinned memory is left, plain host memory.
   static Staging pinned_or_host(int64_t bytes);
+  // Host memory for a large device message, without pinning on its path: a
+  // pinned buffer the pool keeps, else plain host memory (only the pages
+  // written are committed). Pinning a fresh 16 MiB costs milliseconds and
+  // freeing it waits for the device, which a stream of large receives that
+  // turn out to be device-direct descriptors (they touch a few bytes) paid
+  // on every message once more were in flight than the pool keeps.
+  static Staging pinned_if_kept(int64_t bytes);
+  // After plain memory carried a message of `bytes`: one pinned buffer of
+  // its size class for the pool, where the pool's limit has room (a
+  // buffer so stocked is never freed again before trim_staging), so that
+  // the next message of the size finds one.
+  static void keep_pinned(int64_t bytes);
   // A view of memory that belongs to nobody's pool (a peer's buffer mapped
   // through IPC): released, it is only forgotten.
   static Staging borrowed(char* data, char* device_view) {
@@ -55,10 +68,14 @@ class STRATA_API Staging {
   // the buffer itself for device memory, null for plain host memory.
   char* device_view() const { return device_view_; }
   explicit operator bool() const { return data_ != nullptr; }
+  // Pinned (page-locked, mapped) memory of the pinned pool.
+  bool pinned() const;
   // Gives up ownership without freeing (for a buffer MPI may still touch).
   void leak() { data_ = nullptr; }
 
  private:
+  // The pool's buffer `b` of size class `cls` (empty when b is none).
+  static Staging adopt(StagingPool& pool, int cls, const PoolBuffer& b);
   void release();
   char* data_ = nullptr;
   char* device_view_ = nullptr;

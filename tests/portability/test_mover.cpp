@@ -171,6 +171,71 @@ TEST(DeviceTransfer, StridedPartsThroughPinnedStaging) {
   }
 }
 
+// 8-byte blocks 24 bytes apart, `packed` bytes in all.
+StridedBlock every_third_word(int64_t packed) {
+  StridedBlock b;
+  b.block = 8;
+  b.dims = {strata::Stream{packed / 8, 24}};
+  b.extent = packed / 8 * 24;
+  return b;
+}
+
+// A message of a megabyte or more pins host memory only where the pool kept
+// a buffer for it: a stream of large receives that got device-direct
+// descriptors (a few bytes of each written) allocated and freed pinned
+// buffers on every message once more were in flight than the pool keeps
+// (2 GB/s on 2 x H200, stop 40). Unpinned, the bytes still move right, and
+// the pool is stocked for the next message of the size.
+TEST(DeviceTransfer, LargeMessagesPinOnlyWhatThePoolKept) {
+  REQUIRE_DEVICE();
+  mover::trim_staging();
+  const mover::Counters& c = mover::counters();
+  constexpr int64_t kPacked = mover::kUnpinnedFrom + 4096;
+  {  // reserved and released untouched, as a receive that got a descriptor
+    const uint64_t pinned = c.pinned_allocated.load();
+    std::vector<mover::DeviceMessage> window;
+    for (int m = 0; m < 64; ++m) {
+      window.emplace_back(0, mover::Method::staged);
+      ASSERT_EQ(window.back().reserve(kPacked), Status::ok);
+      EXPECT_FALSE(window.back().host_staging.pinned());
+      EXPECT_FALSE(window.back().device_staging) << "device staging before any strided part needed it";
+    }
+    EXPECT_EQ(c.pinned_allocated.load() - pinned, 0u);
+  }
+  const StridedBlock layout = every_third_word(kPacked);
+  const auto span = static_cast<size_t>(layout.highest_byte());
+  DeviceBuffer src(span);
+  DeviceBuffer dst(span);
+  const std::vector<char> host = pattern(span, 11);
+  ASSERT_EQ(mover::copy_bytes(src.data(), host.data(), static_cast<int64_t>(span)), Status::ok);
+  std::vector<char> want(static_cast<size_t>(kPacked));
+  strata::pack_host(layout, host.data(), want.data());
+  std::vector<char> expect(span, static_cast<char>(0xa5));  // poisoned: the gaps keep it
+  strata::unpack_host(layout, want.data(), expect.data());
+  for (const bool kept : {false, true}) {  // the first unpinned, the second in the buffer it stocked
+    SCOPED_TRACE(kept ? "pinned, as the pool kept it" : "unpinned");
+    const std::vector<char> poison(span, static_cast<char>(0xa5));
+    ASSERT_EQ(mover::copy_bytes(dst.data(), poison.data(), static_cast<int64_t>(span)), Status::ok);
+    const uint64_t unpinned = c.staged_unpinned.load(), pinned = c.pinned_allocated.load();
+    mover::DeviceMessage message(0, mover::Method::oneshot);
+    ASSERT_EQ(message.reserve(kPacked), Status::ok);
+    EXPECT_EQ(message.host_staging.pinned(), kept);
+    EXPECT_EQ(message.method(), kept ? mover::Method::oneshot : mover::Method::staged)
+        << "the kernels cannot reach plain host memory";
+    const mover::DevicePart send{&layout, src.data(), 0};
+    ASSERT_EQ(mover::device_pack(message, &send, 1), Status::ok);
+    EXPECT_EQ(std::memcmp(message.mpi_buffer(), want.data(), want.size()), 0) << "the packed bytes, on the host";
+    const mover::DevicePart recv{&layout, dst.data(), 0};
+    ASSERT_EQ(mover::device_unpack(message, &recv, 1, kPacked), Status::ok);
+    std::vector<char> got(span);
+    ASSERT_EQ(mover::copy_bytes(got.data(), dst.data(), static_cast<int64_t>(span)), Status::ok);
+    EXPECT_EQ(got, expect) << "the blocks written, the gaps untouched";
+    EXPECT_EQ(c.staged_unpinned.load() - unpinned, kept ? 0u : 2u) << "the pack and the unpack";
+    EXPECT_EQ(c.pinned_allocated.load() - pinned, kept ? 0u : 2u) << "a buffer stocked by each, within the limit";
+  }
+  mover::trim_staging();
+}
+
 // STRATA_DEVICE_ENGINE=copies (ctest sets it): the strided part goes to the
 // copy engines, which the mover counts (the interposer reports the count as
 // strata_preload_counters' parts_by_copy_engine).

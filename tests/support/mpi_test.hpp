@@ -40,6 +40,8 @@ struct StrataCounters {
   uint64_t direct_pull_ns;         // version 8
   uint64_t unpack_wait_ns;         // version 8
   uint64_t receiver_wait_ns;       // version 8
+  uint64_t pinned_allocated;       // version 9
+  uint64_t staged_unpinned;        // version 9
 };
 const StrataCounters* preload_counters();
 
