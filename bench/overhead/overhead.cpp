@@ -9,6 +9,11 @@
 //   alltoall   MPI_Alltoall of bytes, 4 B..64 KiB to each rank, every rank
 //              (an exchange: in a GPU program the interposer passes it to
 //              the library between its agreements, as it does allreduce)
+//   memory     no timing: one JSON line per rank on the process itself after
+//              MPI_Init (threads, CPU, transparent huge pages in use, and
+//              whether glibc serves 256 KiB..16 MiB from the heap or by
+//              mmap): what a preloaded library may change for the
+//              program's own buffers besides its calls
 //   null       calls the library completes at once (peer MPI_PROC_NULL):
 //              MPI_Send, MPI_Recv, MPI_Isend + MPI_Wait, MPI_Irecv + MPI_Wait;
 //              the time per call is the library's few nanoseconds plus
@@ -19,12 +24,14 @@
 // with the median of --samples samples, each the mean of a batch sized to
 // take about --sample-ms.
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -186,6 +193,36 @@ void run_alltoall(long max_bytes) {
   }
 }
 
+// The first number on the line of `file` that starts with `key`, or -1.
+long proc_value(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) == 0) return std::atol(line.c_str() + key.size());
+  }
+  return -1;
+}
+
+// glibc marks a chunk it mapped on its own (mmap, not the heap) with bit 1
+// of the size word before the pointer.
+bool glibc_mmapped(const void* p) { return (static_cast<const size_t*>(p)[-1] & 2) != 0; }
+
+void run_memory() {
+  std::string placement;
+  for (long bytes = 256L << 10; bytes <= (16L << 20); bytes *= 4) {
+    void* p = std::malloc(static_cast<size_t>(bytes));
+    placement += (placement.empty() ? "" : ",") + std::string("\"") + std::to_string(bytes) + "\":\"" +
+                 (glibc_mmapped(p) ? "mmap" : "heap") + "\"";
+    std::free(p);
+  }
+  std::printf("{\"case\":\"memory\",\"rank\":%d,\"cpu\":%d,\"threads\":%ld,\"vm_kb\":%ld,\"anon_huge_kb\":%ld,"
+              "\"malloc\":{%s}}\n",
+              rank_, sched_getcpu(), proc_value("/proc/self/status", "Threads:"),
+              proc_value("/proc/self/status", "VmSize:"), proc_value("/proc/self/smaps_rollup", "AnonHugePages:"),
+              placement.c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,6 +264,8 @@ int main(int argc, char** argv) {
       run_alltoall(max_alltoall);
     } else if (c == "null") {
       run_null();
+    } else if (c == "memory") {
+      run_memory();
     } else if (rank_ == 0) {
       std::fprintf(stderr, "strata-bench-overhead-rank: unknown case %s\n", c.c_str());
     }
