@@ -12,8 +12,9 @@
 //   memory     no timing: one JSON line per rank on the process itself after
 //              MPI_Init (threads, CPU, transparent huge pages in use, and
 //              whether glibc serves 256 KiB..16 MiB from the heap or by
-//              mmap): what a preloaded library may change for the
-//              program's own buffers besides its calls
+//              mmap), and whether the CUDA driver is loaded: what a
+//              preloaded library may change for the program besides its
+//              calls (run it after other cases too: "memory pingpong memory")
 //   null       calls the library completes at once (peer MPI_PROC_NULL):
 //              MPI_Send, MPI_Recv, MPI_Isend + MPI_Wait, MPI_Irecv + MPI_Wait;
 //              the time per call is the library's few nanoseconds plus
@@ -23,6 +24,7 @@
 // Output: one JSON line per point on rank 0: {"case":..,"bytes":..,"us":..}
 // with the median of --samples samples, each the mean of a batch sized to
 // take about --sample-ms.
+#include <dlfcn.h>
 #include <mpi.h>
 #include <sched.h>
 
@@ -207,6 +209,12 @@ long proc_value(const char* file, const std::string& key) {
 // of the size word before the pointer.
 bool glibc_mmapped(const void* p) { return (static_cast<const size_t*>(p)[-1] & 2) != 0; }
 
+bool cuda_driver_loaded() {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+  if (driver != nullptr) dlclose(driver);
+  return driver != nullptr;
+}
+
 void run_memory() {
   std::string placement;
   for (long bytes = 256L << 10; bytes <= (16L << 20); bytes *= 4) {
@@ -215,11 +223,12 @@ void run_memory() {
                  (glibc_mmapped(p) ? "mmap" : "heap") + "\"";
     std::free(p);
   }
-  std::printf("{\"case\":\"memory\",\"rank\":%d,\"cpu\":%d,\"threads\":%ld,\"vm_kb\":%ld,\"anon_huge_kb\":%ld,"
-              "\"malloc\":{%s}}\n",
-              rank_, sched_getcpu(), proc_value("/proc/self/status", "Threads:"),
-              proc_value("/proc/self/status", "VmSize:"), proc_value("/proc/self/smaps_rollup", "AnonHugePages:"),
-              placement.c_str());
+  std::printf(
+      "{\"case\":\"memory\",\"rank\":%d,\"cpu\":%d,\"threads\":%ld,\"vm_kb\":%ld,\"anon_huge_kb\":%ld,"
+      "\"cuda_driver\":%s,\"malloc\":{%s}}\n",
+      rank_, sched_getcpu(), proc_value("/proc/self/status", "Threads:"), proc_value("/proc/self/status", "VmSize:"),
+      proc_value("/proc/self/smaps_rollup", "AnonHugePages:"), cuda_driver_loaded() ? "true" : "false",
+      placement.c_str());
   std::fflush(stdout);
 }
 

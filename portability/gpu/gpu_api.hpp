@@ -94,20 +94,23 @@ device::Pointer classify(const void* ptr) noexcept;
 // when `ptr` is certainly not device or managed memory (no device backend,
 // or a host granule classify() has answered); true when classify() must be
 // asked.
-bool backend_present() noexcept;  // available(), remembered in hints::g_backend
+// The slow half of maybe_device: false where nothing is device memory (no
+// backend, remembered in hints::g_backend); true where classify() must be
+// asked. Before the GPU driver is loaded classify() answers host for a
+// pointer without starting the runtime (and remembers its granule), so
+// that a host program never starts it.
+bool backend_present() noexcept;
 // The pass-throughs' form, without a call: true only where maybe_device
 // would answer false without asking the backend (false before the first
-// maybe_device has learnt whether there is one).
+// maybe_device has learnt whether there is one, or its granule).
 __attribute__((always_inline)) inline bool surely_host(const void* ptr) noexcept {
   if (ptr == nullptr) return true;
-  const int backend = hints::g_backend.load(std::memory_order_relaxed);
-  return backend == 0 || (backend > 0 && hints::known_host(reinterpret_cast<uintptr_t>(ptr)));
+  return hints::g_backend.load(std::memory_order_relaxed) == 0 || hints::known_host(reinterpret_cast<uintptr_t>(ptr));
 }
 __attribute__((always_inline)) inline bool maybe_device(const void* ptr) noexcept {
-  if (ptr == nullptr) return false;
+  if (ptr == nullptr || hints::known_host(reinterpret_cast<uintptr_t>(ptr))) return false;
   const int backend = hints::g_backend.load(std::memory_order_relaxed);
-  if (backend == 0 || (backend < 0 && !backend_present())) return false;
-  return !hints::known_host(reinterpret_cast<uintptr_t>(ptr));
+  return backend > 0 || (backend < 0 && backend_present());
 }
 // Forgets cached classifications (tests; after the runtime is reset).
 void forget_classifications() noexcept;

@@ -16,6 +16,7 @@
 #include <cuda.h>  // driver types only: the driver is reached through an entry point, never linked
 #endif
 
+#include <dlfcn.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -61,8 +62,35 @@ Status check(gpuError_t err, const char* call) noexcept {
 
 // --- devices ----------------------------------------------------------------
 
+namespace {
+
+std::atomic<bool> g_runtime_asked{false};  // available() has asked the runtime (and so started it)
+
+// Can memory of this process be device memory, or a context exist? Not
+// before the GPU driver's library is loaded (the CUDA runtime loads it when
+// it starts; a program of the driver API links it): until then no runtime
+// call is made for a question that has only one answer. Asking would start
+// the driver in a host program, which a plain run never does (seen on
+// 2 x H100: a host program's ranks under the preload each had one thread
+// more and 17 GB more address space from MPI_Init on). HIP: the preload
+// links the HIP runtime, so its library is always there.
+bool driver_maybe_started() noexcept {
+  if (g_runtime_asked.load(std::memory_order_acquire)) return true;
+#if defined(__HIPCC__)
+  return true;
+#else
+  void* driver = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
+  if (driver == nullptr) return false;
+  dlclose(driver);  // the NOLOAD handle holds a reference
+  return true;
+#endif
+}
+
+}  // namespace
+
 bool available() noexcept {
   static const bool visible = [] {
+    g_runtime_asked.store(true, std::memory_order_release);
     int count = 0;
     const gpuError_t err = gpuGetDeviceCount(&count);
     if (err != gpuSuccess) {
@@ -736,7 +764,13 @@ device::Pointer classify_uncached(const void* ptr) noexcept {
 }  // namespace
 
 device::Pointer classify(const void* ptr) noexcept {
-  if (ptr == nullptr || !available()) {
+  if (ptr == nullptr) return device::Pointer{};
+  if (!driver_maybe_started()) {  // host memory: nothing else exists yet
+    const auto a = reinterpret_cast<uintptr_t>(ptr);
+    if (host_readable(a)) cache().insert_host_granule(a);
+    return device::Pointer{};
+  }
+  if (!available()) {
     return device::Pointer{};
   }
   device::Pointer hit;
@@ -747,6 +781,7 @@ device::Pointer classify(const void* ptr) noexcept {
 }
 
 bool backend_present() noexcept {
+  if (!driver_maybe_started()) return true;  // classify() answers host, without starting the runtime
   const bool present = available();
   hints::g_backend.store(present ? 1 : 0, std::memory_order_relaxed);
   return present;
@@ -943,7 +978,7 @@ const char* last_error_string() noexcept { return t_last_error; }
 // The primary context's state per device, from the driver: CUDA through
 // the runtime's driver entry point (libcuda is not linked), HIP directly.
 bool context_active() noexcept {
-  if (!available()) return false;
+  if (!driver_maybe_started() || !available()) return false;
   int n = 0;
   if (gpuGetDeviceCount(&n) != gpuSuccess) {
     (void)gpuGetLastError();

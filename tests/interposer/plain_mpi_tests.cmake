@@ -269,3 +269,19 @@ foreach(_pair IN LISTS _comms_cases)
                        PASS_REGULAR_EXPRESSION "(^|\n)ok " FAIL_REGULAR_EXPRESSION "FAILED"
                        REQUIRED_FILES "$<TARGET_FILE:comms_at_init_job>;$<TARGET_FILE:strata_preload>")
 endforeach()
+
+# A host program under the preload never starts the GPU driver
+# (gpu_driver_untouched_job): only where CUDA is built in, since elsewhere
+# there is no driver to start.
+if(STRATA_HAVE_CUDA)
+  add_executable(gpu_driver_untouched_job gpu_driver_untouched_job.c)
+  target_link_libraries(gpu_driver_untouched_job PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
+  strata_app_env_args(_preloaded LD_PRELOAD=${_preload})
+  add_test(NAME gpu_driver_untouched_host_program
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS} ${_preloaded}
+                   $<TARGET_FILE:gpu_driver_untouched_job>)
+  set_tests_properties(gpu_driver_untouched_host_program PROPERTIES
+                       ENVIRONMENT "${STRATA_TEST_LAUNCHER_ENV}" LABELS "interposer;gpu" TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "(^|\n)ok " FAIL_REGULAR_EXPRESSION "FAILED"
+                       REQUIRED_FILES "$<TARGET_FILE:gpu_driver_untouched_job>;$<TARGET_FILE:strata_preload>")
+endif()
