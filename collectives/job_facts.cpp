@@ -149,6 +149,7 @@ Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   std::string why;
   g_uses_gpus = gpu::uses_gpus(&why);
   STRATA_LOG(debug, kColl, "a GPU program: %s (%s)", g_uses_gpus ? "yes" : "no", why.c_str());
+  if (!g_uses_gpus) gpu::defer_runtime_until_driver_loaded();  // as a plain run: no driver started
   int devices = 0;
   mine.gpu = g_uses_gpus && gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
   mine.devices = mine.gpu != 0 ? static_cast<uint16_t>(std::min(devices, 0xffff)) : 0;

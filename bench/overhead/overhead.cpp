@@ -25,6 +25,7 @@
 // with the median of --samples samples, each the mean of a batch sized to
 // take about --sample-ms.
 #include <dlfcn.h>
+#include <link.h>
 #include <mpi.h>
 #include <sched.h>
 
@@ -215,6 +216,26 @@ bool cuda_driver_loaded() {
   return driver != nullptr;
 }
 
+// The loaded objects of GPU stacks and of hwloc (whose plugins may load
+// them), by base name, comma-separated and quoted.
+int add_gpu_object(struct dl_phdr_info* info, size_t, void* out) {
+  const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  const std::string base = path.substr(path.rfind('/') + 1);
+  for (const char* key : {"cuda", "nvidia", "nccl", "hwloc", "amdhip", "hsa"}) {
+    if (base.find(key) != std::string::npos) {
+      auto* list = static_cast<std::string*>(out);
+      *list += (list->empty() ? "\"" : ",\"") + base + "\"";
+      break;
+    }
+  }
+  return 0;
+}
+std::string gpu_objects() {
+  std::string list;
+  dl_iterate_phdr(add_gpu_object, &list);
+  return list;
+}
+
 void run_memory() {
   std::string placement;
   for (long bytes = 256L << 10; bytes <= (16L << 20); bytes *= 4) {
@@ -225,10 +246,10 @@ void run_memory() {
   }
   std::printf(
       "{\"case\":\"memory\",\"rank\":%d,\"cpu\":%d,\"threads\":%ld,\"vm_kb\":%ld,\"anon_huge_kb\":%ld,"
-      "\"cuda_driver\":%s,\"malloc\":{%s}}\n",
+      "\"cuda_driver\":%s,\"objects\":[%s],\"malloc\":{%s}}\n",
       rank_, sched_getcpu(), proc_value("/proc/self/status", "Threads:"), proc_value("/proc/self/status", "VmSize:"),
       proc_value("/proc/self/smaps_rollup", "AnonHugePages:"), cuda_driver_loaded() ? "true" : "false",
-      placement.c_str());
+      gpu_objects().c_str(), placement.c_str());
   std::fflush(stdout);
 }
 

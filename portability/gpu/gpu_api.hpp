@@ -55,6 +55,14 @@ Status device_synchronize() noexcept;
 // a GPU before asking)? Asks the driver, creates nothing; false where it
 // cannot tell.
 bool context_active() noexcept;
+// A host program (uses_gpus answered no; the interposer at MPI_Init): from
+// now on Strata does not start the GPU runtime before the program loads the
+// driver itself: until then available() answers false and classify() host
+// (no device memory can exist), checked again whenever the program loads
+// another library. A plain run of a host program never starts the driver;
+// starting it cost each rank a thread, 17 GB of address space and a
+// fraction of a second at MPI_Init (seen on 2 x H100).
+void defer_runtime_until_driver_loaded() noexcept;
 
 // --- streams and events -------------------------------------------------------
 // A stream; `ordered_after_default`: its work also waits for work queued
@@ -96,9 +104,9 @@ device::Pointer classify(const void* ptr) noexcept;
 // asked.
 // The slow half of maybe_device: false where nothing is device memory (no
 // backend, remembered in hints::g_backend); true where classify() must be
-// asked. Before the GPU driver is loaded classify() answers host for a
-// pointer without starting the runtime (and remembers its granule), so
-// that a host program never starts it.
+// asked. In a host program that has not loaded the GPU driver
+// (defer_runtime_until_driver_loaded) classify() answers host for a pointer
+// without starting the runtime, and remembers its granule.
 bool backend_present() noexcept;
 // The pass-throughs' form, without a call: true only where maybe_device
 // would answer false without asking the backend (false before the first

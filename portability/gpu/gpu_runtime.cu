@@ -16,7 +16,7 @@
 #include <cuda.h>  // driver types only: the driver is reached through an entry point, never linked
 #endif
 
-#include <dlfcn.h>
+#include <link.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -65,30 +65,57 @@ Status check(gpuError_t err, const char* call) noexcept {
 namespace {
 
 std::atomic<bool> g_runtime_asked{false};  // available() has asked the runtime (and so started it)
+std::atomic<bool> g_deferred{false};       // defer_runtime_until_driver_loaded()
 
-// Can memory of this process be device memory, or a context exist? Not
-// before the GPU driver's library is loaded (the CUDA runtime loads it when
-// it starts; a program of the driver API links it): until then no runtime
-// call is made for a question that has only one answer. Asking would start
-// the driver in a host program, which a plain run never does (seen on
-// 2 x H100: a host program's ranks under the preload each had one thread
-// more and 17 GB more address space from MPI_Init on). HIP: the preload
-// links the HIP runtime, so its library is always there.
+#if !defined(__HIPCC__)
+// Is an object named libcuda.so* loaded? One walk of the loaded objects,
+// made again only after another object was loaded (dlpi_adds, glibc's
+// count of loads, read from the first object: about 15 ns).
+int first_object(struct dl_phdr_info* info, size_t, void* out) {
+  *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+  return 1;
+}
+int find_driver(struct dl_phdr_info* info, size_t, void* out) {
+  const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  const char* base = std::strrchr(name, '/');
+  base = base != nullptr ? base + 1 : name;
+  if (std::strncmp(base, "libcuda.so", 10) != 0) return 0;
+  *static_cast<bool*>(out) = true;
+  return 1;
+}
+bool driver_loaded() noexcept {
+  static std::atomic<unsigned long long> checked_at{~0ULL};  // dlpi_adds at the last walk that found none
+  unsigned long long adds = 0;
+  dl_iterate_phdr(first_object, &adds);
+  if (checked_at.load(std::memory_order_acquire) == adds) return false;  // nothing loaded since
+  bool found = false;
+  dl_iterate_phdr(find_driver, &found);
+  if (!found) checked_at.store(adds, std::memory_order_release);
+  return found;
+}
+#endif
+
+// Has the process started the driver, or may it have? Not before the
+// driver's library is loaded (the CUDA runtime loads it when it starts; a
+// program of the driver API links it). HIP: the preload links the HIP
+// runtime, so its library is always there.
 bool driver_maybe_started() noexcept {
   if (g_runtime_asked.load(std::memory_order_acquire)) return true;
 #if defined(__HIPCC__)
   return true;
 #else
-  void* driver = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_LAZY);
-  if (driver == nullptr) return false;
-  dlclose(driver);  // the NOLOAD handle holds a reference
-  return true;
+  return driver_loaded();
 #endif
 }
+
+// May Strata ask the runtime now? Always, unless the process is a host
+// program that has not loaded the driver (defer_runtime_until_driver_loaded).
+bool runtime_may_start() noexcept { return !g_deferred.load(std::memory_order_relaxed) || driver_maybe_started(); }
 
 }  // namespace
 
 bool available() noexcept {
+  if (!runtime_may_start()) return false;  // a host program's: asked again once it loads the driver
   static const bool visible = [] {
     g_runtime_asked.store(true, std::memory_order_release);
     int count = 0;
@@ -765,14 +792,12 @@ device::Pointer classify_uncached(const void* ptr) noexcept {
 
 device::Pointer classify(const void* ptr) noexcept {
   if (ptr == nullptr) return device::Pointer{};
-  if (!driver_maybe_started()) {  // host memory: nothing else exists yet
+  if (!runtime_may_start()) {  // host memory: nothing else exists before the driver is loaded
     const auto a = reinterpret_cast<uintptr_t>(ptr);
     if (host_readable(a)) cache().insert_host_granule(a);
     return device::Pointer{};
   }
-  if (!available()) {
-    return device::Pointer{};
-  }
+  if (!available()) return device::Pointer{};
   device::Pointer hit;
   if (cache().lookup(reinterpret_cast<uintptr_t>(ptr), &hit)) {
     return hit;
@@ -781,7 +806,7 @@ device::Pointer classify(const void* ptr) noexcept {
 }
 
 bool backend_present() noexcept {
-  if (!driver_maybe_started()) return true;  // classify() answers host, without starting the runtime
+  if (!runtime_may_start()) return true;  // classify() answers host, without starting the runtime
   const bool present = available();
   hints::g_backend.store(present ? 1 : 0, std::memory_order_relaxed);
   return present;
@@ -977,8 +1002,10 @@ const char* last_error_string() noexcept { return t_last_error; }
 
 // The primary context's state per device, from the driver: CUDA through
 // the runtime's driver entry point (libcuda is not linked), HIP directly.
+void defer_runtime_until_driver_loaded() noexcept { g_deferred.store(true, std::memory_order_relaxed); }
+
 bool context_active() noexcept {
-  if (!driver_maybe_started() || !available()) return false;
+  if (!driver_maybe_started() || !available()) return false;  // no context without the driver
   int n = 0;
   if (gpuGetDeviceCount(&n) != gpuSuccess) {
     (void)gpuGetLastError();

@@ -38,6 +38,8 @@ Status get_device(int* device) noexcept { STRATA_FAKE_OR(get_device(device), kNo
 Status properties(int device, DeviceProperties* out) noexcept { STRATA_FAKE_OR(properties(device, out), kNo); }
 Status device_synchronize() noexcept { return fake::enabled() ? Status::ok : kNo; }
 bool context_active() noexcept { return fake::enabled() && fake::allocated_any(); }
+// The stand-in has no driver to leave unstarted.
+void defer_runtime_until_driver_loaded() noexcept {}
 
 Status stream_create(Stream* s, bool ordered) noexcept { STRATA_FAKE_OR(stream_create(s, ordered), kNo); }
 Status stream_destroy(Stream s) noexcept { STRATA_FAKE_OR(stream_destroy(s), kNo); }
