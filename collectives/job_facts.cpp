@@ -44,7 +44,8 @@ static_assert(sizeof(RankFacts) == 24, "sent as bytes");
 std::mutex g_mutex;
 std::vector<RankFacts>* g_world = nullptr;  // by MPI_COMM_WORLD rank
 int g_ranks_on_my_host = 0;
-bool g_uses_gpus = false;  // learn_job's gpu::uses_gpus
+bool g_uses_gpus = false;      // know_program's gpu::uses_gpus
+bool g_program_known = false;  // know_program ran (until forget_job)
 std::atomic<bool> g_settings_differ{false};
 std::atomic<uint8_t> g_flags_everywhere{0};  // the caller flags every rank set
 std::atomic<uint64_t> g_job_token{0};
@@ -134,6 +135,15 @@ const Stored* stored_of(MPI_Comm comm) noexcept {
 
 }  // namespace
 
+void know_program() noexcept {
+  if (g_program_known) return;
+  std::string why;
+  g_uses_gpus = gpu::uses_gpus(&why);
+  STRATA_LOG(debug, kColl, "a GPU program: %s (%s)", g_uses_gpus ? "yes" : "no", why.c_str());
+  if (!g_uses_gpus) gpu::defer_runtime_until_driver_loaded();  // as a plain run: no driver started
+  g_program_known = true;
+}
+
 Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   RankFacts mine;
   mine.caller_flags = caller_flags;
@@ -146,10 +156,7 @@ Status learn_job(MPI_Comm world, uint8_t caller_flags) noexcept {
   // pass from the exported function instead of taking the routed handler
   // on every call (measured on 2 x H100's host: +40 to +620 ns a small
   // allreduce at 8 and 32 ranks, bench/results/overhead-h100x2-host.md).
-  std::string why;
-  g_uses_gpus = gpu::uses_gpus(&why);
-  STRATA_LOG(debug, kColl, "a GPU program: %s (%s)", g_uses_gpus ? "yes" : "no", why.c_str());
-  if (!g_uses_gpus) gpu::defer_runtime_until_driver_loaded();  // as a plain run: no driver started
+  know_program();
   int devices = 0;
   mine.gpu = g_uses_gpus && gpu::available() && gpu::device_count(&devices) == Status::ok && devices > 0 ? 1 : 0;
   mine.devices = mine.gpu != 0 ? static_cast<uint16_t>(std::min(devices, 0xffff)) : 0;
@@ -229,6 +236,7 @@ JobCensus job_census() noexcept {
 
 void forget_job() noexcept {
   g_uses_gpus = false;
+  g_program_known = false;
   g_flags_everywhere.store(0, std::memory_order_release);
   g_job_token.store(0, std::memory_order_release);
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -23,6 +23,12 @@ namespace strata::coll {
 // every rank set one (caller_flag_everywhere: before the caller acts on it
 // collectively) and how many did (job_census).
 Status learn_job(MPI_Comm world, uint8_t caller_flags = 0) noexcept;
+// Is this rank a GPU program (gpu::uses_gpus)? Decided once, by learn_job
+// or before it: a host program's GPU runtime is then left unstarted
+// (gpu::defer_runtime_until_driver_loaded), so the interposer calls this
+// in MPI_Init before anything asks the runtime (the GPU-awareness of the
+// library, the devices in a debug line).
+void know_program() noexcept;
 // Forgets them (MPI_Finalize).
 void forget_job() noexcept;
 

@@ -201,7 +201,8 @@ void on_init() {
   config::load();
   int rank = -1;
   if (real().MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) log::set_rank(rank);
-  log_rank_details();  // debug: this rank's library, devices, GPU support
+  coll::know_program();  // before any question to the GPU runtime: a host program's stays unstarted
+  log_rank_details();    // debug: this rank's library, devices, GPU support
   // init_line_flags() loads the host model: here, outside any timed region.
   if (coll::learn_job(MPI_COMM_WORLD, summary_flag() | init_line_flags() | device_direct::job_flag()) != Status::ok) {
     STRATA_LOG(warn, kColl, "could not learn which ranks have GPUs; every communicator gets Strata's context");
