@@ -63,10 +63,7 @@ class StagingPool {
 
   Buffer get(int cls) {
     if (Buffer kept = take_kept(cls); kept.data != nullptr) return kept;
-    Buffer b{nullptr, nullptr};
-    if (!allocate_(device_, static_cast<size_t>(int64_t{1} << cls), &b)) return Buffer{nullptr, nullptr};
-    counters().staging_allocated.fetch_add(1, std::memory_order_relaxed);
-    return b;
+    return allocate_new(cls);
   }
 
   // A kept buffer of the class, or none: never allocates.
@@ -87,10 +84,7 @@ class StagingPool {
       std::lock_guard<std::mutex> lock(mutex_);
       if (cached_bytes_ + bytes > limit_.get()) return;
     }
-    Buffer b{nullptr, nullptr};
-    if (!allocate_(device_, static_cast<size_t>(bytes), &b)) return;
-    counters().staging_allocated.fetch_add(1, std::memory_order_relaxed);
-    put(cls, b);
+    if (Buffer b = allocate_new(cls); b.data != nullptr) put(cls, b);
   }
 
   void put(int cls, Buffer b) {
@@ -119,6 +113,14 @@ class StagingPool {
   }
 
  private:
+  // A new buffer of the class (none where the allocation failed), counted.
+  Buffer allocate_new(int cls) {
+    Buffer b{nullptr, nullptr};
+    if (!allocate_(device_, static_cast<size_t>(int64_t{1} << cls), &b)) return Buffer{nullptr, nullptr};
+    counters().staging_allocated.fetch_add(1, std::memory_order_relaxed);
+    return b;
+  }
+
   Allocate allocate_;
   Free free_;
   const config::IntParam& limit_;
