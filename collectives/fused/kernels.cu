@@ -36,7 +36,7 @@ __device__ __forceinline__ void overlap_with_neighbours() {
 #endif
 }
 
-template <int V, class T, proto::Kind K, int H = 1>
+template <int V, class T, proto::Kind K>
 __global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
   __shared__ float smem[kMaxWarps];
   overlap_with_neighbours();
@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
     proto::two_shot<V>(p, a, b, g, smem);
   } else if constexpr (K == proto::Kind::lamport) {
     const int slices = a.post_slices > 1 ? a.post_slices : 1;  // blocks g = groups x slices
-    proto::lamport<V, H>(p, a, b % (g / slices), g / slices, smem, b / (g / slices));
+    proto::lamport<V>(p, a, b % (g / slices), g / slices, smem, b / (g / slices));
   } else {
     proto::one_shot<V>(p, a, b, g, smem);
   }
@@ -151,8 +151,7 @@ void launch_one(void (*kernel)(proto::Args<T>), const proto::Args<T>& args, int 
 }
 
 template <int V, class T>
-void launch_kind(const proto::Args<T>& args, proto::Kind kind, int blocks, int threads, gpuStream_t s, bool overlap,
-                 int held) {
+void launch_kind(const proto::Args<T>& args, proto::Kind kind, int blocks, int threads, gpuStream_t s, bool overlap) {
   switch (kind) {
     case proto::Kind::one_shot:
       launch_one<T>(peer_kernel<V, T, proto::Kind::one_shot>, args, blocks, threads, s, overlap);
@@ -161,11 +160,7 @@ void launch_kind(const proto::Args<T>& args, proto::Kind kind, int blocks, int t
       launch_one<T>(peer_kernel<V, T, proto::Kind::two_shot>, args, blocks, threads, s, overlap);
       break;
     case proto::Kind::lamport:
-      if (held == 2) {
-        launch_one<T>(peer_kernel<V, T, proto::Kind::lamport, 2>, args, blocks, threads, s, overlap);
-      } else {
-        launch_one<T>(peer_kernel<V, T, proto::Kind::lamport>, args, blocks, threads, s, overlap);
-      }
+      launch_one<T>(peer_kernel<V, T, proto::Kind::lamport>, args, blocks, threads, s, overlap);
       break;
   }
 }
@@ -181,7 +176,7 @@ const char* kernel_name(proto::Kind kind) {
 
 template <class T>
 Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream,
-                   bool overlap_launch, int cluster, int held) noexcept {
+                   bool overlap_launch, int cluster) noexcept {
   constexpr int V = vector_of<T>();
   const auto s = static_cast<gpuStream_t>(stream);
 #if !defined(__HIPCC__)
@@ -200,15 +195,13 @@ Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, boo
 #else
   (void)cluster;
 #endif
-  // Two vectors a thread: Lamport rows with 16-byte accesses only.
-  const int h = held == 2 && vector && kind == proto::Kind::lamport ? 2 : 1;
-  const int threads = threads_for(args.hidden, vector ? V * h : 1);
+  const int threads = threads_for(args.hidden, vector ? V : 1);
   // Lamport: `blocks` row groups of post_slices blocks each (proto::lamport).
   const int grid = kind == proto::Kind::lamport && args.post_slices > 1 ? blocks * args.post_slices : blocks;
   if (vector) {
-    launch_kind<V, T>(args, kind, grid, threads, s, overlap_launch, h);
+    launch_kind<V, T>(args, kind, grid, threads, s, overlap_launch);
   } else {
-    launch_kind<1, T>(args, kind, grid, threads, s, overlap_launch, 1);
+    launch_kind<1, T>(args, kind, grid, threads, s, overlap_launch);
   }
   return launched(kernel_name(kind));
 }
@@ -335,7 +328,7 @@ int cluster_max() noexcept {
 }
 
 #define STRATA_FUSED_INSTANTIATE(T)                                                                         \
-  template Status launch_peer<T>(const proto::Args<T>&, proto::Kind, int, bool, void*, bool, int, int) noexcept; \
+  template Status launch_peer<T>(const proto::Args<T>&, proto::Kind, int, bool, void*, bool, int) noexcept; \
   template Status launch_local<T>(const T*, T*, const T*, T*, int64_t, int64_t, float, bool, void*) noexcept;
 STRATA_FUSED_INSTANTIATE(float)
 STRATA_FUSED_INSTANTIATE(math::Bf16)

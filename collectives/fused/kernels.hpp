@@ -34,12 +34,9 @@ int threads_for(int64_t hidden, int vector);
 // row groups is a cluster of that many blocks sharing its rows
 // (proto::cluster_for). Lamport with args.post_slices = S > 1 and no
 // cluster: each row group is S blocks, S x `blocks` in all (proto::lamport).
-// `held` 2 (Lamport with vectors and no cluster): each thread holds two
-// vectors of a row, so a row of 513-1024 vectors takes half the threads
-// (held_for); else 1.
 template <class T>
 Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, bool vector, void* stream,
-                   bool overlap_launch = false, int cluster = 1, int held = 1) noexcept;
+                   bool overlap_launch = false, int cluster = 1) noexcept;
 
 // Whether the current device takes overlap_launch (CUDA, sm_90 or later).
 bool overlap_launch_supported() noexcept;

@@ -8,7 +8,7 @@ int threads_for(int64_t /*hidden*/, int /*vector*/) { return 0; }
 
 template <class T>
 Status launch_peer(const proto::Args<T>& /*args*/, proto::Kind /*kind*/, int /*blocks*/, bool /*vector*/,
-                   void* /*stream*/, bool /*overlap_launch*/, int /*cluster*/, int /*held*/) noexcept {
+                   void* /*stream*/, bool /*overlap_launch*/, int /*cluster*/) noexcept {
   return Status::not_supported;
 }
 
@@ -33,10 +33,10 @@ Status launch_probe(char* const* /*regions*/, int /*nranks*/, int /*rank*/, size
 uint64_t ticks_per_ms() noexcept { return 1000000; }
 int multiprocessors() noexcept { return 1; }
 
-template Status launch_peer<float>(const proto::Args<float>&, proto::Kind, int, bool, void*, bool, int, int) noexcept;
-template Status launch_peer<math::Bf16>(const proto::Args<math::Bf16>&, proto::Kind, int, bool, void*, bool, int,
+template Status launch_peer<float>(const proto::Args<float>&, proto::Kind, int, bool, void*, bool, int) noexcept;
+template Status launch_peer<math::Bf16>(const proto::Args<math::Bf16>&, proto::Kind, int, bool, void*, bool,
                                         int) noexcept;
-template Status launch_peer<math::F16>(const proto::Args<math::F16>&, proto::Kind, int, bool, void*, bool, int,
+template Status launch_peer<math::F16>(const proto::Args<math::F16>&, proto::Kind, int, bool, void*, bool,
                                        int) noexcept;
 template Status launch_local<float>(const float*, float*, const float*, float*, int64_t, int64_t, float, bool,
                                     void*) noexcept;

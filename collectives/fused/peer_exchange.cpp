@@ -59,13 +59,6 @@ config::IntParam g_post_blocks{
     "\"Small calls\"); 1: the reducing block alone",
     1, 8};
 
-config::IntParam g_held_vectors{
-    "STRATA_FUSED_HELD_VECTORS", 1,
-    "Vectors each thread of a fused Lamport block holds where a row takes 513 to 1024 vectors (8192 bf16): 1 = a "
-    "block of up to 1024 threads, one vector each; 2 = half the threads, two vectors each (fewer warps for the "
-    "multiprocessor's schedulers to issue, two loads in flight a thread)",
-    1, 2};
-
 class PeerExchange final : public Exchange {
  public:
   PeerExchange(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
@@ -85,31 +78,22 @@ class PeerExchange final : public Exchange {
       // half the threads fit on one (64 registers a thread), and rows that
       // short take two a multiprocessor (more rows in flight; docs/fused.md).
       const int elements = vector ? kernels::vector_of<T>() : 1;  // a thread's at once
-      // Rows of more than half a block's threads: Lamport may hold two
-      // vectors a thread there (STRATA_FUSED_HELD_VECTORS), in half a block,
-      // where the row is one a full block holds.
-      const int64_t hidden = static_cast<int64_t>(call.hidden);
-      const bool long_rows = kernels::threads_for(hidden, elements) > kernels::kMaxThreads / 2;
-      const int held = long_rows && vector && call.kind == proto::Kind::lamport &&
-                               hidden <= int64_t{kernels::kMaxThreads} * elements
-                           ? static_cast<int>(g_held_vectors.get())
-                           : 1;
-      const int per_sm = kernels::threads_for(hidden, elements * held) <= kernels::kMaxThreads / 2 ? 2 : 1;
+      const int per_sm =
+          kernels::threads_for(static_cast<int64_t>(call.hidden), elements) <= kernels::kMaxThreads / 2 ? 2 : 1;
       const int budget = (call.blocks < max_blocks_ ? call.blocks : max_blocks_) * per_sm;
       const int blocks = proto::blocks_for(call.kind, static_cast<int64_t>(call.tensors.tokens), size_, budget);
       // What one block holds in registers (take_row_held): a vector a thread.
-      const int64_t held_bytes = int64_t{kernels::kMaxThreads} * elements * static_cast<int64_t>(sizeof(T));
+      const int64_t held = int64_t{kernels::kMaxThreads} * elements * static_cast<int64_t>(sizeof(T));
       const int64_t row_bytes = static_cast<int64_t>(call.hidden * sizeof(T));
-      const int cluster = proto::cluster_for(call.kind, row_bytes, blocks, budget, cluster_max_, held_bytes,
-                                             g_cluster_row_bytes.get());
+      const int cluster =
+          proto::cluster_for(call.kind, row_bytes, blocks, budget, cluster_max_, held, g_cluster_row_bytes.get());
       proto::Args<T> a = args_of<T>(call, regions_, rank_, size_, layout_, timeout_ticks_, error_device_);
-      // Long rows only: shorter rows (two blocks a multiprocessor)
-      // measured no faster with more posting blocks.
-      const int posting = long_rows ? static_cast<int>(g_post_blocks.get()) : 1;
-      a.post_slices = proto::post_slices_for(call.kind, row_bytes, held_bytes, cluster, blocks, budget, posting,
+      // Rows of a block a multiprocessor only: shorter rows (two blocks a
+      // multiprocessor) measured no faster with more posting blocks.
+      const int posting = per_sm == 1 ? static_cast<int>(g_post_blocks.get()) : 1;
+      a.post_slices = proto::post_slices_for(call.kind, row_bytes, held, cluster, blocks, budget, posting,
                                              call.tensors.out == call.tensors.x);
-      return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream, overlap_launch_, cluster,
-                                     cluster > 1 ? 1 : held);
+      return kernels::launch_peer<T>(a, call.kind, blocks, vector, call.stream, overlap_launch_, cluster);
     });
   }
 

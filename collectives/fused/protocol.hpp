@@ -447,65 +447,50 @@ STRATA_HOST_DEVICE bool take_row(P& p, const Args<T>& a, int64_t r, uint32_t set
   return true;
 }
 
-// Row r of a Lamport call where every thread holds at most H vectors of
-// the row (hidden <= threads x V x H: up to 8192 bf16 elements at 1024
-// threads and H = 1, or at 512 threads and H = 2; the vectors of a thread
-// are a block's width apart, so each load is coalesced): the same
-// arithmetic as take_row (`arrived()` included), in registers. The residual
-// and this rank's x are loaded before the peers' vectors are awaited, the
+// Row r of a Lamport call where every thread holds at most one vector of
+// the row (hidden <= threads x V: up to 8192 bf16 elements at 1024
+// threads): the same arithmetic as take_row (`arrived()` included), in registers. The residual and
+// this rank's x are loaded before the peers' vectors are awaited, the
 // polled vectors are the ones summed (in rank order, as sum_row does), and
-// `w` are the weights this thread loaded once for the call: no load waits
+// `w` is the weight this thread loaded once for the call: no load waits
 // after the data arrives (a small call's time is those waits).
 STRATA_HD_TEMPLATE
-template <int V, int H, class P, class T, class Arrived>
+template <int V, class P, class T, class Arrived>
 STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_t set, int block, uint32_t seq,
-                                      const math::Vec<T, V> (&w)[H], float* smem, Arrived&& arrived) {
-  const int64_t stride = static_cast<int64_t>(p.threads()) * V;
-  const int64_t first = static_cast<int64_t>(p.thread()) * V;
-  T* const res = a.residual + r * a.hidden;
-  math::Vec<T, V> add[H] = {}, own[H] = {};
-  for (int h = 0; h < H; ++h) {
-    const int64_t i = first + h * stride;
-    if (i < a.hidden) {  // threads past the row only take part in the block's sum
-      add[h] = math::load<T, V>(res + i);
-      own[h] = math::load<T, V>(a.x + r * a.hidden + i);
-    }
+                                      const math::Vec<T, V>& w, float* smem, Arrived&& arrived) {
+  const int64_t i = static_cast<int64_t>(p.thread()) * V;
+  const bool mine = i < a.hidden;  // threads past the row only take part in the block's sum
+  T* const res = mine ? a.residual + r * a.hidden + i : nullptr;
+  math::Vec<T, V> add{}, own{};
+  if (mine) {
+    add = math::load<T, V>(res);
+    own = math::load<T, V>(a.x + r * a.hidden + i);
   }
-  float acc[H][V] = {};
+  float acc[V] = {};
   bool ok = true;
-  for (int q = 0; q < a.nranks && ok; ++q) {
-    for (int h = 0; h < H && ok; ++h) {
-      const int64_t i = first + h * stride;
-      if (i >= a.hidden) break;
-      math::Vec<T, V> v = own[h];
-      if (q != a.rank) ok = poll_posted<V>(p, a, posted_row(a, set, q, r) + i, q, block, seq, &v);
-      for (int k = 0; k < V; ++k) acc[h][k] = q == 0 ? math::to_float(v.e[k]) : acc[h][k] + math::to_float(v.e[k]);
-    }
+  for (int q = 0; q < a.nranks && mine && ok; ++q) {
+    math::Vec<T, V> v = own;
+    if (q != a.rank) ok = poll_posted<V>(p, a, posted_row(a, set, q, r) + i, q, block, seq, &v);
+    for (int k = 0; k < V; ++k) acc[k] = q == 0 ? math::to_float(v.e[k]) : acc[k] + math::to_float(v.e[k]);
   }
   if (!p.sync_and(ok)) return false;
   arrived();
   typename P::Accumulator squares = 0;
-  math::Vec<T, V> sum[H];
-  for (int h = 0; h < H; ++h) {
-    const int64_t i = first + h * stride;
-    for (int k = 0; k < V; ++k) {
-      sum[h].e[k] = math::Round<T>::from(acc[h][k] + math::to_float(add[h].e[k]));
-      const typename P::Accumulator e = math::to_float(sum[h].e[k]);
-      squares += e * e;
-    }
-    if (i < a.hidden) math::store<T, V>(res + i, sum[h]);
+  math::Vec<T, V> sum;
+  for (int k = 0; k < V; ++k) {
+    sum.e[k] = math::Round<T>::from(acc[k] + math::to_float(add.e[k]));
+    const typename P::Accumulator e = math::to_float(sum.e[k]);
+    squares += e * e;
   }
+  if (mine) math::store<T, V>(res, sum);
   const float scale = math::rms_scale(p.block_sum(squares, smem), a.hidden, a.epsilon);
-  for (int h = 0; h < H; ++h) {
-    const int64_t i = first + h * stride;
-    if (i >= a.hidden) break;
-    math::Vec<T, V> y;
-    for (int k = 0; k < V; ++k) {
-      y.e[k] = math::Round<T>::from(math::to_float(sum[h].e[k]) * scale * math::to_float(w[h].e[k]));
-    }
-    math::store<T, V>(a.out + r * a.hidden + i, y);
-    empty_vector<V>(p, a, set, r, i);
+  if (!mine) return true;
+  math::Vec<T, V> y;
+  for (int k = 0; k < V; ++k) {
+    y.e[k] = math::Round<T>::from(math::to_float(sum.e[k]) * scale * math::to_float(w.e[k]));
   }
+  math::store<T, V>(a.out + r * a.hidden + i, y);
+  empty_vector<V>(p, a, set, r, i);
   return true;
 }
 
@@ -523,11 +508,8 @@ STRATA_HOST_DEVICE bool take_row_held(P& p, const Args<T>& a, int64_t r, uint32_
 // others only post their S-th of every row of the group and end, so a
 // row's NVLink stores leave from S multiprocessors (docs/fused.md, "Small
 // calls"). `blocks` counts row groups.
-//
-// H: the vectors a thread holds where the row fits the block that way
-// (take_row_held); rows longer than threads x V x H go through take_row.
 STRATA_HD_TEMPLATE
-template <int V, int H = 1, class P, class T>
+template <int V, class P, class T>
 STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem, int slice = 0) {
   const uint32_t seq = call_number(p, a);
   const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
@@ -538,13 +520,9 @@ STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, f
     return;
   }
   const int64_t ahead = static_cast<int64_t>(a.lag) * blocks;
-  const int64_t stride = static_cast<int64_t>(p.threads()) * V;
-  const bool held = a.hidden <= stride * H;  // a row in registers
-  math::Vec<T, V> w[H] = {};
-  for (int h = 0; h < H && held; ++h) {
-    const int64_t i = static_cast<int64_t>(p.thread()) * V + h * stride;
-    if (i < a.hidden) w[h] = math::load<T, V>(a.weight + i);
-  }
+  const bool held = a.hidden <= static_cast<int64_t>(p.threads()) * V;  // a row in registers
+  math::Vec<T, V> w{};
+  if (held && static_cast<int64_t>(p.thread()) * V < a.hidden) w = math::load<T, V>(a.weight + p.thread() * V);
   int64_t next = block;  // the next row this block posts
   auto post_through = [&](int64_t last) {
     for (; next < a.tokens && next <= last; next += blocks) post_row<V>(p, a, next, set, 0, slices);
@@ -552,7 +530,7 @@ STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, f
   for (int64_t r = block; r < a.tokens; r += blocks) {
     post_through(r);
     auto arrived = [&] { post_through(r + ahead); };
-    const bool ok = held ? take_row_held<V, H>(p, a, r, set, block, seq, w, smem, arrived)
+    const bool ok = held ? take_row_held<V>(p, a, r, set, block, seq, w, smem, arrived)
                          : take_row<V>(p, a, r, set, block, seq, smem, arrived);
     if (!ok) break;
   }

@@ -54,7 +54,6 @@ struct Plan {
   int budget = 1;         // blocks asked for
   int lag = 1;            // Lamport: rows posted ahead of the one taken (0: none)
   int post_slices = 1;    // Lamport: blocks posting each row group (proto::Args::post_slices)
-  int held = 1;           // Lamport: vectors a thread holds (proto::lamport's H)
   bool in_place = false;  // out == x
 };
 

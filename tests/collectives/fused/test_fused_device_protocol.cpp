@@ -237,14 +237,11 @@ void check_calls(const Param& prm) {
       p.post_slices = 1 + static_cast<int>(gen() % 3);
       while (p.post_slices > 1 && blocks * p.post_slices > budget_cap) --p.post_slices;
     }
-    // Lamport without clusters: a thread holds one vector or two (half the threads).
-    p.held = p.kind == proto::Kind::lamport && cluster == 1 ? 1 + static_cast<int>(gen() % 2) : 1;
     SCOPED_TRACE(std::string(overlap ? "overlapped launch" : "ordinary launch") + ", cluster " +
-                 std::to_string(cluster) + ", posting blocks " + std::to_string(p.post_slices) + ", held " +
-                 std::to_string(p.held));
+                 std::to_string(cluster) + ", posting blocks " + std::to_string(p.post_slices));
     for (int q : order) {
       const proto::Args<T> a = args_for<T>(r, q, p, *buf[static_cast<size_t>(q)], timeout);
-      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q], overlap, cluster, p.held));
+      GPU_OK(kernels::launch_peer<T>(a, p.kind, blocks, vector, r.stream[q], overlap, cluster));
     }
     std::vector<unsigned char> out0, res0;
     for (int q = 0; q < prm.ranks; ++q) {

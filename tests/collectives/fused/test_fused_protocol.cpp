@@ -41,20 +41,13 @@ using strata_test::fused::Plan;
 
 // Block `block` of `blocks` (Lamport: of row group block % groups, posting
 // slice block / groups, as kernels.cu numbers them).
-// `held`: the vectors a thread holds (proto::lamport's H, 1 or 2).
 template <class T, int V>
-void run_block(const proto::Args<T>& a, proto::Kind kind, int block, int blocks, int held) {
+void run_block(const proto::Args<T>& a, proto::Kind kind, int block, int blocks) {
   HostPlatform p;
   const int groups = kind == proto::Kind::lamport && a.post_slices > 1 ? blocks / a.post_slices : blocks;
   switch (kind) {
     case proto::Kind::two_shot: proto::two_shot<V>(p, a, block, blocks, nullptr); break;
-    case proto::Kind::lamport:
-      if (held == 2) {
-        proto::lamport<V, 2>(p, a, block % groups, groups, nullptr, block / groups);
-      } else {
-        proto::lamport<V>(p, a, block % groups, groups, nullptr, block / groups);
-      }
-      break;
+    case proto::Kind::lamport: proto::lamport<V>(p, a, block % groups, groups, nullptr, block / groups); break;
     case proto::Kind::one_shot: proto::one_shot<V>(p, a, block, blocks, nullptr); break;
   }
 }
@@ -120,12 +113,10 @@ void drive_rank(Regions& r, int rank, const std::vector<Plan>& plans, bool misal
     std::vector<std::thread> launch;
     for (int b = 1; b < blocks; ++b) {
       launch.emplace_back([&, b] {
-        vector ? run_block<T, 16 / sizeof(T)>(a, pl.kind, b, blocks, pl.held)
-               : run_block<T, 1>(a, pl.kind, b, blocks, pl.held);
+        vector ? run_block<T, 16 / sizeof(T)>(a, pl.kind, b, blocks) : run_block<T, 1>(a, pl.kind, b, blocks);
       });
     }
-    vector ? run_block<T, 16 / sizeof(T)>(a, pl.kind, 0, blocks, pl.held)
-           : run_block<T, 1>(a, pl.kind, 0, blocks, pl.held);
+    vector ? run_block<T, 16 / sizeof(T)>(a, pl.kind, 0, blocks) : run_block<T, 1>(a, pl.kind, 0, blocks);
     for (auto& t : launch) t.join();
     Outcome& o = (*outcomes)[k];
     o.residual.assign(residual.data(), residual.data() + bytes);
@@ -169,7 +160,6 @@ void check_protocol(const Param& prm) {
     p.in_place = gen() % 4 == 0;
     // Rows also posted by 1 or 2 more blocks (not in place: post_slices_for).
     p.post_slices = p.in_place ? 1 : 1 + static_cast<int>(gen() % 3);
-    p.held = 1 + static_cast<int>(gen() % 2);  // a thread's row in one vector or two
     p.in = strata_test::fused::make_inputs(p.c);
     if (gen() % 3 == 0) strata_test::fused::negative_zero_column(p.c, &p.in);
     p.ref = strata_test::fused::reference(p.c, p.in);
@@ -189,8 +179,7 @@ void check_protocol(const Param& prm) {
   for (int k = 0; k < calls; ++k) {
     const Plan& p = plans[static_cast<size_t>(k)];
     SCOPED_TRACE("call " + std::to_string(k) + ": " + p.c.describe() + " " + strata_test::fused::kind_name(p.kind) +
-                 " budget " + std::to_string(p.budget) + " held " + std::to_string(p.held) +
-                 (p.in_place ? " in place" : ""));
+                 " budget " + std::to_string(p.budget) + (p.in_place ? " in place" : ""));
     for (int q = 0; q < prm.ranks; ++q) {
       const Outcome& o = outcomes[static_cast<size_t>(q)][static_cast<size_t>(k)];
       EXPECT_TRUE(o.guards) << "rank " << q << " wrote outside its buffers";
@@ -227,10 +216,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Param{DataType::bfloat16, 8, 32, false}, Param{DataType::float16, 3, 40, false},
                       Param{DataType::float32, 4, 68, false}, Param{DataType::float32, 2, 1000, false},
                       Param{DataType::bfloat16, 5, 24, true}, Param{DataType::float32, 3, 20, true},
-                      // one vector a row: Lamport keeps the row in registers (take_row_held);
-                      // two vectors: held where a thread holds two (held 2), else take_row
-                      Param{DataType::bfloat16, 2, 8, false}, Param{DataType::float32, 3, 4, false},
-                      Param{DataType::bfloat16, 3, 16, false}, Param{DataType::float32, 2, 8, false}));
+                      // one vector a row: Lamport keeps the row in registers (take_row_held)
+                      Param{DataType::bfloat16, 2, 8, false}, Param{DataType::float32, 3, 4, false}));
 
 // A rank that never arrives: the others give up after the timeout, each
 // records that rank as the missing peer of the start barrier of that call,
