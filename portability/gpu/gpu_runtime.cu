@@ -491,10 +491,6 @@ std::atomic<uint64_t> g_queries{0};
 
 class PointerCache {
  public:
-  // Lock-free: is `a` in a granule known to hold pageable host memory? (A
-  // direct-mapped copy of host_granules_: a miss says nothing.)
-  bool known_host(uintptr_t a) const noexcept { return hints::known_host(a); }
-
   bool lookup(uintptr_t a, device::Pointer* out) const {
     std::shared_lock<std::shared_mutex> lock(mu_);
     auto it = ranges_.upper_bound(a);
