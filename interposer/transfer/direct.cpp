@@ -61,12 +61,6 @@ config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
                                      2 * static_cast<int64_t>(kDirectDescriptorBytes),
                                      INT64_MAX,
                                      true};
-config::IntParam g_pull_copy_from{
-    "STRATA_P2P_IPC_PULL_COPY_FROM", 0,
-    "A strided device-direct receive of at least this many packed bytes first copies the sender's packed bytes to "
-    "its own GPU with the copy engine, then unpacks there (and waits for it), instead of unpacking straight from "
-    "the sender's memory over the link; 0: always straight (an experiment, docs/device.md)",
-    0, INT64_MAX, true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits "
                             "for its receiver to pull the bytes before it moves them to a bounce buffer of its own "
@@ -401,8 +395,6 @@ bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
   return w >= 0 && static_cast<size_t>(w) < g_state->reads_me.size() && g_state->reads_me[static_cast<size_t>(w)] != 0;
 }
 
-int64_t pull_copy_from() noexcept { return g_pull_copy_from.get(); }
-
 }  // namespace device_direct
 
 DirectSend::DirectSend(DirectSend&& other) noexcept { *this = std::move(other); }
@@ -538,15 +530,6 @@ std::vector<QueuedPull>& queued_pulls() {
 Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wait) {
   if (target.device_layout != nullptr) {
     mover::DeviceMessage message(target.device, Method::device);
-    const int64_t copy_from = device_direct::pull_copy_from();
-    mover::Staging local;  // the packed bytes copied here first (STRATA_P2P_IPC_PULL_COPY_FROM)
-    if (copy_from > 0 && bytes >= copy_from && !target.device_layout->contiguous()) {
-      local = mover::Staging::acquire(mover::device_pool(target.device), bytes);
-      if (local && mover::copy_bytes(local.data(), peer, bytes) == Status::ok) {
-        peer = local.data();
-        wait = true;  // `local` goes back to the pool when this returns
-      }
-    }
     message.device_staging = mover::Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
     const mover::DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
     const Status s = mover::device_unpack(message, &part, 1, bytes, wait);

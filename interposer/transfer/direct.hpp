@@ -46,9 +46,6 @@ void teardown() noexcept;
 
 // Does a send of `plan` to member `dest` of `comm` travel as a descriptor?
 bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept;
-// STRATA_P2P_IPC_PULL_COPY_FROM: strided receives of this many packed bytes
-// or more copy the sender's bytes over first (0: never).
-int64_t pull_copy_from() noexcept;
 
 }  // namespace device_direct
 
