@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 9 */
+  uint64_t version; /* 10 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -40,6 +40,8 @@ typedef struct strata_preload_counters_t {
   uint64_t pinned_allocated;      /* (version 9) pinned staging buffers allocated (milliseconds each for megabytes) */
   uint64_t staged_unpinned;       /* (version 9) device messages of 1 MiB or more staged in plain host memory (no
                                      pinned buffer was kept for them) */
+  uint64_t deferred_pack_groups;  /* (version 10) packed groups of deferred device sends: a flush packs its
+                                     messages in groups of about 1 MiB, each posted before the next is packed */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

@@ -40,7 +40,8 @@ namespace strata::interposer {
   X(unpack_wait_ns, "receives: one wait for the queued unpacks")              \
   X(receiver_wait_ns, "device-direct sends: waiting for the receiver")        \
   MOVER(pinned_allocated, "pinned staging buffers allocated")                 \
-  MOVER(staged_unpinned, "large device messages staged in unpinned memory")
+  MOVER(staged_unpinned, "large device messages staged in unpinned memory")   \
+  X(deferred_pack_groups, "deferred device sends: packed groups, each posted before the next is packed")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

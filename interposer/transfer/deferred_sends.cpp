@@ -11,6 +11,7 @@
 #include "portability/mover/copies.hpp"
 #include "portability/mover/device_transfer.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <mutex>
@@ -195,52 +196,90 @@ int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type,
 
 std::atomic<size_t> g_deferred_sends{0};
 
+namespace {
+
+// Packing a flush's messages in one launch makes the receiver of the first
+// wait for the pack of the last: a window of 16 vectors of 64 MiB sat
+// packed on the sender for milliseconds before any pull began. So the
+// flush packs groups of at least this many packed bytes, and posts each
+// group's messages before it packs the next: the receivers pull one group
+// while the sender packs the next. Small messages (a halo's faces) still
+// go in one launch.
+constexpr int64_t kPackGroupBytes = int64_t{1} << 20;
+
+// Posts one deferred send whose packing (if it packs) ended with `packed`:
+// its descriptor or its bytes go to the library, and its handle now stands
+// for the library's request.
+void post_deferred(Deferred& d, Status packed) {
+  if (d.packs() && packed != Status::ok) {
+    fail(d, mpi::error_class(packed));
+    return;
+  }
+  if (d.direct) {  // its descriptor, or its bytes staged: post_direct sets what goes to the library
+    if (int rc = post_direct(d); rc != MPI_SUCCESS) {
+      fail(d, rc);
+      return;
+    }
+  } else if (d.plan.path == Path::device_pack) {
+    send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
+  }
+  MPI_Request library = MPI_REQUEST_NULL;
+  const int rc = real().MPI_Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
+  if (rc != MPI_SUCCESS) {
+    d.out.direct.not_sent();
+    fail(d, rc);
+    return;
+  }
+  PendingOp op;
+  op.kind = PendingOp::Kind::send;
+  op.send = std::move(d.out);
+  op.library = library;
+  counters().requests_started.fetch_add(1, std::memory_order_relaxed);
+  pending().put_back(d.handle, std::move(op));
+}
+
+// Packs the messages of batch[first, last) that need it in one batched
+// launch, and the wait for it.
+Status pack_group(std::vector<Deferred>& batch, size_t first, size_t last) {
+  static thread_local std::vector<mover::PackTask> tasks;
+  tasks.clear();
+  for (size_t i = first; i < last; ++i) {
+    Deferred& d = batch[i];
+    if (!d.packs()) continue;
+    d.part = whole(d.plan, d.buf);
+    tasks.push_back(mover::PackTask{&d.out.device, &d.part, 1});
+  }
+  if (tasks.empty()) return Status::ok;
+  WaitTimer timed(counters().flush_pack_ns);
+  counters().deferred_pack_groups.fetch_add(1, std::memory_order_relaxed);
+  return mover::device_pack_all(tasks.data(), tasks.size());
+}
+
+}  // namespace
+
 void flush_deferred_sends_now() noexcept {
   if (queue().empty()) return;
   try {
     std::lock_guard<std::mutex> flushing(flush_mutex());
     static thread_local std::vector<Deferred> batch;
-    static thread_local std::vector<mover::PackTask> tasks;
     batch.clear();
-    tasks.clear();
     queue().take_all(batch);
-    for (Deferred& d : batch) {
-      if (!d.packs()) continue;
-      d.part = whole(d.plan, d.buf);
-      tasks.push_back(mover::PackTask{&d.out.device, &d.part, 1});
-    }
-    Status packed = Status::ok;
-    if (!tasks.empty()) {
-      WaitTimer timed(counters().flush_pack_ns);
-      packed = mover::device_pack_all(tasks.data(), tasks.size());
+    if (std::any_of(batch.begin(), batch.end(), [](const Deferred& d) { return d.packs(); })) {
       counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     }
-    for (Deferred& d : batch) {
-      if (d.packs() && packed != Status::ok) {
-        fail(d, mpi::error_class(packed));
-        continue;
+    // Groups in the order of the user's calls, so messages to one peer keep
+    // their order.
+    size_t first = 0;
+    while (first < batch.size()) {
+      size_t last = first;
+      int64_t packed_bytes = 0;
+      while (last < batch.size() && packed_bytes < kPackGroupBytes) {
+        if (batch[last].packs()) packed_bytes += batch[last].plan.bytes;
+        ++last;
       }
-      if (d.direct) {  // its descriptor, or its bytes staged: post_direct sets what goes to the library
-        if (int rc = post_direct(d); rc != MPI_SUCCESS) {
-          fail(d, rc);
-          continue;
-        }
-      } else if (d.plan.path == Path::device_pack) {
-        send_packed(&d.out, d.out.device.mpi_buffer(), d.plan.bytes);
-      }
-      MPI_Request library = MPI_REQUEST_NULL;
-      const int rc = real().MPI_Isend(d.out.buffer, d.out.count, d.out.type, d.dest, d.tag, d.comm, &library);
-      if (rc != MPI_SUCCESS) {
-        d.out.direct.not_sent();
-        fail(d, rc);
-        continue;
-      }
-      PendingOp op;
-      op.kind = PendingOp::Kind::send;
-      op.send = std::move(d.out);
-      op.library = library;
-      counters().requests_started.fetch_add(1, std::memory_order_relaxed);
-      pending().put_back(d.handle, std::move(op));
+      const Status packed = pack_group(batch, first, last);
+      for (size_t i = first; i < last; ++i) post_deferred(batch[i], packed);
+      first = last;
     }
     batch.clear();  // failed sends' staging: MPI never saw it
   } catch (...) {

@@ -42,6 +42,7 @@ struct StrataCounters {
   uint64_t receiver_wait_ns;       // version 8
   uint64_t pinned_allocated;       // version 9
   uint64_t staged_unpinned;        // version 9
+  uint64_t deferred_pack_groups;   // version 10
 };
 const StrataCounters* preload_counters();
 
