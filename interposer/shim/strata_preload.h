@@ -42,6 +42,8 @@ typedef struct strata_preload_counters_t {
                                      pinned buffer was kept for them) */
   uint64_t deferred_pack_groups;  /* (version 10) packed groups of deferred device sends: a flush packs its
                                      messages in groups of about 1 MiB, each posted before the next is packed */
+  uint64_t recvs_finished_early;  /* (version 10) receives into device memory (1 MiB or more) that an MPI_Waitall
+                                     waiting for several finished as each request completed */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

@@ -88,23 +88,21 @@ class Taken {
   template <class Done, class OutcomeOf>
   int settle(int rc, Done done, OutcomeOf outcome) {
     int strata_rc = settle_watched(done, outcome);
-    bool queued = false;
+    if (strata_rc == MPI_SUCCESS) strata_rc = early_rc_;
+    bool queued = queued_early_;
     for (Item& item : items_) {
+      if (item.finished_early) {
+        item.finished = true;
+        continue;
+      }
       item.finished = true;
       const bool completed = requests_[item.index] == MPI_REQUEST_NULL || done(item.index);
       if (!completed) {
         keep(item);
         continue;
       }
-      if (item.op.library != MPI_REQUEST_NULL) release_user_handle(item.handle);
-      if (item.op.active) {  // an inactive one was finished earlier (MPI_Request_get_status) or never started
-        Outcome o = outcome(item.index);
-        MPI_Status none;
-        const int f = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER, false);
-        queued = queued || item.op.recv.plan.path == Path::device_pack;
-        if (strata_rc == MPI_SUCCESS) strata_rc = f;
-      }
-      item.keep_after_wait = item.op.persistent;
+      const int f = finish_item(item, outcome(item.index), &queued);
+      if (strata_rc == MPI_SUCCESS) strata_rc = f;
     }
     queued = queued || have_queued_pulls();
     if (queued) {
@@ -122,6 +120,30 @@ class Taken {
     return rc == MPI_SUCCESS ? strata_rc : rc;
   }
 
+  // Receives into device memory of at least `bytes` among the entries.
+  int device_receives_of(int64_t bytes) const {
+    int n = 0;
+    for (const Item& item : items_) {
+      const bool device = item.op.receives() && item.op.recv.plan.path == Path::device_pack;
+      n += item.op.active && device && item.op.recv.plan.bytes >= bytes ? 1 : 0;
+    }
+    return n;
+  }
+
+  // The request at `index` completed with `o` before the others (a
+  // completion call that finishes receives as they come): its entry is
+  // finished now, its device work queued; settle() does the rest.
+  void finish_early(int index, Outcome o) {
+    for (Item& item : items_) {
+      if (item.index != index || item.finished_early) continue;
+      item.finished_early = true;
+      const int f = finish_item(item, o, &queued_early_);
+      if (early_rc_ == MPI_SUCCESS) early_rc_ = f;
+      counters().recvs_finished_early.fetch_add(item.op.receives() ? 1 : 0, std::memory_order_relaxed);
+      return;
+    }
+  }
+
  private:
   struct Item {
     int index;
@@ -129,7 +151,23 @@ class Taken {
     PendingOp op;
     bool finished = false;
     bool keep_after_wait = false;  // persistent: back into the table after the device wait
+    bool finished_early = false;   // by finish_early
   };
+  // A completed entry: the user's handle of a deferred send released, the
+  // operation finished with its outcome (device work left queued: *queued).
+  static int finish_item(Item& item, Outcome o, bool* queued) {
+    int f = MPI_SUCCESS;
+    if (item.op.library != MPI_REQUEST_NULL) release_user_handle(item.handle);
+    if (item.op.active) {  // an inactive one was finished earlier (MPI_Request_get_status) or never started
+      MPI_Status none;
+      f = finish(item.op, o.status ? *o.status : none, o.status ? o.error : MPI_ERR_OTHER, false);
+      *queued = *queued || item.op.recv.plan.path == Path::device_pack;
+    }
+    item.keep_after_wait = item.op.persistent;
+    return f;
+  }
+  int early_rc_ = MPI_SUCCESS;
+  bool queued_early_ = false;
   // An entry that stays: the user's handle back in place, the entry back in
   // the table.
   void keep(Item& item) {
@@ -270,13 +308,78 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
       });
 }
 
+namespace {
+
+// From this many bytes a device receive is one a completion call finishes
+// as soon as its request completes, where it waits for several such.
+constexpr int64_t kAsTheyComeFrom = int64_t{1} << 20;
+
+// MPI_Waitall through the library's MPI_Waitsome, each receive finished
+// (its pull or unpack queued on the device) as its request completes: with
+// one MPI_Waitall a window of 16 large strided device receives began its
+// first unpack only after the last descriptor arrived, so the receiver's
+// unpacks never overlapped the sender's packs (stop 42). Returns what the
+// library's MPI_Waitall would: MPI_SUCCESS, or MPI_ERR_IN_STATUS with every
+// status's error set (MPI_ERR_PENDING where a request is still active; the
+// rest are completed by one MPI_Waitall after the first failure).
+// An empty status, what MPI_Waitall reports for a null or inactive request.
+void set_empty(MPI_Status& status) {
+  status.MPI_SOURCE = MPI_ANY_SOURCE;
+  status.MPI_TAG = MPI_ANY_TAG;
+  status.MPI_ERROR = MPI_SUCCESS;
+  real().MPI_Status_set_elements(&status, MPI_BYTE, 0);
+  real().MPI_Status_set_cancelled(&status, 0);
+}
+
+int waitall_as_they_come(int count, MPI_Request requests[], Statuses& st, Taken& taken) {
+  static thread_local std::vector<int> done_at;
+  static thread_local std::vector<MPI_Status> some;
+  static thread_local std::vector<char> reported;  // by MPI_Waitsome; the others get an empty status
+  done_at.resize(static_cast<size_t>(count));
+  some.resize(static_cast<size_t>(count));
+  reported.assign(static_cast<size_t>(count), 0);
+  for (;;) {
+    int out = 0;
+    const int rc = real().MPI_Waitsome(count, requests, &out, done_at.data(), some.data());
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return rc;  // the call itself failed: nothing completed
+    if (out == MPI_UNDEFINED) {
+      for (int i = 0; i < count; ++i) {
+        if (reported[static_cast<size_t>(i)] == 0) set_empty(st[i]);
+      }
+      return MPI_SUCCESS;
+    }
+    for (int k = 0; k < out; ++k) {
+      const int i = done_at[static_cast<size_t>(k)];
+      reported[static_cast<size_t>(i)] = 1;
+      st[i] = some[static_cast<size_t>(k)];
+      if (rc == MPI_SUCCESS) st[i].MPI_ERROR = MPI_SUCCESS;
+      taken.finish_early(i, Outcome{&st[i], st[i].MPI_ERROR});
+    }
+    if (rc == MPI_SUCCESS) continue;
+    // A request failed: the rest as MPI_Waitall leaves them, every error set.
+    std::vector<MPI_Status> rest(static_cast<size_t>(count));
+    std::vector<char> active(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) active[static_cast<size_t>(i)] = requests[i] != MPI_REQUEST_NULL;
+    const int last = real().MPI_Waitall(count, requests, rest.data());
+    for (int i = 0; i < count; ++i) {
+      if (!active[static_cast<size_t>(i)]) continue;
+      st[i] = rest[static_cast<size_t>(i)];
+      if (last == MPI_SUCCESS) st[i].MPI_ERROR = MPI_SUCCESS;
+    }
+    return MPI_ERR_IN_STATUS;
+  }
+}
+
+}  // namespace
+
 int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   fault::WaitScope rec(true, count, requests);
   if (nothing_pending()) return real().MPI_Waitall(count, requests, statuses);
   Taken taken(count, requests);
   if (taken.empty()) return real().MPI_Waitall(count, requests, statuses);
   Statuses st(count, statuses);
-  int rc = real().MPI_Waitall(count, requests, st.data());
+  const int rc = taken.device_receives_of(kAsTheyComeFrom) >= 2 ? waitall_as_they_come(count, requests, st, taken)
+                                                                : real().MPI_Waitall(count, requests, st.data());
   return taken.settle(
       rc, [&](int i) { return completed_in(rc, st[i]); },
       [&](int i) {

@@ -18,30 +18,31 @@ namespace strata::interposer {
 // keeps (portability/mover/counters.hpp, same name), read from there. A
 // name ending in _ns is a time in nanoseconds (WaitTimer below; the
 // summary shows it in seconds, with the time by path).
-#define STRATA_INTERPOSER_COUNTERS(X, MOVER)                                  \
-  X(packs_by_strata, "MPI_Pack/MPI_Unpack by Strata's engine")                \
-  X(sends_packed, "send sides packed by Strata")                              \
-  X(recvs_unpacked, "receive sides unpacked by Strata")                       \
-  X(spans_copied, "device data moved as a host copy of its span")             \
-  X(requests_started, "Strata requests started")                              \
-  X(requests_completed, "Strata requests completed")                          \
-  X(types_reducible, "committed types with a strided form")                   \
-  X(types_irreducible, "committed types without one")                         \
-  X(collectives_by_strata, "collectives run by Strata's algorithms")          \
-  X(collectives_staged, "collectives on GPU buffers staged through the host") \
-  X(sends_deferred, "device sends packed at the next MPI call")               \
-  X(deferred_flushes, "flushes of deferred sends")                            \
-  MOVER(parts_by_copy_engine, "device parts moved by the copy engine")        \
-  X(sends_direct, "device sends a node peer pulled through IPC")              \
-  X(recvs_direct, "receives pulled from a node peer's GPU through IPC")       \
-  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)") \
-  X(flush_pack_ns, "deferred device sends: packing them")                     \
-  X(direct_pull_ns, "device-direct receives: claim, map, pull")               \
-  X(unpack_wait_ns, "receives: one wait for the queued unpacks")              \
-  X(receiver_wait_ns, "device-direct sends: waiting for the receiver")        \
-  MOVER(pinned_allocated, "pinned staging buffers allocated")                 \
-  MOVER(staged_unpinned, "large device messages staged in unpinned memory")   \
-  X(deferred_pack_groups, "deferred device sends: packed groups, each posted before the next is packed")
+#define STRATA_INTERPOSER_COUNTERS(X, MOVER)                                                             \
+  X(packs_by_strata, "MPI_Pack/MPI_Unpack by Strata's engine")                                           \
+  X(sends_packed, "send sides packed by Strata")                                                         \
+  X(recvs_unpacked, "receive sides unpacked by Strata")                                                  \
+  X(spans_copied, "device data moved as a host copy of its span")                                        \
+  X(requests_started, "Strata requests started")                                                         \
+  X(requests_completed, "Strata requests completed")                                                     \
+  X(types_reducible, "committed types with a strided form")                                              \
+  X(types_irreducible, "committed types without one")                                                    \
+  X(collectives_by_strata, "collectives run by Strata's algorithms")                                     \
+  X(collectives_staged, "collectives on GPU buffers staged through the host")                            \
+  X(sends_deferred, "device sends packed at the next MPI call")                                          \
+  X(deferred_flushes, "flushes of deferred sends")                                                       \
+  MOVER(parts_by_copy_engine, "device parts moved by the copy engine")                                   \
+  X(sends_direct, "device sends a node peer pulled through IPC")                                         \
+  X(recvs_direct, "receives pulled from a node peer's GPU through IPC")                                  \
+  X(direct_rehomed, "direct sends moved to a bounce (the receiver was late)")                            \
+  X(flush_pack_ns, "deferred device sends: packing them")                                                \
+  X(direct_pull_ns, "device-direct receives: claim, map, pull")                                          \
+  X(unpack_wait_ns, "receives: one wait for the queued unpacks")                                         \
+  X(receiver_wait_ns, "device-direct sends: waiting for the receiver")                                   \
+  MOVER(pinned_allocated, "pinned staging buffers allocated")                                            \
+  MOVER(staged_unpinned, "large device messages staged in unpinned memory")                              \
+  X(deferred_pack_groups, "deferred device sends: packed groups, each posted before the next is packed") \
+  X(recvs_finished_early, "large device receives an MPI_Waitall finished as each arrived")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

@@ -43,6 +43,7 @@ struct StrataCounters {
   uint64_t pinned_allocated;       // version 9
   uint64_t staged_unpinned;        // version 9
   uint64_t deferred_pack_groups;   // version 10
+  uint64_t recvs_finished_early;   // version 10
 };
 const StrataCounters* preload_counters();
 
