@@ -379,6 +379,16 @@ Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t cou
     return dropping_jobs_on_error(st, *s, false, mark);
   }
   if (batch.open) batch.busy_us += micros_since(start);
+  // A large message's unpack goes to the device now rather than with the
+  // batch's launch in wait_for_queued_unpacks: a completion call that
+  // finishes receives as they arrive (the interposer's MPI_Waitall over
+  // large device receives) then unpacks one while the next is on its way.
+  if (!wait && received >= kLaunchAtOnceFrom) {
+    if (st = launch_jobs(*s, false); st != Status::ok) {
+      drain(*s);
+      return st;
+    }
+  }
   if (!wait) {
     s->queued = true;
     note_unpinned(message);
