@@ -11,6 +11,7 @@
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/stream_from.hpp"
 #include "interposer/transfer/watched_recvs.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/mover/device_transfer.hpp"
@@ -310,10 +311,6 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 namespace {
 
-// From this many bytes a device receive is one a completion call finishes
-// as soon as its request completes, where it waits for several such.
-constexpr int64_t kAsTheyComeFrom = int64_t{1} << 20;
-
 // MPI_Waitall through the library's MPI_Waitsome, each receive finished
 // (its pull or unpack queued on the device) as its request completes: with
 // one MPI_Waitall a window of 16 large strided device receives began its
@@ -378,8 +375,8 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Taken taken(count, requests);
   if (taken.empty()) return real().MPI_Waitall(count, requests, statuses);
   Statuses st(count, statuses);
-  const int rc = taken.device_receives_of(kAsTheyComeFrom) >= 2 ? waitall_as_they_come(count, requests, st, taken)
-                                                                : real().MPI_Waitall(count, requests, st.data());
+  const int rc = taken.device_receives_of(stream_from()) >= 2 ? waitall_as_they_come(count, requests, st, taken)
+                                                              : real().MPI_Waitall(count, requests, st.data());
   return taken.settle(
       rc, [&](int i) { return completed_in(rc, st[i]); },
       [&](int i) {

@@ -6,6 +6,7 @@
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
+#include "interposer/transfer/stream_from.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/mover/copies.hpp"
@@ -198,14 +199,10 @@ std::atomic<size_t> g_deferred_sends{0};
 
 namespace {
 
-// Packing a flush's messages in one launch makes the receiver of the first
-// wait for the pack of the last: a window of 16 vectors of 64 MiB sat
-// packed on the sender for milliseconds before any pull began. So the
-// flush packs groups of at least this many packed bytes, and posts each
-// group's messages before it packs the next: the receivers pull one group
-// while the sender packs the next. Small messages (a halo's faces) still
-// go in one launch.
-constexpr int64_t kPackGroupBytes = int64_t{1} << 20;
+// Whether a deferred send is packed and posted on its own (stream_from.hpp):
+// one launch for a whole window made the receiver of the first message
+// wait for the pack of the last.
+bool streams(const Deferred& d) { return d.packs() && d.plan.bytes >= stream_from(); }
 
 // Posts one deferred send whose packing (if it packs) ended with `packed`:
 // its descriptor or its bytes go to the library, and its handle now stands
@@ -268,14 +265,13 @@ void flush_deferred_sends_now() noexcept {
       counters().deferred_flushes.fetch_add(1, std::memory_order_relaxed);
     }
     // Groups in the order of the user's calls, so messages to one peer keep
-    // their order.
+    // their order: a streaming message alone, the messages between two
+    // such in one launch (a halo's faces).
     size_t first = 0;
     while (first < batch.size()) {
-      size_t last = first;
-      int64_t packed_bytes = 0;
-      while (last < batch.size() && packed_bytes < kPackGroupBytes) {
-        if (batch[last].packs()) packed_bytes += batch[last].plan.bytes;
-        ++last;
+      size_t last = first + 1;
+      if (!streams(batch[first])) {
+        while (last < batch.size() && !streams(batch[last])) ++last;
       }
       const Status packed = pack_group(batch, first, last);
       for (size_t i = first; i < last; ++i) post_deferred(batch[i], packed);

@@ -5,11 +5,11 @@
 // 10 us on the lent, virtualised H200), serialised. A deferred MPI_Isend
 // only reserves its staging and returns a generalized request
 // (MPI_Grequest_start) as the user's handle. The caller's next MPI call that
-// could depend on the message flushes: the deferred sends are packed in
-// batched launches (device_pack_all) of groups of about 1 MiB packed, the
-// device is waited for once a group, and each group's library sends are
-// posted, in the order of the user's calls, before the next group is
-// packed (its receivers pull while the sender packs the next). The
+// could depend on the message flushes: every deferred send is packed in
+// batched launches (device_pack_all), the device is waited for once, and
+// the library's sends are posted in the order of the user's calls; a
+// message of STRATA_DEVICE_STREAM_FROM bytes or more is packed and posted
+// on its own (stream_from.hpp), before the ones after it are packed. The
 // completion calls then complete the library's request in place of the
 // user's handle (completion.cpp).
 //

@@ -5,6 +5,7 @@
 #include "collectives/job_facts.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/job_flags.hpp"
+#include "interposer/transfer/stream_from.hpp"
 #include "interposer/types/type_cache.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -532,7 +533,7 @@ Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wa
     mover::DeviceMessage message(target.device, Method::device);
     message.device_staging = mover::Staging::borrowed(const_cast<char*>(peer), const_cast<char*>(peer));
     const mover::DevicePart part{target.device_layout, static_cast<char*>(target.buffer), 0};
-    const Status s = mover::device_unpack(message, &part, 1, bytes, wait);
+    const Status s = mover::device_unpack(message, &part, 1, bytes, wait, bytes >= stream_from());
     message.device_staging.leak();  // the peer's memory, not a pool's
     return s;
   }

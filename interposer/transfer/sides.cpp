@@ -3,6 +3,7 @@
 #include "base/log.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/exact_write.hpp"
+#include "interposer/transfer/stream_from.hpp"
 #include "mpi/error_class.hpp"
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
@@ -216,7 +217,7 @@ int complete_recv(Incoming& in, MPI_Status& status, bool wait, const unsigned ch
     return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
   }
   const mover::DevicePart part = whole(plan, in.user);
-  const Status s = mover::device_unpack(in.device, &part, 1, received, wait);
+  const Status s = mover::device_unpack(in.device, &part, 1, received, wait, received >= stream_from());
   return s == Status::ok ? MPI_SUCCESS : mpi::error_class(s);
 }
 

@@ -348,7 +348,8 @@ Status finish_unpacks(Streams& s) {
 
 }  // namespace
 
-Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait) {
+Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait,
+                     bool launch_now) {
   const Clock::time_point start = Clock::now();
   gpu::ScopedDevice on(message.device());
   STRATA_TRY(on.status());
@@ -379,11 +380,10 @@ Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t cou
     return dropping_jobs_on_error(st, *s, false, mark);
   }
   if (batch.open) batch.busy_us += micros_since(start);
-  // A large message's unpack goes to the device now rather than with the
-  // batch's launch in wait_for_queued_unpacks: a completion call that
-  // finishes receives as they arrive (the interposer's MPI_Waitall over
-  // large device receives) then unpacks one while the next is on its way.
-  if (!wait && received >= kLaunchAtOnceFrom) {
+  // Launched now rather than with the batch in wait_for_queued_unpacks: a
+  // completion call that finishes large receives as they arrive (the
+  // interposer's MPI_Waitall) unpacks one while the next is on its way.
+  if (!wait && launch_now) {
     if (st = launch_jobs(*s, false); st != Status::ok) {
       drain(*s);
       return st;

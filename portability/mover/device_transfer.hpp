@@ -101,10 +101,10 @@ Status device_pack_all(const PackTask* tasks, size_t count);
 // work is queued: then the message must stay alive until
 // wait_for_queued_unpacks() returns (a completion call finishing many
 // receives waits for the device once, not once per receive). Queued work
-// of small messages is launched in one batch there; that of a message of
-// kLaunchAtOnceFrom bytes or more is launched before this returns.
-constexpr int64_t kLaunchAtOnceFrom = int64_t{1} << 20;
-Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait = true);
+// is launched in one batch there, or with `launch_now` before this returns
+// (a large message, unpacked while the next one arrives).
+Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t count, int64_t received, bool wait = true,
+                     bool launch_now = false);
 Status wait_for_queued_unpacks();
 
 // Logs (STRATA_LOG=info) the calling thread's measured engine times per
