@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kMaxThreads) peer_kernel(proto::Args<T> a) {
   if constexpr (K == proto::Kind::two_shot) {
     proto::two_shot<V>(p, a, b, g, smem);
   } else if constexpr (K == proto::Kind::lamport) {
-    const int slices = a.post_slices > 1 ? a.post_slices : 1;  // blocks g = groups x slices
+    const int slices = proto::slices_of(a);  // blocks g = groups x slices
     proto::lamport<V>(p, a, b % (g / slices), g / slices, smem, b / (g / slices));
   } else {
     proto::one_shot<V>(p, a, b, g, smem);
@@ -197,7 +197,7 @@ Status launch_peer(const proto::Args<T>& args, proto::Kind kind, int blocks, boo
 #endif
   const int threads = threads_for(args.hidden, vector ? V : 1);
   // Lamport: `blocks` row groups of post_slices blocks each (proto::lamport).
-  const int grid = kind == proto::Kind::lamport && args.post_slices > 1 ? blocks * args.post_slices : blocks;
+  const int grid = kind == proto::Kind::lamport ? blocks * proto::slices_of(args) : blocks;
   if (vector) {
     launch_kind<V, T>(args, kind, grid, threads, s, overlap_launch);
   } else {

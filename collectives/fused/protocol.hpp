@@ -155,6 +155,13 @@ struct Args {
   int post_slices;   // Lamport, rows one block holds: blocks that post each row (0 or 1: the reducing block alone)
 };
 
+// Blocks that post each row group of a Lamport call: Args::post_slices, at
+// least 1 (0 and 1 both mean the reducing block alone).
+template <class T>
+STRATA_HOST_DEVICE STRATA_INLINE int slices_of(const Args<T>& a) {
+  return a.post_slices > 1 ? a.post_slices : 1;
+}
+
 template <class T>
 STRATA_HOST_DEVICE STRATA_INLINE Control* control_of(const Args<T>& a) {
   return reinterpret_cast<Control*>(a.region[a.rank] + a.layout.control);
@@ -513,7 +520,7 @@ template <int V, class P, class T>
 STRATA_HOST_DEVICE void lamport(P& p, const Args<T>& a, int block, int blocks, float* smem, int slice = 0) {
   const uint32_t seq = call_number(p, a);
   const uint32_t set = seq % static_cast<uint32_t>(kLamportSets);
-  const int slices = a.post_slices > 1 ? a.post_slices : 1;
+  const int slices = slices_of(a);
   if (slice > 0) {
     for (int64_t r = block; r < a.tokens; r += blocks) post_row<V>(p, a, r, set, slice, slices);
     finish(p, a, blocks * slices, seq);

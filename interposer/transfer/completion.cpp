@@ -311,14 +311,6 @@ int test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 namespace {
 
-// MPI_Waitall through the library's MPI_Waitsome, each receive finished
-// (its pull or unpack queued on the device) as its request completes: with
-// one MPI_Waitall a window of 16 large strided device receives began its
-// first unpack only after the last descriptor arrived, so the receiver's
-// unpacks never overlapped the sender's packs (stop 42). Returns what the
-// library's MPI_Waitall would: MPI_SUCCESS, or MPI_ERR_IN_STATUS with every
-// status's error set (MPI_ERR_PENDING where a request is still active; the
-// rest are completed by one MPI_Waitall after the first failure).
 // An empty status, what MPI_Waitall reports for a null or inactive request.
 void set_empty(MPI_Status& status) {
   status.MPI_SOURCE = MPI_ANY_SOURCE;
@@ -328,6 +320,14 @@ void set_empty(MPI_Status& status) {
   real().MPI_Status_set_cancelled(&status, 0);
 }
 
+// MPI_Waitall through the library's MPI_Waitsome, each receive finished
+// (its pull or unpack launched on the device) as its request completes: with
+// one MPI_Waitall a window of 16 large strided device receives began its
+// first unpack only after the last descriptor arrived, so the receiver's
+// unpacks never overlapped the sender's packs (stop 42). Returns what the
+// library's MPI_Waitall would: MPI_SUCCESS, or MPI_ERR_IN_STATUS with every
+// status's error set (MPI_ERR_PENDING where a request is still active; the
+// rest are completed by one MPI_Waitall after the first failure).
 int waitall_as_they_come(int count, MPI_Request requests[], Statuses& st, Taken& taken) {
   static thread_local std::vector<int> done_at;
   static thread_local std::vector<MPI_Status> some;

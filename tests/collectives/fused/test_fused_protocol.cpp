@@ -44,7 +44,7 @@ using strata_test::fused::Plan;
 template <class T, int V>
 void run_block(const proto::Args<T>& a, proto::Kind kind, int block, int blocks) {
   HostPlatform p;
-  const int groups = kind == proto::Kind::lamport && a.post_slices > 1 ? blocks / a.post_slices : blocks;
+  const int groups = kind == proto::Kind::lamport ? blocks / proto::slices_of(a) : blocks;
   switch (kind) {
     case proto::Kind::two_shot: proto::two_shot<V>(p, a, block, blocks, nullptr); break;
     case proto::Kind::lamport: proto::lamport<V>(p, a, block % groups, groups, nullptr, block / groups); break;
