@@ -9,6 +9,7 @@
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/deferred_sends.hpp"
 #include "interposer/transfer/direct.hpp"
+#include "interposer/transfer/direct_active.hpp"
 #include "interposer/transfer/pending.hpp"
 #include "interposer/transfer/sides.hpp"
 #include "interposer/transfer/stream_from.hpp"
@@ -375,8 +376,11 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   Taken taken(count, requests);
   if (taken.empty()) return real().MPI_Waitall(count, requests, statuses);
   Statuses st(count, statuses);
-  const int rc = taken.device_receives_of(stream_from()) >= 2 ? waitall_as_they_come(count, requests, st, taken)
-                                                              : real().MPI_Waitall(count, requests, st.data());
+  // Only where descriptors may come: a staged receive's unpack, done while
+  // the others wait, would hold back the library's progress on them.
+  const bool as_they_come = device_direct::active() && taken.device_receives_of(stream_from()) >= 2;
+  const int rc = as_they_come ? waitall_as_they_come(count, requests, st, taken)
+                              : real().MPI_Waitall(count, requests, st.data());
   return taken.settle(
       rc, [&](int i) { return completed_in(rc, st[i]); },
       [&](int i) {
