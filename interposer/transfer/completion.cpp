@@ -379,8 +379,8 @@ int waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   // Only where descriptors may come: a staged receive's unpack, done while
   // the others wait, would hold back the library's progress on them.
   const bool as_they_come = device_direct::active() && taken.device_receives_of(stream_from()) >= 2;
-  const int rc = as_they_come ? waitall_as_they_come(count, requests, st, taken)
-                              : real().MPI_Waitall(count, requests, st.data());
+  const int rc =
+      as_they_come ? waitall_as_they_come(count, requests, st, taken) : real().MPI_Waitall(count, requests, st.data());
   return taken.settle(
       rc, [&](int i) { return completed_in(rc, st[i]); },
       [&](int i) {
