@@ -76,6 +76,15 @@ class DeviceBuffer {
   unsigned char* base_ = nullptr;
 };
 
+// Bytes of a receive `got` that differ from the sender's `sent`: within the
+// 8-byte blocks every 64 bytes where `strided` (the gaps must keep their
+// poison), everywhere otherwise.
+size_t wrong_bytes(const std::vector<unsigned char>& got, const std::vector<unsigned char>& sent, bool strided) {
+  size_t wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != (!strided || i % 64 < 8 ? sent[i] : kPoison) ? 1 : 0;
+  return wrong;
+}
+
 // STRATA_TEST_DEVICE_BEFORE_INIT=1 (a policy variant): the program
 // allocates device memory before MPI_Init, at static initialisation, as a
 // program that picks its GPU first does; the preload then finds a context.
@@ -103,6 +112,29 @@ class Direct : public ::testing::Test {
   // One stream of bytes per case, per pair of ranks (`r`'s pair).
   uint64_t seed(int k, int r = rank()) const {
     return seed_ * 1000003u + static_cast<uint64_t>(k) * 7919u + static_cast<uint64_t>(r / 2) * 31u;
+  }
+  // Messages to and from the partner: per message a send buffer holding
+  // this rank's bytes of its case, a poisoned receive buffer, and the
+  // partner's bytes of that case (what must arrive there).
+  struct Messages {
+    std::vector<std::unique_ptr<DeviceBuffer>> out, in;
+    std::vector<std::vector<unsigned char>> expect;
+  };
+  // Adds a message of `span` bytes, case `k` (ASSERT_NO_FATAL_FAILURE).
+  void add_message(Messages* ms, size_t span, int k) const {
+    ms->out.push_back(std::make_unique<DeviceBuffer>(span));
+    ms->in.push_back(std::make_unique<DeviceBuffer>(span));
+    ASSERT_TRUE(*ms->out.back() && *ms->in.back());
+    ms->out.back()->fill(random_bytes(span, seed(k) ^ static_cast<uint64_t>(rank())));
+    ms->expect.push_back(random_bytes(span, seed(k) ^ static_cast<uint64_t>(partner())));
+  }
+  // Message m arrived whole: guards intact, every byte as sent (`strided`:
+  // the gaps between 8-byte blocks every 64 bytes kept their poison).
+  static void expect_arrived(const Messages& ms, int m, bool strided, const std::string& what) {
+    bool guards = false;
+    const std::vector<unsigned char> got = ms.in[static_cast<size_t>(m)]->read(&guards);
+    EXPECT_TRUE(guards) << what;
+    EXPECT_EQ(wrong_bytes(got, ms.expect[static_cast<size_t>(m)], strided), 0u) << what;
   }
   uint64_t seed_ = 0;
 };
@@ -179,12 +211,7 @@ TEST_F(Direct, StridedTypesOnEitherSide) {
         EXPECT_EQ(got, payload) << "shape " << shape;
         continue;
       }
-      size_t wrong = 0;
-      for (size_t i = 0; i < span; ++i) {
-        const bool in_block = i % 64 < 8;
-        wrong += got[i] != (in_block ? source[i] : kPoison) ? 1 : 0;
-      }
-      EXPECT_EQ(wrong, 0u) << "shape " << shape;
+      EXPECT_EQ(wrong_bytes(got, source, true), 0u) << "shape " << shape;
     }
   }
   MPI_Type_free(&strided);
@@ -279,22 +306,17 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
                           {1, strided, static_cast<size_t>(kBlocks - 1) * 64 + 8, true}};
   constexpr int kShapes = 4;
   for (int round = 0; round < 3; ++round) {
-    std::vector<std::unique_ptr<DeviceBuffer>> out, in;
-    std::vector<std::vector<unsigned char>> expect;
+    Messages ms;
     std::vector<MPI_Request> recvs(kShapes), sends(kShapes);
     for (int m = 0; m < kShapes; ++m) {
       const Shape& sh = shapes[m];
-      out.push_back(std::make_unique<DeviceBuffer>(sh.span));
-      in.push_back(std::make_unique<DeviceBuffer>(sh.span));
-      ASSERT_TRUE(*out.back() && *in.back());
-      const uint64_t k = 5000 + static_cast<uint64_t>(round * 10 + m);
-      out.back()->fill(random_bytes(sh.span, seed(static_cast<int>(k)) ^ static_cast<uint64_t>(rank())));
-      expect.push_back(random_bytes(sh.span, seed(static_cast<int>(k)) ^ static_cast<uint64_t>(partner())));
-      ASSERT_EQ(MPI_Irecv(in.back()->data(), sh.count, sh.type, partner(), m, MPI_COMM_WORLD, &recvs[m]), MPI_SUCCESS);
+      ASSERT_NO_FATAL_FAILURE(add_message(&ms, sh.span, 5000 + round * 10 + m));
+      ASSERT_EQ(MPI_Irecv(ms.in.back()->data(), sh.count, sh.type, partner(), m, MPI_COMM_WORLD, &recvs[m]),
+                MPI_SUCCESS);
     }
     const uint64_t flushes = deferred_flushes(), sent = sends_direct(), got = recvs_direct();
     for (int m = 0; m < kShapes; ++m) {
-      ASSERT_EQ(MPI_Isend(out[m]->data(), shapes[m].count, shapes[m].type, partner(), m, MPI_COMM_WORLD, &sends[m]),
+      ASSERT_EQ(MPI_Isend(ms.out[m]->data(), shapes[m].count, shapes[m].type, partner(), m, MPI_COMM_WORLD, &sends[m]),
                 MPI_SUCCESS);
     }
     std::vector<MPI_Request> all(sends);
@@ -304,15 +326,7 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
     EXPECT_EQ(sends_direct(), sent + 3) << "round " << round;
     EXPECT_EQ(recvs_direct(), got + 3) << "round " << round;
     for (int m = 0; m < kShapes; ++m) {
-      bool guards = false;
-      const std::vector<unsigned char> bytes = in[m]->read(&guards);
-      EXPECT_TRUE(guards) << "message " << m;
-      size_t wrong = 0;
-      for (size_t i = 0; i < shapes[m].span; ++i) {
-        const bool sent_byte = !shapes[m].strided || i % 64 < 8;
-        wrong += bytes[i] != (sent_byte ? expect[m][i] : kPoison) ? 1 : 0;
-      }
-      EXPECT_EQ(wrong, 0u) << "round " << round << ", message " << m;
+      expect_arrived(ms, m, shapes[m].strided, "round " + std::to_string(round) + ", message " + std::to_string(m));
     }
   }
   MPI_Type_free(&strided);
@@ -347,23 +361,17 @@ TEST_F(Direct, WindowOfLargeStridedIsendsIsPostedGroupByGroup) {
   const size_t large_span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
   const size_t small_span = static_cast<size_t>(kSmallBlocks - 1) * 64 + 8;
   constexpr int kMessages = kLarge + 2;
-  std::vector<std::unique_ptr<DeviceBuffer>> out, in;
-  std::vector<std::vector<unsigned char>> expect;
+  Messages ms;
   std::vector<MPI_Request> recvs(kMessages), sends(kMessages);
   for (int m = 0; m < kMessages; ++m) {
-    const size_t span = m < kLarge ? large_span : small_span;
-    out.push_back(std::make_unique<DeviceBuffer>(span));
-    in.push_back(std::make_unique<DeviceBuffer>(span));
-    ASSERT_TRUE(*out.back() && *in.back());
-    out.back()->fill(random_bytes(span, seed(5600 + m) ^ static_cast<uint64_t>(rank())));
-    expect.push_back(random_bytes(span, seed(5600 + m) ^ static_cast<uint64_t>(partner())));
+    ASSERT_NO_FATAL_FAILURE(add_message(&ms, m < kLarge ? large_span : small_span, 5600 + m));
     // One tag for all: the library's order must match the order of the calls.
-    ASSERT_EQ(MPI_Irecv(in.back()->data(), 1, m < kLarge ? large : small, partner(), 7, MPI_COMM_WORLD, &recvs[m]),
+    ASSERT_EQ(MPI_Irecv(ms.in.back()->data(), 1, m < kLarge ? large : small, partner(), 7, MPI_COMM_WORLD, &recvs[m]),
               MPI_SUCCESS);
   }
   const uint64_t flushes = deferred_flushes(), groups = pack_groups(), sent = sends_direct();
   for (int m = 0; m < kMessages; ++m) {
-    ASSERT_EQ(MPI_Isend(out[m]->data(), 1, m < kLarge ? large : small, partner(), 7, MPI_COMM_WORLD, &sends[m]),
+    ASSERT_EQ(MPI_Isend(ms.out[m]->data(), 1, m < kLarge ? large : small, partner(), 7, MPI_COMM_WORLD, &sends[m]),
               MPI_SUCCESS);
   }
   std::vector<MPI_Request> all(sends);
@@ -374,14 +382,7 @@ TEST_F(Direct, WindowOfLargeStridedIsendsIsPostedGroupByGroup) {
   EXPECT_EQ(pack_groups(), groups + (streams_1mib() ? kLarge + 1 : 1))
       << "a large message was not packed and posted on its own";
   EXPECT_EQ(sends_direct(), sent + kMessages);
-  for (int m = 0; m < kMessages; ++m) {
-    bool guards = false;
-    const std::vector<unsigned char> bytes = in[m]->read(&guards);
-    EXPECT_TRUE(guards) << "message " << m;
-    size_t wrong = 0;
-    for (size_t i = 0; i < bytes.size(); ++i) wrong += bytes[i] != (i % 64 < 8 ? expect[m][i] : kPoison) ? 1 : 0;
-    EXPECT_EQ(wrong, 0u) << "message " << m;
-  }
+  for (int m = 0; m < kMessages; ++m) expect_arrived(ms, m, true, "message " + std::to_string(m));
   MPI_Type_free(&large);
   MPI_Type_free(&small);
 }
@@ -402,25 +403,18 @@ TEST_F(Direct, WaitallFinishesLargeDeviceReceivesAsTheyArrive) {
   MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &large);
   MPI_Type_commit(&large);
   const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
-  std::vector<std::unique_ptr<DeviceBuffer>> out, in;
-  std::vector<std::vector<unsigned char>> expect;
-  for (int m = 0; m < kLarge; ++m) {
-    out.push_back(std::make_unique<DeviceBuffer>(span));
-    in.push_back(std::make_unique<DeviceBuffer>(span));
-    ASSERT_TRUE(*out.back() && *in.back());
-    out.back()->fill(random_bytes(span, seed(5700 + m) ^ static_cast<uint64_t>(rank())));
-    expect.push_back(random_bytes(span, seed(5700 + m) ^ static_cast<uint64_t>(partner())));
-  }
+  Messages ms;
+  for (int m = 0; m < kLarge; ++m) ASSERT_NO_FATAL_FAILURE(add_message(&ms, span, 5700 + m));
   int host_out = 1000 + rank(), host_in = -1;
   // Receives, a null request and a host receive between them, then the sends.
   std::vector<MPI_Request> all(kLarge + 2, MPI_REQUEST_NULL);
   for (int m = 0; m < kLarge; ++m) {
-    ASSERT_EQ(MPI_Irecv(in[m]->data(), 1, large, partner(), 20 + m, MPI_COMM_WORLD, &all[m]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Irecv(ms.in[m]->data(), 1, large, partner(), 20 + m, MPI_COMM_WORLD, &all[m]), MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Irecv(&host_in, 1, MPI_INT, partner(), 30, MPI_COMM_WORLD, &all[kLarge + 1]), MPI_SUCCESS);
   std::vector<MPI_Request> sends(kLarge + 1);
   for (int m = 0; m < kLarge; ++m) {
-    ASSERT_EQ(MPI_Isend(out[m]->data(), 1, large, partner(), 20 + m, MPI_COMM_WORLD, &sends[m]), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Isend(ms.out[m]->data(), 1, large, partner(), 20 + m, MPI_COMM_WORLD, &sends[m]), MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Isend(&host_out, 1, MPI_INT, partner(), 30, MPI_COMM_WORLD, &sends[kLarge]), MPI_SUCCESS);
   ASSERT_EQ(MPI_Waitall(kLarge + 1, sends.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
@@ -437,12 +431,7 @@ TEST_F(Direct, WaitallFinishesLargeDeviceReceivesAsTheyArrive) {
     int elements = 0;
     MPI_Get_count(&statuses[m], large, &elements);
     EXPECT_EQ(elements, 1) << "receive " << m;
-    bool guards = false;
-    const std::vector<unsigned char> bytes = in[m]->read(&guards);
-    EXPECT_TRUE(guards) << "message " << m;
-    size_t wrong = 0;
-    for (size_t i = 0; i < bytes.size(); ++i) wrong += bytes[i] != (i % 64 < 8 ? expect[m][i] : kPoison) ? 1 : 0;
-    EXPECT_EQ(wrong, 0u) << "message " << m;
+    expect_arrived(ms, m, true, "message " + std::to_string(m));
   }
   EXPECT_EQ(statuses[kLarge].MPI_SOURCE, MPI_ANY_SOURCE) << "a null request's status is empty";
   EXPECT_EQ(statuses[kLarge].MPI_TAG, MPI_ANY_TAG);
@@ -752,12 +741,7 @@ TEST_F(Direct, MessagesToSelfAreCopiedOnTheDevice) {
     bool guards = false;
     const std::vector<unsigned char> received = in.read(&guards);
     EXPECT_TRUE(guards);
-    size_t wrong = 0;
-    for (size_t i = 0; i < bytes; ++i) {
-      const bool sent_byte = !strided_shape || i % 64 < 8;
-      wrong += received[i] != (sent_byte ? source[i] : kPoison) ? 1 : 0;
-    }
-    EXPECT_EQ(wrong, 0u) << "shape " << shape;
+    EXPECT_EQ(wrong_bytes(received, source, strided_shape), 0u) << "shape " << shape;
   }
   MPI_Type_free(&strided);
 }
@@ -772,33 +756,21 @@ TEST_F(Direct, MoreSendsInFlightThanSlotsAreStaged) {
   MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
   MPI_Type_commit(&strided);
   const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
-  std::vector<std::unique_ptr<DeviceBuffer>> out, in;
-  std::vector<std::vector<unsigned char>> expect;
+  Messages ms;
   std::vector<MPI_Request> requests(2 * kMessages);
   for (int m = 0; m < kMessages; ++m) {
-    out.push_back(std::make_unique<DeviceBuffer>(span));
-    in.push_back(std::make_unique<DeviceBuffer>(span));
-    ASSERT_TRUE(*out.back() && *in.back());
-    out.back()->fill(random_bytes(span, seed(7000 + m) ^ static_cast<uint64_t>(rank())));
-    expect.push_back(random_bytes(span, seed(7000 + m) ^ static_cast<uint64_t>(partner())));
-    ASSERT_EQ(MPI_Irecv(in.back()->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests[m]), MPI_SUCCESS);
+    ASSERT_NO_FATAL_FAILURE(add_message(&ms, span, 7000 + m));
+    ASSERT_EQ(MPI_Irecv(ms.in.back()->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests[m]), MPI_SUCCESS);
   }
   const uint64_t sent = sends_direct();
   for (int m = 0; m < kMessages; ++m) {
-    ASSERT_EQ(MPI_Isend(out[m]->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests[kMessages + m]),
+    ASSERT_EQ(MPI_Isend(ms.out[m]->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests[kMessages + m]),
               MPI_SUCCESS);
   }
   ASSERT_EQ(MPI_Waitall(2 * kMessages, requests.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
   EXPECT_GT(sends_direct(), sent);
   EXPECT_LT(sends_direct(), sent + kMessages) << "every send found a slot: the test staged none";
-  for (int m = 0; m < kMessages; ++m) {
-    bool guards = false;
-    const std::vector<unsigned char> got = in[m]->read(&guards);
-    EXPECT_TRUE(guards) << "message " << m;
-    size_t wrong = 0;
-    for (size_t i = 0; i < span; ++i) wrong += got[i] != (i % 64 < 8 ? expect[m][i] : kPoison) ? 1 : 0;
-    EXPECT_EQ(wrong, 0u) << "message " << m;
-  }
+  for (int m = 0; m < kMessages; ++m) expect_arrived(ms, m, true, "message " + std::to_string(m));
   MPI_Type_free(&strided);
 }
 
