@@ -93,11 +93,8 @@ class Taken {
     if (strata_rc == MPI_SUCCESS) strata_rc = early_rc_;
     bool queued = queued_early_;
     for (Item& item : items_) {
-      if (item.finished_early) {
-        item.finished = true;
-        continue;
-      }
       item.finished = true;
+      if (item.finished_early) continue;
       const bool completed = requests_[item.index] == MPI_REQUEST_NULL || done(item.index);
       if (!completed) {
         keep(item);

@@ -380,16 +380,14 @@ Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t cou
     return dropping_jobs_on_error(st, *s, false, mark);
   }
   if (batch.open) batch.busy_us += micros_since(start);
-  // Launched now rather than with the batch in wait_for_queued_unpacks: a
-  // completion call that finishes large receives as they arrive (the
-  // interposer's MPI_Waitall) unpacks one while the next is on its way.
-  if (!wait && launch_now) {
-    if (st = launch_jobs(*s, false); st != Status::ok) {
+  if (!wait) {
+    // Launched now rather than with the batch in wait_for_queued_unpacks: a
+    // completion call that finishes large receives as they arrive (the
+    // interposer's MPI_Waitall) unpacks one while the next is on its way.
+    if (launch_now && (st = launch_jobs(*s, false)) != Status::ok) {
       drain(*s);
       return st;
     }
-  }
-  if (!wait) {
     s->queued = true;
     note_unpinned(message);
     return Status::ok;
