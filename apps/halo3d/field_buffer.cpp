@@ -10,6 +10,10 @@
 #include <cstring>
 #include <new>
 
+#if !STRATA_HALO_HAVE_DEVICE
+#include <dlfcn.h>
+#endif
+
 #if STRATA_HALO_HAVE_DEVICE
 #include <cuda_runtime.h>
 #endif
@@ -35,6 +39,8 @@ bool cuda_ok(cudaError_t rc, const char* call) {
 }
 
 }  // namespace
+
+bool device_memory_supported() { return true; }
 
 DeviceSelection select_device(int local_rank, DeviceInfo& info, std::string& error) {
   info = DeviceInfo{};
@@ -113,32 +119,91 @@ void FieldBuffer::release() {
   bytes_ = 0;
 }
 
-#else  // no device support in this build
+#else  // no GPU runtime in this build: the device stand-in of Strata's CPU build, where it is loaded
 
 namespace {
 
 constexpr const char* kNoDeviceSupport =
     "--memory device: this build of strata-halo3d has no device memory support "
-    "(built without CUDA or HIP); use --memory host";
+    "(built without CUDA or HIP); use --memory host (or, to exercise the interposer's device path "
+    "without a GPU: a CPU build's libstrata_preload.so preloaded with STRATA_FAKE_DEVICE=N)";
+
+// The C entry points of the device stand-in that a CPU build of
+// libstrata_preload.so exports (strata_preload.h) and answers under
+// STRATA_FAKE_DEVICE=N: "device" memory that the interposer treats as a
+// GPU's, so that its device path runs, in CI too, without a GPU. Found with
+// dlsym: the app links no Strata library.
+struct StandIn {
+  int (*count)() = nullptr;
+  int (*select)(int) = nullptr;
+  void* (*malloc)(size_t) = nullptr;
+  void (*free)(void*) = nullptr;
+  int (*memcpy)(void*, const void*, size_t) = nullptr;
+  bool present() const { return count && select && malloc && free && memcpy && count() > 0; }
+};
+
+template <class F>
+void find(F* fn, const char* name) {
+  *fn = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+}
+
+const StandIn& stand_in() {
+  static const StandIn s = [] {
+    StandIn d;
+    find(&d.count, "strata_fake_device_count");
+    find(&d.select, "strata_fake_device_select");
+    find(&d.malloc, "strata_fake_device_malloc");
+    find(&d.free, "strata_fake_device_free");
+    find(&d.memcpy, "strata_fake_device_memcpy");
+    return d;
+  }();
+  return s;
+}
 
 }  // namespace
 
-DeviceSelection select_device(int /*local_rank*/, DeviceInfo& info, std::string& error) {
+bool device_memory_supported() { return stand_in().present(); }
+
+DeviceSelection select_device(int local_rank, DeviceInfo& info, std::string& error) {
   info = DeviceInfo{};
-  error = kNoDeviceSupport;
-  return DeviceSelection::NoDevice;
+  const StandIn& s = stand_in();
+  if (!s.present()) {
+    error = kNoDeviceSupport;
+    return DeviceSelection::NoDevice;
+  }
+  const int count = s.count();
+  const int chosen = local_rank % count;
+  if (s.select(chosen) != 0) {
+    error = "--memory device: the device stand-in refused device " + std::to_string(chosen);
+    return DeviceSelection::Error;
+  }
+  info.device = chosen;
+  info.device_count = count;
+  info.name = "Strata device stand-in";
+  return DeviceSelection::Selected;
 }
 
-bool FieldBuffer::allocate_device(std::size_t /*bytes*/, std::string& error) {
-  error = kNoDeviceSupport;
-  return false;
+bool FieldBuffer::allocate_device(std::size_t bytes, std::string& error) {
+  device_ = stand_in().present() ? stand_in().malloc(bytes) : nullptr;
+  if (device_ == nullptr) {
+    error = "--memory device: the device stand-in could not allocate " + std::to_string(bytes) + " bytes";
+    return false;
+  }
+  // The host mirror: plain memory (the stand-in's copies take any host memory).
+  host_.assign((bytes + sizeof(double) - 1) / sizeof(double), 0.0);
+  pinned_ = host_.data();
+  bytes_ = bytes;
+  return true;
 }
 
-bool FieldBuffer::to_device() { return true; }
+bool FieldBuffer::to_device() { return device_ == nullptr || stand_in().memcpy(device_, pinned_, bytes_) == 0; }
 
-bool FieldBuffer::to_host() { return true; }
+bool FieldBuffer::to_host() { return device_ == nullptr || stand_in().memcpy(pinned_, device_, bytes_) == 0; }
 
 void FieldBuffer::release() {
+  if (device_ != nullptr) stand_in().free(device_);
+  device_ = nullptr;
+  pinned_ = nullptr;
   host_.clear();
   bytes_ = 0;
 }

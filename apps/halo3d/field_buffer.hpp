@@ -1,5 +1,6 @@
 // Where the field lives. With host memory, data() and host_view() are the same
-// array. With device memory (a build with STRATA_HALO_HAVE_DEVICE=1, i.e. CUDA),
+// array. With device memory (a build with STRATA_HALO_HAVE_DEVICE=1, i.e. CUDA;
+// in a CPU build, the interposer's device stand-in, field_buffer.cpp),
 // data() is the cudaMalloc'd field MPI sends from and receives into, and
 // host_view() a pinned host mirror (cudaMallocHost) used to set up and check
 // the values, and by --staging app to exchange on the host; to_device() and
@@ -21,8 +22,11 @@
 
 namespace halo3d {
 
-// True when this build can place the field in device memory.
-constexpr bool device_memory_supported() { return STRATA_HALO_HAVE_DEVICE != 0; }
+// True when the field can be placed in device memory: a CUDA build, or a CPU
+// build running under the device stand-in of a CPU build of Strata's
+// interposer (libstrata_preload.so with STRATA_FAKE_DEVICE=N), which lets
+// the interposer's device path run without a GPU.
+bool device_memory_supported();
 
 enum class DeviceSelection {
   Selected,  // the device is current for this process

@@ -212,7 +212,8 @@ int run(int argc, char** argv) {
     if (rank == 0) {
       std::fprintf(stderr,
                    "strata-halo3d: --memory device: this build has no device memory support "
-                   "(built without CUDA or HIP); use --memory host\n");
+                   "(built without CUDA or HIP); use --memory host, or preload a CPU build's "
+                   "libstrata_preload.so with STRATA_FAKE_DEVICE=N (its device stand-in)\n");
     }
     return finalize(kExitUsage);
   }

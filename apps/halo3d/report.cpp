@@ -30,7 +30,7 @@ void print_summary(std::FILE* out, const RunReport& r) {
                to_string(o.memory));
   if (o.memory == MemoryKind::Device) {
     std::fprintf(out,
-                 "  device:              CUDA device %d of %d on rank 0 (%s); each rank uses "
+                 "  device:              device %d of %d on rank 0 (%s); each rank uses "
                  "local rank %% %d\n",
                  r.device.device, r.device.device_count, r.device.name.c_str(), r.device.device_count);
     std::fprintf(out, "  staging:             %s\n",

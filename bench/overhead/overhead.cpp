@@ -5,7 +5,7 @@
 //
 //   pingpong   one-way time of a 1-byte and an 8-byte MPI_Send/MPI_Recv ping-pong
 //   vector     one-way time of a ping-pong of MPI_Type_vector(n, 8 B, 64 B stride), extent 64 B..4 MiB
-//   allreduce  MPI_Allreduce of floats, 4 B..64 MiB, every rank
+//   allreduce  MPI_Allreduce of floats, 4 B..64 MiB (--min-allreduce, --max-allreduce), every rank
 //   alltoall   MPI_Alltoall of bytes, 4 B..64 KiB to each rank, every rank
 //              (an exchange: in a GPU program the interposer passes it to
 //              the library between its agreements, as it does allreduce)
@@ -189,8 +189,9 @@ void run_null() {
          }));
 }
 
-void run_allreduce(long max_bytes) {
+void run_allreduce(long min_bytes, long max_bytes) {
   for (long bytes = 4; bytes <= max_bytes; bytes *= 4) {
+    if (bytes < min_bytes) continue;
     const int n = static_cast<int>(bytes / 4);
     PageBuffer a(static_cast<size_t>(bytes), 0), b(static_cast<size_t>(bytes), 0);
     std::fill_n(static_cast<float*>(a.data), n, 1.0f);
@@ -272,7 +273,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   std::vector<std::string> cases;
-  long max_extent = 4L << 20, max_allreduce = 64L << 20, max_alltoall = 64L << 10;
+  long max_extent = 4L << 20, min_allreduce = 4, max_allreduce = 64L << 20, max_alltoall = 64L << 10;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--samples" && i + 1 < argc) {
@@ -281,6 +282,8 @@ int main(int argc, char** argv) {
       sample_ms = std::atof(argv[++i]);
     } else if (a == "--max-extent" && i + 1 < argc) {
       max_extent = std::atol(argv[++i]);
+    } else if (a == "--min-allreduce" && i + 1 < argc) {
+      min_allreduce = std::atol(argv[++i]);
     } else if (a == "--max-allreduce" && i + 1 < argc) {
       max_allreduce = std::atol(argv[++i]);
     } else if (a == "--max-alltoall" && i + 1 < argc) {
@@ -301,7 +304,7 @@ int main(int argc, char** argv) {
     } else if (c == "vector") {
       run_vector(max_extent);
     } else if (c == "allreduce") {
-      run_allreduce(max_allreduce);
+      run_allreduce(min_allreduce, max_allreduce);
     } else if (c == "alltoall") {
       run_alltoall(max_alltoall);
     } else if (c == "null") {

@@ -336,7 +336,7 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
 uint64_t pack_groups() { return preload_counters() ? preload_counters()->deferred_pack_groups : 0; }
 
 // Whether the job streams messages of 1 MiB (the suite's ctest environment
-// sets STRATA_DEVICE_STREAM_FROM=1M; the default, 16 MiB, does not).
+// sets STRATA_DEVICE_STREAM_FROM=1M; the default, 8 MiB, does not).
 bool streams_1mib() {
   const char* from = std::getenv("STRATA_DEVICE_STREAM_FROM");
   return from != nullptr && std::string(from) == "1M";
