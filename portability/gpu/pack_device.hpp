@@ -49,10 +49,12 @@ enum class Grouping { none, pack, unpack };
 // or 4 bytes at an innermost stride of at most kGroupMaxStride move in pack
 // groups (Grouping::pack) or unpack tiles (Grouping::unpack) when the
 // innermost count, `first_block` and `blocks` are whole runs (and, for
-// packs, the packed pointer is aligned to kGroupBytes).
+// packs, the packed pointer is aligned to kGroupBytes). `max_word` (a power
+// of two) caps the word: a batch moves small layouts of different words in
+// one launch, in the smallest of their words (pack_kernels.cu).
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
-                       const DeviceProperties& props, int64_t first_block = 0,
-                       Grouping grouping = Grouping::pack) noexcept;
+                       const DeviceProperties& props, int64_t first_block = 0, Grouping grouping = Grouping::pack,
+                       int max_word = 16) noexcept;
 
 // Packs blocks [block_begin, block_end) (end -1: all) asynchronously on
 // `stream`; see strata::device::pack.

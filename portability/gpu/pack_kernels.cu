@@ -564,14 +564,47 @@ Status launch_group(const std::vector<ReadyPart>& ready, const std::vector<size_
   return Status::ok;
 }
 
+// Layouts of at most this many bytes, of different word sizes, share a
+// launch in the smallest of their words of at least kMergeWordFloor bytes:
+// each launch of a batch costs microseconds of host time, more than moving
+// a few hundred KiB in narrower words costs the device. A 2-rank halo
+// exchange (26 layouts of 8- and 16-byte words a flush) spent 1-3 µs less
+// in its pack and in its unpack wait on 2 x H200 (STRATA_SUMMARY, three
+// alternated pairs).
+constexpr int64_t kMergeBytes = int64_t{256} << 10;
+constexpr int kMergeWordFloor = 4;
+
+// A job's part of a batch from its plan; false where the job is not one for
+// a batch (it is launched alone): too many dimensions for a batch part, a
+// device with smaller CTAs, or groups of narrow blocks (the batch kernel
+// moves one block per item).
+bool batch_part(const PackJob& j, int64_t end, const LaunchPlan& plan, ReadyPart* r) {
+  const int64_t y = kMaxCtaThreads / std::max<int64_t>(plan.threads[0], 1);
+  if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y || plan.group > 1) return false;
+  const bool counts32 = fill_layout(r->args, *j.layout, plan, j.user);
+  r->ctas = static_cast<uint32_t>(
+      set_range(r->args, plan, y, j.block_begin, end - j.block_begin, j.packed, counts32, &r->narrow));
+  r->word = plan.word;
+  r->shape = static_cast<uint16_t>(plan.threads[0]);
+  return true;
+}
+
 template <Dir D>
 Status run_batch(const PackJob* jobs, size_t count, Stream stream) noexcept {
   const DeviceProperties* props = nullptr;
   STRATA_TRY(cached_properties(&props));
   const gpuStream_t s = static_cast<gpuStream_t>(stream);
+  struct Small {
+    size_t ready;  // its place in `ready`
+    size_t job;
+    int64_t end;
+  };
   static thread_local std::vector<ReadyPart> ready;
   static thread_local std::vector<size_t> members;
+  static thread_local std::vector<Small> small;
   ready.clear();
+  small.clear();
+  int merge_word = 16;
   for (size_t i = 0; i < count; ++i) {
     const PackJob& j = jobs[i];
     int64_t end = j.block_end;
@@ -581,20 +614,25 @@ Status run_batch(const PackJob* jobs, size_t count, Stream stream) noexcept {
     const LaunchPlan plan =
         plan_launch(*j.layout, j.user, j.packed, end - j.block_begin, *props, j.block_begin, grouping(D));
     if (plan.launches <= 0 || plan.grid[0] <= 0) continue;
-    const int64_t y = kMaxCtaThreads / plan.threads[0];
-    if (static_cast<int64_t>(j.layout->dims.size()) > kBatchDims || plan.threads[1] != y || plan.group > 1) {
-      // Too many dimensions for a batch part, a device with smaller CTAs, or
-      // groups of narrow blocks (the batch kernel moves one block per item).
+    ReadyPart r;
+    if (!batch_part(j, end, plan, &r)) {
       STRATA_TRY(run<D>(*j.layout, j.user, j.packed, stream, j.block_begin, end));
       continue;
     }
-    ReadyPart r;
-    const bool counts32 = fill_layout(r.args, *j.layout, plan, j.user);
-    r.ctas = static_cast<uint32_t>(
-        set_range(r.args, plan, y, j.block_begin, end - j.block_begin, j.packed, counts32, &r.narrow));
-    r.word = plan.word;
-    r.shape = static_cast<uint16_t>(plan.threads[0]);
+    if ((end - j.block_begin) * j.layout->block <= kMergeBytes && r.word >= kMergeWordFloor) {
+      small.push_back({ready.size(), i, end});
+      merge_word = std::min(merge_word, r.word);
+    }
     ready.push_back(r);
+  }
+  // The small parts of wider words, planned again in the smallest word.
+  for (const Small& m : small) {
+    if (ready[m.ready].word == merge_word) continue;
+    const PackJob& j = jobs[m.job];
+    const LaunchPlan plan = plan_launch(*j.layout, j.user, j.packed, m.end - j.block_begin, *props, j.block_begin,
+                                        Grouping::none, merge_word);
+    ReadyPart r;
+    if (batch_part(j, m.end, plan, &r)) ready[m.ready] = r;
   }
   // One launch per (word, index width) and kBatchParts parts.
   for (int word : {16, 8, 4, 2, 1}) {

@@ -131,9 +131,9 @@ void set_grid(const DeviceProperties& props, int64_t per_launch, LaunchPlan* pla
 }  // namespace
 
 LaunchPlan plan_launch(const StridedBlock& layout, const void* base, const void* packed, int64_t blocks,
-                       const DeviceProperties& props, int64_t first_block, Grouping grouping) noexcept {
+                       const DeviceProperties& props, int64_t first_block, Grouping grouping, int max_word) noexcept {
   LaunchPlan plan;
-  plan.word = word_of(layout, base, packed);
+  plan.word = std::min(word_of(layout, base, packed), std::max(max_word, 1));
   if (layout.block <= 0) {
     plan.words_per_block = 0;
     plan.grid[0] = 0;

@@ -206,6 +206,28 @@ TEST(PackPlan, WordFollowsBlockLengthAndAlignment) {
   }
 }
 
+// A batch moves small layouts of different words in one launch, in the
+// smallest of their words (pack_kernels.cu): a capped plan takes the
+// smaller of its own word and the cap, and stays a valid plan of the same
+// blocks (each word a divisor of the block and of every start).
+TEST(PackPlan, MaxWordCapsTheWord) {
+  const DeviceProperties props = h200();
+  const std::vector<std::pair<int64_t, std::vector<Stream>>> layouts = {
+      {16, {{100, 512}}}, {24, {{100, 512}}}, {1536, {{64, 4096}, {3, 512 * 64}}}, {48, {{100, 1024}}}, {4096, {}}};
+  for (const auto& [block, dims] : layouts) {
+    StridedBlock b;
+    b.block = block;
+    b.dims = dims;
+    const int natural = plan_launch(b, addr(0), addr(0), b.block_count(), props).word;
+    for (int cap : {16, 8, 4, 2, 1}) {
+      const LaunchPlan p = plan_launch(b, addr(0), addr(0), b.block_count(), props, 0, Grouping::none, cap);
+      EXPECT_EQ(p.word, std::min(natural, cap)) << b.to_string() << " cap " << cap;
+      EXPECT_EQ(p.words_per_block * p.word, block) << b.to_string() << " cap " << cap;
+      expect_valid(p, b, b.block_count(), props);
+    }
+  }
+}
+
 TEST(PackPlan, RandomLayoutsMatchBruteForce) {
   const uint64_t seed = env_u64("STRATA_TEST_SEED", 0xD1CEu);
   const int iterations = static_cast<int>(env_u64("STRATA_TEST_ITERATIONS", 20000));
