@@ -236,27 +236,7 @@ Staging Staging::pinned_or_host(int64_t bytes) {
   return host(bytes);
 }
 
-Staging::Staging(Staging&& other) noexcept
-    : data_(other.data_), device_view_(other.device_view_), size_class_(other.size_class_), pool_(other.pool_) {
-  other.data_ = nullptr;
-}
-
-Staging& Staging::operator=(Staging&& other) noexcept {
-  if (this != &other) {
-    release();
-    data_ = other.data_;
-    device_view_ = other.device_view_;
-    size_class_ = other.size_class_;
-    pool_ = other.pool_;
-    other.data_ = nullptr;
-  }
-  return *this;
-}
-
-Staging::~Staging() { release(); }
-
-void Staging::release() {
-  if (data_ == nullptr) return;
+void Staging::give_back() {
   if (pool_ != nullptr) pool_->put(size_class_, StagingPool::Buffer{data_, device_view_});
   data_ = nullptr;
 }

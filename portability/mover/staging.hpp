@@ -55,11 +55,27 @@ class STRATA_API Staging {
     s.device_view_ = device_view;
     return s;
   }
-  Staging(Staging&& other) noexcept;
-  Staging& operator=(Staging&& other) noexcept;
+  // Moves and destruction inline: an operation record holds several
+  // (mostly empty) buffers and moves a few times per message; out of line
+  // they were thousands of calls per halo exchange.
+  Staging(Staging&& other) noexcept
+      : data_(other.data_), device_view_(other.device_view_), size_class_(other.size_class_), pool_(other.pool_) {
+    other.data_ = nullptr;
+  }
+  Staging& operator=(Staging&& other) noexcept {
+    if (this != &other) {
+      release();
+      data_ = other.data_;
+      device_view_ = other.device_view_;
+      size_class_ = other.size_class_;
+      pool_ = other.pool_;
+      other.data_ = nullptr;
+    }
+    return *this;
+  }
   Staging(const Staging&) = delete;
   Staging& operator=(const Staging&) = delete;
-  ~Staging();
+  ~Staging() { release(); }
 
   // The address the host uses (host and pinned memory), or the device
   // address (device memory).
@@ -76,7 +92,10 @@ class STRATA_API Staging {
  private:
   // The pool's buffer `b` of size class `cls` (empty when b is none).
   static Staging adopt(StagingPool& pool, int cls, const PoolBuffer& b);
-  void release();
+  void release() {
+    if (data_ != nullptr) give_back();
+  }
+  void give_back();  // to the pool it came from (none: only forgotten)
   char* data_ = nullptr;
   char* device_view_ = nullptr;
   int size_class_ = -1;
