@@ -55,10 +55,10 @@ class Taken {
       // µs of a 2-rank halo exchange's 52 requests on the 2-core machine;
       // this, 5-6).
       items_.reserve(static_cast<size_t>(count));
-      pending().take_each(count, requests, [&](int i, PendingOp& op) { items_.emplace_back(i, requests[i], op); });
-      for (Item& item : items_) {
-        if (item.op.library != MPI_REQUEST_NULL) requests[item.index] = item.op.library;
-      }
+      pending().take_each(count, requests, [&](int i, PendingOp& op) {
+        const Item& item = items_.emplace_back(i, requests[i], op);
+        if (item.op.library != MPI_REQUEST_NULL) requests[i] = item.op.library;  // waited for in the handle's place
+      });
     }
     if (watched_empty()) return;
     size_t next = 0;  // the items are in the order of their indices

@@ -57,13 +57,8 @@ bool PendingTable::add(MPI_Request request, PendingOp&& op) {
 }
 
 std::optional<PendingOp> PendingTable::take(MPI_Request request) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = ops_.find(request);
-  if (it == ops_.end()) return std::nullopt;
-  std::optional<PendingOp> op(std::move(it->second));
-  ops_.erase(it);
-  size_.store(ops_.size(), std::memory_order_release);
-  publish();
+  std::optional<PendingOp> op;
+  take_each(1, &request, [&](int, PendingOp& taken) { op.emplace(std::move(taken)); });
   return op;
 }
 

@@ -78,7 +78,8 @@ class PendingTable {
   std::optional<PendingOp> take(MPI_Request request);
   // A completion call's entries under one lock: for each of `requests` that
   // is Strata's, `take(i, op)` moves the operation out (it must neither
-  // throw nor call back into the table), and the entry goes.
+  // throw nor call back into the table; it may change requests[i], which is
+  // not read again), and the entry goes.
   template <class Take>
   void take_each(int count, const MPI_Request* requests, Take take) {
     std::lock_guard<std::mutex> lock(mutex_);
