@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 10 */
+  uint64_t version; /* 11 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -44,6 +44,10 @@ typedef struct strata_preload_counters_t {
                                      messages in groups of about 1 MiB, each posted before the next is packed */
   uint64_t recvs_finished_early;  /* (version 10) receives into device memory (1 MiB or more) that an MPI_Waitall
                                      waiting for several finished as each request completed */
+  uint64_t sends_ahead_of_pack;   /* (version 11) device-direct sends whose descriptor left before their pack
+                                     finished (the receiver waited for it on its GPU) */
+  uint64_t reads_after_event;     /* (version 11) device-direct receives that waited for the sender's pack on the
+                                     GPU (an IPC event), not on the sender's host */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

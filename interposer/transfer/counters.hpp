@@ -42,7 +42,9 @@ namespace strata::interposer {
   MOVER(pinned_allocated, "pinned staging buffers allocated")                                            \
   MOVER(staged_unpinned, "large device messages staged in unpinned memory")                              \
   X(deferred_pack_groups, "deferred device sends: packed groups, each posted before the next is packed") \
-  X(recvs_finished_early, "large device receives an MPI_Waitall finished as each arrived")
+  X(recvs_finished_early, "large device receives an MPI_Waitall finished as each arrived")               \
+  X(sends_ahead_of_pack, "device-direct sends whose descriptor left before their pack finished")         \
+  X(reads_after_event, "device-direct receives ordered after the sender's pack on the GPU")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

@@ -143,9 +143,9 @@ void fail(Deferred& d, int code) {
 // A direct message, packed by the flush where it needed packing: its
 // descriptor, or (no slot free, memory the runtime cannot export) the bytes
 // staged through host memory as any device send.
-int post_direct(Deferred& d) {
+int post_direct(Deferred& d, const mover::PackOrder& order) {
   const bool packed = d.packs();
-  const Status s = d.out.direct.post(d.plan, d.buf, packed ? &d.out.device.device_staging : nullptr);
+  const Status s = d.out.direct.post(d.plan, d.buf, packed ? &d.out.device.device_staging : nullptr, &order);
   if (s == Status::ok) {
     d.out.buffer = d.out.direct.descriptor();
     d.out.count = static_cast<int64_t>(kDirectDescriptorBytes);
@@ -154,6 +154,7 @@ int post_direct(Deferred& d) {
   }
   if (s != Status::not_supported) return mpi::error_class(s);
   if (!packed) return prepare_send(d.plan, d.buf, d.count, d.type, &d.out);
+  if (const Status w = mover::wait_for_own_pack(order); w != Status::ok) return mpi::error_class(w);
   d.out.host = mover::Staging::acquire(mover::pinned_pool(), d.plan.bytes);
   if (!d.out.host) return MPI_ERR_NO_MEM;
   if (const Status c = mover::copy_bytes(d.out.host.data(), d.out.device.device_staging.data(), d.plan.bytes);
@@ -204,16 +205,17 @@ namespace {
 // wait for the pack of the last.
 bool streams(const Deferred& d) { return d.packs() && d.plan.bytes >= stream_from(); }
 
-// Posts one deferred send whose packing (if it packs) ended with `packed`:
-// its descriptor or its bytes go to the library, and its handle now stands
-// for the library's request.
-void post_deferred(Deferred& d, Status packed) {
+// Posts one deferred send whose packing (if it packs) ended with `packed`
+// (and is still running where `order` says so: then only direct messages
+// were packed): its descriptor or its bytes go to the library, and its
+// handle now stands for the library's request.
+void post_deferred(Deferred& d, Status packed, const mover::PackOrder& order) {
   if (d.packs() && packed != Status::ok) {
     fail(d, mpi::error_class(packed));
     return;
   }
   if (d.direct) {  // its descriptor, or its bytes staged: post_direct sets what goes to the library
-    if (int rc = post_direct(d); rc != MPI_SUCCESS) {
+    if (int rc = post_direct(d, order); rc != MPI_SUCCESS) {
       fail(d, rc);
       return;
     }
@@ -236,8 +238,10 @@ void post_deferred(Deferred& d, Status packed) {
 }
 
 // Packs the messages of batch[first, last) that need it in one batched
-// launch, and the wait for it.
-Status pack_group(std::vector<Deferred>& batch, size_t first, size_t last) {
+// launch, and the wait for it; where they are all direct messages (device
+// staging their receivers read), no wait: *order names the record their
+// receivers wait for on their GPUs (pack_order.hpp).
+Status pack_group(std::vector<Deferred>& batch, size_t first, size_t last, mover::PackOrder* order) {
   static thread_local std::vector<mover::PackTask> tasks;
   tasks.clear();
   for (size_t i = first; i < last; ++i) {
@@ -249,7 +253,7 @@ Status pack_group(std::vector<Deferred>& batch, size_t first, size_t last) {
   if (tasks.empty()) return Status::ok;
   WaitTimer timed(counters().flush_pack_ns);
   counters().deferred_pack_groups.fetch_add(1, std::memory_order_relaxed);
-  return mover::device_pack_all(tasks.data(), tasks.size());
+  return mover::device_pack_all(tasks.data(), tasks.size(), order);
 }
 
 }  // namespace
@@ -273,8 +277,9 @@ void flush_deferred_sends_now() noexcept {
       if (!streams(batch[first])) {
         while (last < batch.size() && !streams(batch[last])) ++last;
       }
-      const Status packed = pack_group(batch, first, last);
-      for (size_t i = first; i < last; ++i) post_deferred(batch[i], packed);
+      mover::PackOrder order;
+      const Status packed = pack_group(batch, first, last, &order);
+      for (size_t i = first; i < last; ++i) post_deferred(batch[i], packed, order);
       first = last;
     }
     batch.clear();  // failed sends' staging: MPI never saw it

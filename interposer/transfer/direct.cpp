@@ -68,16 +68,21 @@ config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "and completes",
                             0, 10'000'000};
 
-// What a rehoming copies: the bytes the descriptor named.
+static_assert(sizeof(gpu::IpcExport) <= slots::kLocationBytes, "a slot's location holds an IPC export");
+
+// What a rehoming copies: the bytes the descriptor named, and the pack that
+// fills them when it was left running.
 struct Source {
   int device = -1;
   const char* bytes = nullptr;
   int64_t size = 0;
+  mover::PackOrder order{};
 };
 
 // The bounce: device memory of the sender's, exported like any buffer.
 Status copy_out(void*, void* message, slots::Location* where, void** bounce) {
   const auto* source = static_cast<const Source*>(message);
+  STRATA_TRY(mover::wait_for_own_pack(source->order));
   auto held =
       std::make_unique<mover::Staging>(mover::Staging::acquire(mover::device_pool(source->device), source->size));
   if (!*held) return Status::out_of_memory;
@@ -407,6 +412,7 @@ DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
     sent_ = other.sent_;
     ticket_ = other.ticket_;
     packed_ = std::move(other.packed_);
+    order_ = other.order_;
     descriptor_ = std::move(other.descriptor_);
     source_ = other.source_;
     other.posted_ = false;
@@ -415,7 +421,8 @@ DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
   return *this;
 }
 
-Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packed_already) {
+Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packed_already,
+                        const mover::PackOrder* order) {
   device_direct::State* state = device_direct::g_state;
   if (state == nullptr || !state->table) return Status::not_supported;
   const StridedBlock& block = plan.layout.block();
@@ -423,6 +430,7 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   if (!block.contiguous() && packed_already != nullptr) {  // a deferred send's batch packed it
     packed_ = std::move(*packed_already);
     bytes = packed_.data();
+    if (order != nullptr) order_ = *order;
   } else if (!block.contiguous()) {  // packed on the sender's GPU; the receiver unpacks from there
     mover::DeviceMessage packed(plan.device, Method::device);
     STRATA_TRY(packed.reserve(plan.bytes));
@@ -446,18 +454,26 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   auto give_back = [&] {
     if (packed_already != nullptr && packed_) *packed_already = std::move(packed_);
     packed_ = mover::Staging();
+    order_ = mover::PackOrder{};
     return Status::not_supported;
   };
   gpu::IpcExport e{};
   if (gpu::ipc_export(bytes, &e) != Status::ok) return give_back();  // e.g. stream-ordered pool memory
   DirectFields fields;
   std::memcpy(fields.location.bytes, &e, sizeof e);
-  auto source = std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes});
+  auto source =
+      std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes, order_});
   const slots::SlotStatus s = state->table->acquire(fields.location, source.get(), &ticket_);
   if (s != slots::SlotStatus::ok) return give_back();  // no slot free: staged
   source_ = source.release();
   fields.bytes = static_cast<uint64_t>(plan.bytes);
   fields.slot = slots::SlotRef{state->table->ref(), ticket_};
+  if (order_.pending()) {
+    static_assert(sizeof(fields.event) == sizeof(order_.event.bytes), "the descriptor carries an IPC event handle");
+    std::memcpy(fields.event, order_.event.bytes, sizeof fields.event);
+    fields.event_sequence = order_.sequence;
+    counters().sends_ahead_of_pack.fetch_add(1, std::memory_order_relaxed);
+  }
   descriptor_ = std::make_unique<DirectDescriptor>(encode_descriptor(fields, state->token));
   posted_ = true;
   sent_ = true;
@@ -485,11 +501,15 @@ void DirectSend::complete() {
   }
   if (released) {
     delete static_cast<device_direct::Source*>(source_);
+    // Withdrawn (never received): the pack may still be writing the bytes
+    // about to go back to the pool.
+    if (!sent_ && mover::wait_for_own_pack(order_) != Status::ok) packed_.leak();
   } else {
     packed_.leak();  // a receiver may still read them
   }
   source_ = nullptr;
   packed_ = mover::Staging();
+  order_ = mover::PackOrder{};
 }
 
 namespace {
@@ -599,6 +619,15 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   }
   // Queued: the slot and the mapping stay held until finish_queued_pulls.
   bool queued = false;
+  if (s == Status::ok && fields.ordered()) {  // the sender's pack may still be running: wait for it
+    gpu::IpcEventHandle event{};
+    std::memcpy(event.bytes, fields.event, sizeof event.bytes);
+    const int64_t pid = fields.slot.table.pid;
+    s = target.device_layout != nullptr
+            ? mover::order_reads_after(event, fields.event_sequence, pid, target.device)
+            : mover::wait_for_pack(event, fields.event_sequence, pid);
+    counters().reads_after_event.fetch_add(1, std::memory_order_relaxed);
+  }
   if (s == Status::ok) {
     const bool queue = !wait && target.device_layout != nullptr;
     s = pull(target, base + e.offset, bytes, !queue);

@@ -21,6 +21,7 @@
 #include "interposer/transfer/direct_descriptor.hpp"
 #include "interposer/transfer/plan.hpp"
 #include "portability/host/shared_slots.hpp"
+#include "portability/mover/pack_order.hpp"
 #include "portability/mover/staging.hpp"
 
 #include <mpi.h>
@@ -66,8 +67,12 @@ class DirectSend {
   // not_supported where this message must go another way (no slot free, an
   // allocation the runtime cannot export), or the failure of packing.
   // `packed`: the message already packed on the device (a deferred send's
-  // batch), taken over on success and left there otherwise.
-  Status post(const Plan& plan, const void* buf, mover::Staging* packed = nullptr);
+  // batch), taken over on success and left there otherwise; `order`: that
+  // pack is still running (the descriptor tells the receiver to wait for
+  // it on its GPU, and this send waits for it before it copies or frees
+  // the bytes itself).
+  Status post(const Plan& plan, const void* buf, mover::Staging* packed = nullptr,
+              const mover::PackOrder* order = nullptr);
   explicit operator bool() const { return posted_; }
   // The descriptor to send (its address stays while this lives and moves).
   const DirectDescriptor* descriptor() const { return descriptor_.get(); }
@@ -81,6 +86,7 @@ class DirectSend {
   bool sent_ = true;
   slots::Ticket ticket_{};
   mover::Staging packed_;  // a derived type's packed bytes (device memory)
+  mover::PackOrder order_;  // the pack that fills packed_, when it was left running
   std::unique_ptr<DirectDescriptor> descriptor_;
   void* source_ = nullptr;  // what a rehoming copies (heap: the slot table keeps its address)
 };

@@ -10,7 +10,8 @@ static_assert(sizeof(DirectDescriptor) == kDirectDescriptorBytes, "the descripto
 static_assert(std::is_trivially_copyable_v<DirectDescriptor> && std::is_standard_layout_v<DirectDescriptor>,
               "a descriptor is plain bytes");
 static_assert(offsetof(DirectDescriptor, bytes) == 24 && offsetof(DirectDescriptor, slot) == 32 &&
-                  offsetof(DirectDescriptor, location) == 64 && offsetof(DirectDescriptor, reserved) == 192 &&
+                  offsetof(DirectDescriptor, location) == 64 && offsetof(DirectDescriptor, event) == 168 &&
+                  offsetof(DirectDescriptor, event_sequence) == 232 && offsetof(DirectDescriptor, reserved) == 240 &&
                   offsetof(DirectDescriptor, checksum) == kDirectDescriptorBytes - sizeof(uint64_t),
               "no padding: every byte is covered by the checksum or is the checksum");
 
@@ -40,9 +41,18 @@ bool fields_sane(const DirectDescriptor& d) {
   for (uint64_t r : d.reserved) {
     if (r != 0) return false;
   }
+  const bool ordered = d.flags == kDescriptorOrderedByEvent;
+  if (!ordered) {  // no event: its fields are zero
+    if (d.flags != 0 || d.event_sequence != 0) return false;
+    for (unsigned char b : d.event) {
+      if (b != 0) return false;
+    }
+  } else if (d.event_sequence == 0) {
+    return false;
+  }
   const slots::SlotRef& s = d.slot;
-  return d.flags == 0 && d.bytes > 0 && s.table.pid > 0 && s.table.fd >= 0 && s.table.id != 0 &&
-         s.ticket.reserved == 0 && s.ticket.generation != 0;
+  return d.bytes > 0 && s.table.pid > 0 && s.table.fd >= 0 && s.table.id != 0 && s.ticket.reserved == 0 &&
+         s.ticket.generation != 0;
 }
 
 }  // namespace
@@ -70,6 +80,11 @@ DirectDescriptor encode_descriptor(const DirectFields& fields, uint64_t token) n
   d.bytes = fields.bytes;
   d.slot = fields.slot;
   d.location = fields.location;
+  if (fields.ordered()) {
+    d.flags = kDescriptorOrderedByEvent;
+    std::memcpy(d.event, fields.event, sizeof d.event);
+    d.event_sequence = fields.event_sequence;
+  }
   d.checksum = descriptor_checksum(d, token);
   return d;
 }
@@ -86,6 +101,8 @@ DescriptorCheck check_descriptor(const void* bytes, size_t n, uint64_t token, Di
     fields->bytes = d.bytes;
     fields->slot = d.slot;
     fields->location = d.location;
+    std::memcpy(fields->event, d.event, sizeof d.event);
+    fields->event_sequence = d.event_sequence;
   }
   return DescriptorCheck::descriptor;
 }

@@ -3,7 +3,9 @@
 // device-direct transport; the completion protocol is
 // portability/host/shared_slots.hpp, docs/device.md "Completion slots").
 // It says how many bytes the message has, where they are when it is sent,
-// and which slot of the sender's table to claim for them.
+// which slot of the sender's table to claim for them, and, where the sender
+// did not wait for its pack to finish (version 2), the sender's IPC event
+// whose record follows the pack: the receiver orders its copies after it.
 //
 // Fixed size, trivially copyable, no pointers. The receiver of a message of
 // exactly kDirectDescriptorBytes tells a descriptor from user data of the
@@ -20,15 +22,27 @@
 
 namespace strata::interposer {
 
+// 256: Open MPI's shared-memory transport sends a message of at most 256
+// bytes inline (btl_vader_max_inline_send); a larger one makes a blocking
+// send wait for the receiver to poll.
 constexpr size_t kDirectDescriptorBytes = 256;
 constexpr uint64_t kDirectDescriptorMagic = 0x3143534454525453ull;  // "STRTDSC1"
-constexpr uint32_t kDirectDescriptorVersion = 1;
+constexpr uint32_t kDirectDescriptorVersion = 2;
+// flags: the bytes are ready only once the event's record `event_sequence`
+// has completed on the sender's GPU.
+constexpr uint32_t kDescriptorOrderedByEvent = 1u;
+constexpr size_t kDescriptorEventBytes = 64;  // an IPC event handle
 
 // What a descriptor says.
 struct DirectFields {
   uint64_t bytes = 0;          // the message's packed bytes (> 0)
   slots::SlotRef slot{};       // the sender's table and the message's slot
   slots::Location location{};  // where the bytes are when sent (the slot may later say otherwise)
+  // The pack still running when the descriptor left (event_sequence > 0):
+  // the sender's IPC event and the number of its record that follows it.
+  unsigned char event[kDescriptorEventBytes] = {};
+  uint64_t event_sequence = 0;
+  bool ordered() const { return event_sequence != 0; }
 };
 
 // The bytes on the wire (one node, one architecture: native byte order).
@@ -36,12 +50,14 @@ struct DirectDescriptor {
   uint64_t magic;
   uint64_t token;
   uint32_t version;
-  uint32_t flags;  // zero in version 1
+  uint32_t flags;  // kDescriptorOrderedByEvent or zero
   uint64_t bytes;
   slots::SlotRef slot;
   slots::Location location;
-  uint64_t reserved[7];  // zero in version 1
-  uint64_t checksum;     // over every byte before it, keyed by the token
+  unsigned char event[kDescriptorEventBytes];  // with the flag; zero without
+  uint64_t event_sequence;                     // with the flag (> 0); zero without
+  uint64_t reserved[1];                        // zero in version 2
+  uint64_t checksum;                           // over every byte before it, keyed by the token
 };
 
 enum class DescriptorCheck : int {

@@ -1,7 +1,7 @@
 // Host receives watched for device-direct descriptors, without a Strata
 // request (docs/device.md, "What it costs where it cannot help").
 //
-// While the device-direct transport is on, any receive of 256 bytes or more
+// While the device-direct transport is on, any receive of a descriptor's size or more
 // may be matched by a descriptor (direct.hpp). A non-blocking receive of
 // contiguous host data is posted to the library as the user asked, into the
 // user's buffer, and only remembered here: its request handle, buffer,

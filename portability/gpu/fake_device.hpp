@@ -59,6 +59,13 @@ Status event_synchronize(Event event) noexcept;
 Status event_query(Event event, bool* done) noexcept;
 Status event_elapsed_ms(Event start, Event stop, float* ms) noexcept;
 Status stream_wait_event(Stream stream, Event event) noexcept;
+// IPC events: work runs at the call, so every record is complete; the
+// handle names the exporting process and the event, and opening it in
+// another process gives a recorded event there (in the exporting process:
+// device_error, as CUDA answers).
+Status ipc_event_create(Event* event) noexcept;
+Status ipc_event_get_handle(Event event, IpcEventHandle* handle) noexcept;
+Status ipc_event_open(const IpcEventHandle& handle, Event* event) noexcept;
 
 // --- memory (fake_memory.cpp) --------------------------------------------------
 Status malloc_device(void** ptr, size_t bytes) noexcept;

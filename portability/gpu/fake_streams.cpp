@@ -5,7 +5,10 @@
 // here) is an error, where a real runtime may crash or answer for a stranger.
 #include "portability/gpu/fake_device.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <unordered_set>
@@ -22,6 +25,7 @@ struct FakeStream {
 
 struct FakeEvent {
   bool timing = false;
+  bool interprocess = false;
   bool recorded = false;
   Clock::time_point at{};
 };
@@ -178,6 +182,55 @@ Status stream_wait_event(Stream stream, Event event) noexcept {
   if (event == nullptr) return Status::invalid_argument;
   STRATA_TRY(check_stream(stream, "stream_wait_event"));
   return handles().with_event(event, [](FakeEvent&) {}) ? Status::ok : fail("stream_wait_event", kBadHandle);
+}
+
+namespace {
+
+constexpr uint64_t kEventMagic = 0x5354524154414556ull;  // "STRATAEV"
+
+// An IPC event handle's bytes (gpu::IpcEventHandle is 64).
+struct EventHandle {
+  uint64_t magic;
+  int64_t pid;     // the exporting process
+  uint64_t event;  // its event there
+  unsigned char zero[40];
+};
+static_assert(sizeof(EventHandle) == sizeof(IpcEventHandle::bytes), "the stand-in's handle fills an IpcEventHandle");
+
+}  // namespace
+
+Status ipc_event_create(Event* event) noexcept {
+  STRATA_TRY(event_create(event, false));
+  handles().with_event(*event, [](FakeEvent& e) { e.interprocess = true; });
+  return Status::ok;
+}
+
+Status ipc_event_get_handle(Event event, IpcEventHandle* handle) noexcept {
+  if (event == nullptr || handle == nullptr) return Status::invalid_argument;
+  bool interprocess = false;
+  if (!handles().with_event(event, [&](FakeEvent& e) { interprocess = e.interprocess; })) {
+    return fail("ipc_event_get_handle", kBadHandle);
+  }
+  if (!interprocess) return fail("ipc_event_get_handle", "invalid argument (not an interprocess event)");
+  EventHandle h{};
+  h.magic = kEventMagic;
+  h.pid = static_cast<int64_t>(getpid());
+  h.event = reinterpret_cast<uintptr_t>(event);
+  std::memcpy(handle->bytes, &h, sizeof h);
+  return Status::ok;
+}
+
+// Work ran at the call, so the exporter's records are all complete: the
+// opened event is a recorded one of this process.
+Status ipc_event_open(const IpcEventHandle& handle, Event* event) noexcept {
+  if (event == nullptr) return Status::invalid_argument;
+  EventHandle h;
+  std::memcpy(&h, handle.bytes, sizeof h);
+  if (h.magic != kEventMagic) return fail("ipc_event_open", "invalid argument (not an IPC event handle)");
+  if (h.pid == static_cast<int64_t>(getpid())) return fail("ipc_event_open", "invalid device context");
+  STRATA_TRY(event_create(event, false));
+  handles().with_event(*event, [](FakeEvent& e) { e.recorded = true; });
+  return Status::ok;
 }
 
 }  // namespace strata::gpu::fake

@@ -79,6 +79,17 @@ Status event_synchronize(Event event) noexcept;
 Status event_query(Event event, bool* done) noexcept;
 Status event_elapsed_ms(Event start, Event stop, float* ms) noexcept;
 Status stream_wait_event(Stream stream, Event event) noexcept;
+// Events another process of the node can wait for (IPC events: no timing).
+// Another process opens the handle (ipc_event_open; not the exporting
+// process, as with memory handles) and gets an event of its own, destroyed
+// with event_destroy, whose waits (stream_wait_event, event_synchronize)
+// wait for the exporter's most recent record of it at the time of the call.
+struct IpcEventHandle {
+  unsigned char bytes[64];
+};
+Status ipc_event_create(Event* event) noexcept;
+Status ipc_event_get_handle(Event event, IpcEventHandle* handle) noexcept;
+Status ipc_event_open(const IpcEventHandle& handle, Event* event) noexcept;
 
 // --- memory -------------------------------------------------------------------
 Status malloc_device(void** ptr, size_t bytes) noexcept;

@@ -947,6 +947,44 @@ Status ipc_close(void* device_ptr) noexcept {
   return Status::ok;
 }
 
+Status ipc_event_create(Event* event) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuEvent_t e = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuEventCreateWithFlags(&e, gpuEventDisableTiming | gpuEventInterprocess)));
+  *event = static_cast<Event>(e);
+  return Status::ok;
+}
+
+Status ipc_event_get_handle(Event event, IpcEventHandle* handle) noexcept {
+  if (event == nullptr || handle == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuIpcEventHandle_t h;
+  static_assert(sizeof(h) <= sizeof(handle->bytes), "an IPC event handle fits IpcEventHandle");
+  STRATA_TRY(STRATA_GPU_CHECK(gpuIpcGetEventHandle(&h, static_cast<gpuEvent_t>(event))));
+  IpcEventHandle out{};
+  std::memcpy(out.bytes, &h, sizeof(h));
+  *handle = out;
+  return Status::ok;
+}
+
+Status ipc_event_open(const IpcEventHandle& handle, Event* event) noexcept {
+  if (event == nullptr) {
+    return Status::invalid_argument;
+  }
+  STRATA_GPU_REQUIRE_DEVICE();
+  gpuIpcEventHandle_t h;
+  std::memcpy(&h, handle.bytes, sizeof(h));
+  gpuEvent_t e = nullptr;
+  STRATA_TRY(STRATA_GPU_CHECK(gpuIpcOpenEventHandle(&e, h)));
+  *event = static_cast<Event>(e);
+  return Status::ok;
+}
+
 // --- graphs ---------------------------------------------------------------------
 
 Status capture_begin(Stream stream) noexcept {

@@ -85,6 +85,9 @@ Status allocation_of(const void* p, AllocationRange* out) noexcept { STRATA_FAKE
 Status ipc_get_handle(void* p, IpcHandle* h) noexcept { STRATA_FAKE_OR(ipc_get_handle(p, h), kNo); }
 Status ipc_open(const IpcHandle& h, void** p) noexcept { STRATA_FAKE_OR(ipc_open(h, p), kNo); }
 Status ipc_close(void* p) noexcept { STRATA_FAKE_OR(ipc_close(p), kNo); }
+Status ipc_event_create(Event* e) noexcept { STRATA_FAKE_OR(ipc_event_create(e), kNo); }
+Status ipc_event_get_handle(Event e, IpcEventHandle* h) noexcept { STRATA_FAKE_OR(ipc_event_get_handle(e, h), kNo); }
+Status ipc_event_open(const IpcEventHandle& h, Event* e) noexcept { STRATA_FAKE_OR(ipc_event_open(h, e), kNo); }
 
 // The stand-in has no graphs: not_supported either way.
 

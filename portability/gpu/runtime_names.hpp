@@ -22,6 +22,7 @@
 #define gpuDeviceProp_t hipDeviceProp_t
 #define gpuPointerAttributes hipPointerAttribute_t
 #define gpuIpcMemHandle_t hipIpcMemHandle_t
+#define gpuIpcEventHandle_t hipIpcEventHandle_t
 #define gpuFuncAttributes hipFuncAttributes
 #define gpuDeviceptr_t hipDeviceptr_t
 #define gpuMemcpyKind hipMemcpyKind
@@ -72,6 +73,7 @@
 #define gpuEventElapsedTime hipEventElapsedTime
 #define gpuEventDefault hipEventDefault
 #define gpuEventDisableTiming hipEventDisableTiming
+#define gpuEventInterprocess hipEventInterprocess
 
 // --- memory ------------------------------------------------------------------------------
 #define gpuMalloc hipMalloc
@@ -108,6 +110,8 @@
 #define gpuIpcGetMemHandle hipIpcGetMemHandle
 #define gpuIpcOpenMemHandle hipIpcOpenMemHandle
 #define gpuIpcCloseMemHandle hipIpcCloseMemHandle
+#define gpuIpcGetEventHandle hipIpcGetEventHandle
+#define gpuIpcOpenEventHandle hipIpcOpenEventHandle
 #define gpuIpcMemLazyEnablePeerAccess hipIpcMemLazyEnablePeerAccess
 
 // --- kernels (launch with <<<grid, block, shmem, stream>>>, valid in both) ---------------
@@ -142,6 +146,7 @@
 #define gpuDeviceProp_t cudaDeviceProp
 #define gpuPointerAttributes cudaPointerAttributes
 #define gpuIpcMemHandle_t cudaIpcMemHandle_t
+#define gpuIpcEventHandle_t cudaIpcEventHandle_t
 #define gpuFuncAttributes cudaFuncAttributes
 #define gpuDeviceptr_t void*
 #define gpuMemcpyKind cudaMemcpyKind
@@ -192,6 +197,7 @@
 #define gpuEventElapsedTime cudaEventElapsedTime
 #define gpuEventDefault cudaEventDefault
 #define gpuEventDisableTiming cudaEventDisableTiming
+#define gpuEventInterprocess cudaEventInterprocess
 
 // --- memory ------------------------------------------------------------------------------
 #define gpuMalloc cudaMalloc
@@ -229,6 +235,8 @@
 #define gpuIpcGetMemHandle cudaIpcGetMemHandle
 #define gpuIpcOpenMemHandle cudaIpcOpenMemHandle
 #define gpuIpcCloseMemHandle cudaIpcCloseMemHandle
+#define gpuIpcGetEventHandle cudaIpcGetEventHandle
+#define gpuIpcOpenEventHandle cudaIpcOpenEventHandle
 #define gpuIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
 
 // --- kernels (launch with <<<grid, block, shmem, stream>>>, valid in both) ---------------

@@ -58,7 +58,7 @@ using Clock = std::chrono::steady_clock;
 int64_t ticks_now() noexcept { return Clock::now().time_since_epoch().count(); }
 
 constexpr uint64_t kMagic = 0x31544f4c53525453ull;  // "STRSLOT1"
-constexpr uint32_t kVersion = 2;                    // 2: Header::last_taken
+constexpr uint32_t kVersion = 3;                    // 2: Header::last_taken; 3: 104-byte locations
 constexpr const char* kMemfdName = "strata-slots";
 constexpr uint32_t kMaxSlots = 65536;
 

@@ -56,7 +56,7 @@ namespace strata::slots {
 // Where a message's bytes live, in the caller's format (an IPC export of a
 // device allocation and an offset; in the tests, an offset in shared host
 // memory). Opaque here.
-constexpr size_t kLocationBytes = 128;
+constexpr size_t kLocationBytes = 104;  // the size of gpu::IpcExport (a device-direct send's)
 struct Location {
   unsigned char bytes[kLocationBytes];
 };

@@ -248,7 +248,24 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
   return device_pack_all(&task, 1);
 }
 
-Status device_pack_all(const PackTask* tasks, size_t count) {
+namespace {
+
+// May a pack of these messages be left running behind an IPC event record?
+// Only device staging (a host-bound message's bytes are read by the host
+// transport at once) on one device (one stream, one record).
+bool may_leave_running(const PackTask* tasks, size_t count) {
+  for (size_t t = 0; t < count; ++t) {
+    const DeviceMessage& m = *tasks[t].message;
+    if (m.method() != Method::device || m.device() != tasks[0].message->device()) return false;
+  }
+  return count > 0;
+}
+
+}  // namespace
+
+Status device_pack_all(const PackTask* tasks, size_t count, PackOrder* order) {
+  if (order != nullptr) *order = PackOrder{};
+  const bool leave_running = order != nullptr && may_leave_running(tasks, count);
   // The engine for the whole flush (kernels or copy engines, measured per
   // flush size); staged messages on the kernels pipeline their chunks one
   // message at a time; everything else is queued per device, then one
@@ -284,6 +301,7 @@ Status device_pack_all(const PackTask* tasks, size_t count) {
     gpu::ScopedDevice on(device);
     if (st == Status::ok) st = on.status();
     if (st == Status::ok) st = launch_jobs(*s, true);
+    if (st == Status::ok && leave_running && record_pack_order(*s, order) == Status::ok) continue;
     if (st == Status::ok) st = gpu::stream_synchronize(s->work);
     dropping_jobs_on_error(st, *s, true);
     if (st != Status::ok) drain(*s);

@@ -27,6 +27,7 @@
 #include <strata/status.hpp>
 
 #include "portability/mover/method.hpp"
+#include "portability/mover/pack_order.hpp"
 #include "portability/mover/staging.hpp"
 
 #include <cstddef>
@@ -88,12 +89,17 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
 // Packs several messages at once: the strided parts of all messages of one
 // device that are not staged go in batched launches and one wait per device
 // (a rank's many small halo faces cost one launch, not one each).
+// With `order`: where every message is device staging (the device
+// method) on one device, the pack is left running and *order names the
+// IPC event record that follows it (pack_order.hpp; the caller must see
+// that every reader waits for it); otherwise it is waited for as without,
+// and order->sequence is 0.
 struct PackTask {
   DeviceMessage* message;
   const DevicePart* parts;
   size_t count;
 };
-Status device_pack_all(const PackTask* tasks, size_t count);
+Status device_pack_all(const PackTask* tasks, size_t count, PackOrder* order = nullptr);
 
 // Unpacks the first `received` packed bytes of `message` into the parts; a
 // shorter message fills only what arrived, up to a partial block. Returns

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace strata::mover {
@@ -23,6 +24,15 @@ struct Streams {
   gpu::Stream work = nullptr;
   gpu::Stream copies = nullptr;
   gpu::Event ready = nullptr;
+  // The IPC event recorded after packs that readers in other processes
+  // wait for on their GPU (pack_order.hpp): made at first use; how many
+  // times it was recorded.
+  gpu::Event order = nullptr;
+  gpu::IpcEventHandle order_handle{};
+  uint64_t order_records = 0;
+  bool order_unavailable = false;
+  // Packers' events `work` waits for, with the latest record waited for.
+  std::vector<std::pair<gpu::Event, uint64_t>> waited;
   bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)
   // Strided parts waiting for one batched launch on `work` (launch_jobs),
   // one queue per direction.

@@ -27,6 +27,10 @@
 
 namespace {
 
+// A device-direct descriptor's size on the wire (interposer/transfer/direct_descriptor.hpp): the
+// receives of exactly this many bytes are the ones checked for one.
+constexpr size_t kDescriptorBytes = 256;
+
 using strata_test::preload_counters;
 
 constexpr size_t kGuard = 64;
@@ -334,6 +338,65 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
 }
 
 uint64_t pack_groups() { return preload_counters() ? preload_counters()->deferred_pack_groups : 0; }
+
+uint64_t ahead_of_pack() { return preload_counters() ? preload_counters()->sends_ahead_of_pack : 0; }
+uint64_t reads_after_event() { return preload_counters() ? preload_counters()->reads_after_event : 0; }
+
+// A batch of strided MPI_Isends that all travel over IPC, to the partner
+// and to this rank itself: the flush does not wait for their pack; each
+// descriptor names the IPC event recorded after it, and every receiver's
+// pull waits for that record on its GPU (a message to self finds the event
+// among its own). Large messages (512 KiB packed from 4 MiB spans, each
+// packed and posted on its own under the suite's streaming threshold) and
+// several rounds reusing the staging of the round before, so that a pull
+// not ordered after its pack reads bytes not yet packed. Every byte
+// arrives, gaps keeping their poison.
+TEST_F(Direct, DescriptorsLeaveBeforeTheirPackAndReceiversWaitOnTheDevice) {
+  ASSERT_GE(preload_counters()->version, 11u);
+  constexpr int kBlocks = 1 << 16;
+  constexpr int kToPartner = 3;
+  constexpr int kSelfTag = 900;
+  const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
+  MPI_Type_commit(&strided);
+  for (int round = 0; round < 3; ++round) {
+    Messages ms;
+    std::vector<MPI_Request> requests;
+    for (int m = 0; m < kToPartner; ++m) {
+      ASSERT_NO_FATAL_FAILURE(add_message(&ms, span, 5800 + round * 10 + m));
+      requests.emplace_back();
+      ASSERT_EQ(MPI_Irecv(ms.in.back()->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests.back()),
+                MPI_SUCCESS);
+    }
+    DeviceBuffer self_out(span), self_in(span);
+    ASSERT_TRUE(self_out && self_in);
+    const std::vector<unsigned char> mine = random_bytes(span, seed(5900 + round) ^ static_cast<uint64_t>(rank()));
+    self_out.fill(mine);
+    requests.emplace_back();
+    ASSERT_EQ(MPI_Irecv(self_in.data(), 1, strided, rank(), kSelfTag, MPI_COMM_WORLD, &requests.back()), MPI_SUCCESS);
+    const uint64_t ahead = ahead_of_pack(), ordered = reads_after_event(), sent = sends_direct();
+    for (int m = 0; m < kToPartner; ++m) {
+      requests.emplace_back();
+      ASSERT_EQ(MPI_Isend(ms.out[m]->data(), 1, strided, partner(), m, MPI_COMM_WORLD, &requests.back()), MPI_SUCCESS);
+    }
+    requests.emplace_back();
+    ASSERT_EQ(MPI_Isend(self_out.data(), 1, strided, rank(), kSelfTag, MPI_COMM_WORLD, &requests.back()), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    EXPECT_EQ(sends_direct(), sent + kToPartner + 1) << "round " << round;
+    EXPECT_EQ(ahead_of_pack(), ahead + kToPartner + 1) << "round " << round << ": a flush waited for its pack";
+    EXPECT_EQ(reads_after_event(), ordered + kToPartner + 1)
+        << "round " << round << ": a receiver did not order its pull after the sender's pack";
+    for (int m = 0; m < kToPartner; ++m) {
+      expect_arrived(ms, m, true, "round " + std::to_string(round) + ", message " + std::to_string(m));
+    }
+    bool guards = false;
+    const std::vector<unsigned char> got = self_in.read(&guards);
+    EXPECT_TRUE(guards) << "round " << round << ", to self";
+    EXPECT_EQ(wrong_bytes(got, mine, true), 0u) << "round " << round << ", to self";
+  }
+  MPI_Type_free(&strided);
+}
 
 // Whether the job streams messages of 1 MiB (the suite's ctest environment
 // sets STRATA_DEVICE_STREAM_FROM=1M; the default, 8 MiB, does not).
@@ -654,27 +717,28 @@ TEST_F(Direct, ProbesReportTheMessagesSize) {
     EXPECT_EQ(buf.read(&guards), expect) << "probe and receive " << how;
     EXPECT_TRUE(guards);
   }
-  // The program's own 256 bytes, then a second message with the same tag.
-  const std::vector<unsigned char> first = random_bytes(256, seed(8100)), second = random_bytes(512, seed(8101));
+  // The program's own descriptor-sized bytes, then a second message with the same tag.
+  constexpr int kOwn = static_cast<int>(kDescriptorBytes);
+  const std::vector<unsigned char> first = random_bytes(kOwn, seed(8100)), second = random_bytes(2 * kOwn, seed(8101));
   if (sender()) {
-    MPI_Send(first.data(), 256, MPI_BYTE, partner(), 60, MPI_COMM_WORLD);
-    MPI_Send(second.data(), 512, MPI_BYTE, partner(), 60, MPI_COMM_WORLD);
+    MPI_Send(first.data(), kOwn, MPI_BYTE, partner(), 60, MPI_COMM_WORLD);
+    MPI_Send(second.data(), 2 * kOwn, MPI_BYTE, partner(), 60, MPI_COMM_WORLD);
     return;
   }
   MPI_Status status;
   ASSERT_EQ(MPI_Probe(partner(), 60, MPI_COMM_WORLD, &status), MPI_SUCCESS);
   int count = -1;
   MPI_Get_count(&status, MPI_BYTE, &count);
-  EXPECT_EQ(count, 256);
-  std::vector<unsigned char> a(512, kPoison), b(512, kPoison);
-  ASSERT_EQ(MPI_Recv(a.data(), 512, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+  EXPECT_EQ(count, kOwn);
+  std::vector<unsigned char> a(2 * kOwn, kPoison), b(2 * kOwn, kPoison);
+  ASSERT_EQ(MPI_Recv(a.data(), 2 * kOwn, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status), MPI_SUCCESS);
   MPI_Get_count(&status, MPI_BYTE, &count);
-  EXPECT_EQ(count, 256);
-  ASSERT_EQ(MPI_Recv(b.data(), 512, MPI_BYTE, partner(), 60, MPI_COMM_WORLD, &status), MPI_SUCCESS);
+  EXPECT_EQ(count, kOwn);
+  ASSERT_EQ(MPI_Recv(b.data(), 2 * kOwn, MPI_BYTE, partner(), 60, MPI_COMM_WORLD, &status), MPI_SUCCESS);
   MPI_Get_count(&status, MPI_BYTE, &count);
-  EXPECT_EQ(count, 512);
+  EXPECT_EQ(count, 2 * kOwn);
   EXPECT_TRUE(std::equal(first.begin(), first.end(), a.begin())) << "the probed message, first";
-  EXPECT_EQ(a[256], kPoison);
+  EXPECT_EQ(a[kOwn], kPoison);
   EXPECT_EQ(b, second) << "the one behind it, second";
 }
 
@@ -853,14 +917,14 @@ void send_device_then_program(DeviceBuffer& device, const std::vector<unsigned c
 
 // Host MPI_Irecvs while the transport is on are watched, not made Strata
 // requests (interposer/transfer/watched_recvs.hpp): device sends (IPC
-// descriptors) and program messages of exactly a descriptor's size (256
-// host bytes, which must arrive as sent) into host buffers, completed by
+// descriptors) and program messages of exactly a descriptor's size
+// (host bytes, which must arrive as sent) into host buffers, completed by
 // every completion call in turn; one receive cancelled, one freed with
 // MPI_Request_free before its message came.
 TEST_F(Direct, HostNonBlockingReceivesAreWatchedThroughEveryCompletionCall) {
   constexpr int kRounds = 9;
   constexpr size_t kBig = 64 << 10;
-  constexpr size_t kProgram = 256;
+  constexpr size_t kProgram = kDescriptorBytes;
   DeviceBuffer device(kBig);
   ASSERT_TRUE(device);
   for (int round = 0; round < kRounds; ++round) {
@@ -991,7 +1055,7 @@ TEST_F(Direct, HostNonBlockingReceivesAreWatchedThroughEveryCompletionCall) {
 // Device sends received into page-locked host memory (cudaMallocHost: what
 // GPU programs receive into), blocking and not: the descriptor was taken for
 // the program's bytes (pinned memory is not MemoryKind::host), so the
-// receive got the descriptor's 256 bytes instead of the message. And the
+// receive got the descriptor's bytes instead of the message. And the
 // non-blocking receives are watched, not Strata requests: the pointer hint
 // never knows pinned memory as host (nor any host buffer sharing a 2 MiB
 // granule with device memory, as under ASan's allocator), so only the
@@ -1000,7 +1064,7 @@ TEST_F(Direct, HostNonBlockingReceivesAreWatchedThroughEveryCompletionCall) {
 TEST_F(Direct, HostReceivesIntoPinnedMemoryAreWatched) {
   constexpr int kRounds = 4;
   constexpr size_t kBig = 64 << 10;
-  constexpr size_t kProgram = 256;
+  constexpr size_t kProgram = kDescriptorBytes;
   DeviceBuffer device(kBig);
   ASSERT_TRUE(device);
   const size_t bytes = kBig + kProgram + 3 * kGuard;
@@ -1053,11 +1117,11 @@ TEST_F(Direct, HostReceivesIntoPinnedMemoryAreWatched) {
 // slot's neighbourhood is then taken), so the receives of three device
 // sends posted after them are refused by the table and become Strata
 // requests; the descriptors are still recognised (the bytes arrive, pulled
-// through IPC) and the program's 256-byte messages arrive as sent.
+// through IPC) and the program's descriptor-sized messages arrive as sent.
 TEST_F(Direct, MoreHostReceivesInFlightThanTheWatchHolds) {
   constexpr int kMessages = 5000;
   constexpr int kDevice = 3;
-  constexpr size_t kBytes = 256;
+  constexpr size_t kBytes = kDescriptorBytes;
   constexpr size_t kBig = 64 << 10;
   const std::vector<unsigned char> expect = random_bytes(kMessages * kBytes, seed(9500));
   std::vector<std::vector<unsigned char>> big, got_big;

@@ -44,6 +44,8 @@ struct StrataCounters {
   uint64_t staged_unpinned;        // version 9
   uint64_t deferred_pack_groups;   // version 10
   uint64_t recvs_finished_early;   // version 10
+  uint64_t sends_ahead_of_pack;    // version 11
+  uint64_t reads_after_event;      // version 11
 };
 const StrataCounters* preload_counters();
 

@@ -23,6 +23,7 @@ namespace {
 using strata::interposer::check_descriptor;
 using strata::interposer::descriptor_checksum;
 using strata::interposer::DescriptorCheck;
+using strata::interposer::kDescriptorOrderedByEvent;
 using strata::interposer::DirectDescriptor;
 using strata::interposer::DirectFields;
 using strata::interposer::encode_descriptor;
@@ -42,12 +43,17 @@ DirectFields random_fields(std::mt19937_64& rng) {
   f.slot.ticket.index = static_cast<uint32_t>(rng() % 65536);
   f.slot.ticket.generation = 1 + rng() % (uint64_t{1} << 34);
   for (unsigned char& b : f.location.bytes) b = static_cast<unsigned char>(rng());
+  if (rng() % 2 == 0) {  // a pack still running when it left: ordered by the sender's event
+    for (unsigned char& b : f.event) b = static_cast<unsigned char>(rng());
+    f.event_sequence = 1 + rng() % (uint64_t{1} << 40);
+  }
   return f;
 }
 
 bool same(const DirectFields& a, const DirectFields& b) {
   return a.bytes == b.bytes && std::memcmp(&a.slot, &b.slot, sizeof(a.slot)) == 0 &&
-         std::memcmp(&a.location, &b.location, sizeof(a.location)) == 0;
+         std::memcmp(&a.location, &b.location, sizeof(a.location)) == 0 &&
+         std::memcmp(a.event, b.event, sizeof(a.event)) == 0 && a.event_sequence == b.event_sequence;
 }
 
 TEST(DirectDescriptor, RoundTrip) {
@@ -126,7 +132,7 @@ TEST(DirectDescriptor, OnlyTheExactSize) {
 }
 
 // A well-formed descriptor (valid checksum) of another version, or with a
-// field version 1 does not allow, is an error, not user data.
+// field version 2 does not allow, is an error, not user data.
 TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
   std::mt19937_64 rng(6);
   auto resealed = [](DirectDescriptor d) {
@@ -134,18 +140,39 @@ TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
     return d;
   };
   DirectDescriptor d = encode_descriptor(random_fields(rng), kToken);
-  d.version = 2;
+  d.version = 1;
   EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken, nullptr), DescriptorCheck::corrupt) << "the checksum covers it";
   d = resealed(d);
   EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken, nullptr), DescriptorCheck::unsupported_version);
 
-  const DirectDescriptor good = encode_descriptor(random_fields(rng), kToken);
+  DirectFields plain = random_fields(rng);
+  plain.event_sequence = 0;
+  std::memset(plain.event, 0, sizeof(plain.event));
+  const DirectDescriptor good = encode_descriptor(plain, kToken);
+  ASSERT_EQ(good.flags, 0u);
   DirectDescriptor bad = good;
-  bad.flags = 1;
+  bad.flags = 2;  // no such flag
   bad = resealed(bad);
   EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
   bad = good;
-  bad.reserved[3] = 9;
+  bad.flags = kDescriptorOrderedByEvent;  // ordered, but no record to wait for
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.event_sequence = 5;  // a record without the flag
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.event[17] = 1;  // an event without the flag
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
+  bad.flags = kDescriptorOrderedByEvent;
+  bad.event_sequence = 5;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::descriptor);
+  bad = good;
+  bad.reserved[0] = 9;
   bad = resealed(bad);
   EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
   bad = good;

@@ -1,0 +1,52 @@
+// A pack left running on the device, and how a reader in another process
+// orders its copies after it (docs/device.md, "A descriptor ahead of its
+// pack").
+//
+// The packer (device_pack_all with a PackOrder) queues the pack, records
+// this thread's IPC event of the packing device after it and returns
+// without waiting; the order names the event and the number of that record
+// (records of one event follow each other on one stream, so a wait for a
+// later record also covers an earlier one). The reader calls order_after
+// before it queues copies that read the packed bytes: its work stream on
+// that device then waits for the record on the GPU, not its thread on the
+// host; a record its stream already waited for (or a later one) is not
+// waited for again. A reader in the packing process itself (a message to
+// self) finds the event among this process's own.
+#pragma once
+
+#include <strata/status.hpp>
+
+#include "portability/gpu/gpu_api.hpp"
+
+#include <cstdint>
+
+namespace strata::mover {
+
+struct Streams;
+
+struct PackOrder {
+  gpu::IpcEventHandle event{};  // the packer's IPC event
+  uint64_t sequence = 0;        // its record that follows the pack; 0: nothing to wait for
+  gpu::Event local = nullptr;   // the event in the packer's process (its own waits)
+  bool pending() const { return sequence != 0; }
+};
+
+// The packer: records this thread's IPC event of `device` on s.work (made
+// at the first call); not_supported where the runtime has no IPC events
+// (the caller then waits for the pack itself).
+Status record_pack_order(Streams& s, PackOrder* out);
+
+// The packer's own wait for its pack (a send whose bytes it must copy or
+// release): the event's latest record.
+Status wait_for_own_pack(const PackOrder& order);
+
+// The reader: this thread's work stream on `device` (the stream the
+// mover's unpacks and copies of that device use) waits on the GPU for the
+// record `sequence` of the event `event` that process `exporter_pid`
+// exported. Opened events are kept for the process's lifetime.
+Status order_reads_after(const gpu::IpcEventHandle& event, uint64_t sequence, int64_t exporter_pid, int device);
+// The same, with the calling thread waiting (a reader that copies the bytes
+// to host memory).
+Status wait_for_pack(const gpu::IpcEventHandle& event, uint64_t sequence, int64_t exporter_pid);
+
+}  // namespace strata::mover
