@@ -279,13 +279,17 @@ TEST_F(Direct, NonBlockingInFlightTogether) {
 }
 
 uint64_t deferred_flushes() { return preload_counters() ? preload_counters()->deferred_flushes : 0; }
+uint64_t ahead_of_pack() { return preload_counters() ? preload_counters()->sends_ahead_of_pack : 0; }
+uint64_t reads_after_event() { return preload_counters() ? preload_counters()->reads_after_event : 0; }
 
 // A halo exchange's pattern both ways: every receive posted, then a small
 // strided device send staged, strided and contiguous ones over IPC, all
 // MPI_Isend, completed by one MPI_Waitall with the sends first in the array
 // (their completion waits for the partner's pulls). The sends are packed in
 // one batch (one flush: a device-direct MPI_Isend no longer posts the ones
-// deferred before it), and every byte arrives, gaps keeping their poison.
+// deferred before it), the strided ones over IPC left running behind an
+// IPC event their receiver waits for on its GPU, and every byte arrives,
+// gaps keeping their poison.
 TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
   constexpr int kBlocks = 16384;    // 128 KiB packed: over IPC
   constexpr int kSmallBlocks = 64;  // 512 B packed: staged
@@ -319,6 +323,7 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
                 MPI_SUCCESS);
     }
     const uint64_t flushes = deferred_flushes(), sent = sends_direct(), got = recvs_direct();
+    const uint64_t ahead = ahead_of_pack(), ordered = reads_after_event();
     for (int m = 0; m < kShapes; ++m) {
       ASSERT_EQ(MPI_Isend(ms.out[m]->data(), shapes[m].count, shapes[m].type, partner(), m, MPI_COMM_WORLD, &sends[m]),
                 MPI_SUCCESS);
@@ -329,6 +334,10 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
     EXPECT_EQ(deferred_flushes(), flushes + 1) << "round " << round << ": the sends were not packed in one batch";
     EXPECT_EQ(sends_direct(), sent + 3) << "round " << round;
     EXPECT_EQ(recvs_direct(), got + 3) << "round " << round;
+    // The two strided ones over IPC left before their pack finished (the
+    // staged one's pack was waited for; the contiguous one packs nothing).
+    EXPECT_EQ(ahead_of_pack(), ahead + 2) << "round " << round;
+    EXPECT_EQ(reads_after_event(), ordered + 2) << "round " << round;
     for (int m = 0; m < kShapes; ++m) {
       expect_arrived(ms, m, shapes[m].strided, "round " + std::to_string(round) + ", message " + std::to_string(m));
     }
@@ -339,8 +348,6 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
 
 uint64_t pack_groups() { return preload_counters() ? preload_counters()->deferred_pack_groups : 0; }
 
-uint64_t ahead_of_pack() { return preload_counters() ? preload_counters()->sends_ahead_of_pack : 0; }
-uint64_t reads_after_event() { return preload_counters() ? preload_counters()->reads_after_event : 0; }
 
 // A batch of strided MPI_Isends that all travel over IPC, to the partner
 // and to this rank itself: the flush does not wait for their pack; each
