@@ -250,76 +250,22 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
 
 namespace {
 
-// Queues the pack of one message on s (the staged pipeline runs at once).
-Status queue_task(Streams& s, Engine engine, const PackTask& task) {
-  DeviceMessage& m = *task.message;
-  if (takes_pipeline(m, engine)) return pack_staged(s, m, task.parts, task.count);
-  for (size_t i = 0; i < task.count; ++i) {
-    const DevicePart& part = task.parts[i];
-    STRATA_TRY(queue_part_on(engine, s, m, part, part_bytes(part), true));
-  }
-  return Status::ok;
-}
-
-// May part of this pack be left running behind an IPC event record? Every
-// message on one device (one stream, one record), and some of them device
-// staging (a host-bound message's bytes are read by the host transport at
-// once, so its pack is waited for).
+// May a pack of these messages be left running behind an IPC event record?
+// Only device staging (a host-bound message's bytes are read by the host
+// transport at once) on one device (one stream, one record).
 bool may_leave_running(const PackTask* tasks, size_t count) {
-  bool device_staging = false;
   for (size_t t = 0; t < count; ++t) {
     const DeviceMessage& m = *tasks[t].message;
-    if (m.device() != tasks[0].message->device()) return false;
-    device_staging = device_staging || m.method() == Method::device;
+    if (m.method() != Method::device || m.device() != tasks[0].message->device()) return false;
   }
-  return device_staging;
-}
-
-// The pack of one device's messages, split: the host-bound messages first,
-// an event after them, then the device-staging ones, whose readers wait for
-// the IPC event recorded after them (*order) on their own GPUs; the host
-// waits for the first event only. Where the runtime has no IPC events, for
-// everything.
-Status pack_leaving_device_part_running(const PackTask* tasks, size_t count, PackOrder* order) {
-  const int device = tasks[0].message->device();
-  gpu::ScopedDevice on(device);
-  STRATA_TRY(on.status());
-  Streams* s = nullptr;
-  STRATA_TRY(streams_for(device, &s));
-  const Clock::time_point start = Clock::now();
-  Flush flush;  // host-bound parts only (Flush::add)
-  for (size_t t = 0; t < count; ++t) flush.add(*tasks[t].message, tasks[t].parts, tasks[t].count);
-  const Engine engine = engine_for(*s, true, flush);
-  bool host_part = false;
-  Status st = Status::ok;
-  for (int pass = 0; pass < 2 && st == Status::ok; ++pass) {
-    const bool device_pass = pass == 1;
-    for (size_t t = 0; t < count && st == Status::ok; ++t) {
-      if ((tasks[t].message->method() == Method::device) != device_pass) continue;
-      host_part = host_part || !device_pass;
-      st = queue_task(*s, engine, tasks[t]);
-    }
-    if (st == Status::ok) st = launch_jobs(*s, true);
-    if (st == Status::ok && !device_pass && host_part) st = gpu::event_record(s->ready, s->work);
-  }
-  if (st == Status::ok && record_pack_order(*s, order) != Status::ok) st = gpu::stream_synchronize(s->work);
-  if (st == Status::ok && order->pending() && host_part) st = gpu::event_synchronize(s->ready);
-  dropping_jobs_on_error(st, *s, true);
-  if (st != Status::ok) {
-    drain(*s);
-    *order = PackOrder{};
-    return st;
-  }
-  if (flush.parts > 0) s->engines.record(true, flush.bytes, flush.parts, engine, micros_since(start));
-  for (size_t t = 0; t < count; ++t) note_unpinned(*tasks[t].message);
-  return Status::ok;
+  return count > 0;
 }
 
 }  // namespace
 
 Status device_pack_all(const PackTask* tasks, size_t count, PackOrder* order) {
   if (order != nullptr) *order = PackOrder{};
-  if (order != nullptr && may_leave_running(tasks, count)) return pack_leaving_device_part_running(tasks, count, order);
+  const bool leave_running = order != nullptr && may_leave_running(tasks, count);
   // The engine for the whole flush (kernels or copy engines, measured per
   // flush size); staged messages on the kernels pipeline their chunks one
   // message at a time; everything else is queued per device, then one
@@ -342,12 +288,20 @@ Status device_pack_all(const PackTask* tasks, size_t count, PackOrder* order) {
     if (std::find(used.begin(), used.end(), std::make_pair(m.device(), s)) == used.end()) {
       used.emplace_back(m.device(), s);
     }
-    st = queue_task(*s, engine, tasks[t]);
+    if (takes_pipeline(m, engine)) {
+      st = pack_staged(*s, m, tasks[t].parts, tasks[t].count);
+      continue;
+    }
+    for (size_t i = 0; i < tasks[t].count && st == Status::ok; ++i) {
+      const DevicePart& part = tasks[t].parts[i];
+      st = queue_part_on(engine, *s, m, part, part_bytes(part), true);
+    }
   }
   for (auto& [device, s] : used) {
     gpu::ScopedDevice on(device);
     if (st == Status::ok) st = on.status();
     if (st == Status::ok) st = launch_jobs(*s, true);
+    if (st == Status::ok && leave_running && record_pack_order(*s, order) == Status::ok) continue;
     if (st == Status::ok) st = gpu::stream_synchronize(s->work);
     dropping_jobs_on_error(st, *s, true);
     if (st != Status::ok) drain(*s);

@@ -89,12 +89,11 @@ Status device_pack(DeviceMessage& message, const DevicePart* parts, size_t count
 // Packs several messages at once: the strided parts of all messages of one
 // device that are not staged go in batched launches and one wait per device
 // (a rank's many small halo faces cost one launch, not one each).
-// With `order`: where every message is on one device and some are device
-// staging (the device method), the host-bound messages are packed first and
-// waited for, the device-staging ones after them are left running, and
-// *order names the IPC event record that follows them (pack_order.hpp; the
-// caller must see that every reader of device staging waits for it);
-// otherwise everything is waited for as without, and order->sequence is 0.
+// With `order`: where every message is device staging (the device
+// method) on one device, the pack is left running and *order names the
+// IPC event record that follows it (pack_order.hpp; the caller must see
+// that every reader waits for it); otherwise it is waited for as without,
+// and order->sequence is 0.
 struct PackTask {
   DeviceMessage* message;
   const DevicePart* parts;

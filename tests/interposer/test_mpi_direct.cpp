@@ -287,9 +287,9 @@ uint64_t reads_after_event() { return preload_counters() ? preload_counters()->r
 // MPI_Isend, completed by one MPI_Waitall with the sends first in the array
 // (their completion waits for the partner's pulls). The sends are packed in
 // one batch (one flush: a device-direct MPI_Isend no longer posts the ones
-// deferred before it), the strided ones over IPC left running behind an
-// IPC event their receiver waits for on its GPU, and every byte arrives,
-// gaps keeping their poison.
+// deferred before it), and every byte arrives, gaps keeping their poison.
+// The deferred ones are all over IPC (the small staged one is not
+// deferred), so the two strided ones leave ahead of their pack.
 TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
   constexpr int kBlocks = 16384;    // 128 KiB packed: over IPC
   constexpr int kSmallBlocks = 64;  // 512 B packed: staged
@@ -334,8 +334,6 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
     EXPECT_EQ(deferred_flushes(), flushes + 1) << "round " << round << ": the sends were not packed in one batch";
     EXPECT_EQ(sends_direct(), sent + 3) << "round " << round;
     EXPECT_EQ(recvs_direct(), got + 3) << "round " << round;
-    // The two strided ones over IPC left before their pack finished (the
-    // staged one's pack was waited for; the contiguous one packs nothing).
     EXPECT_EQ(ahead_of_pack(), ahead + 2) << "round " << round;
     EXPECT_EQ(reads_after_event(), ordered + 2) << "round " << round;
     for (int m = 0; m < kShapes; ++m) {
@@ -353,8 +351,8 @@ uint64_t pack_groups() { return preload_counters() ? preload_counters()->deferre
 // and to this rank itself: the flush does not wait for their pack; each
 // descriptor names the IPC event recorded after it, and every receiver's
 // pull waits for that record on its GPU (a message to self finds the event
-// among its own). Large messages (512 KiB packed from 4 MiB spans, each
-// packed and posted on its own under the suite's streaming threshold) and
+// among its own). Large messages (512 KiB packed from 4 MiB spans, under
+// the suite's streaming threshold: one group) and
 // several rounds reusing the staging of the round before, so that a pull
 // not ordered after its pack reads bytes not yet packed. Every byte
 // arrives, gaps keeping their poison.
@@ -440,6 +438,7 @@ TEST_F(Direct, WindowOfLargeStridedIsendsIsPostedGroupByGroup) {
               MPI_SUCCESS);
   }
   const uint64_t flushes = deferred_flushes(), groups = pack_groups(), sent = sends_direct();
+  const uint64_t ahead = ahead_of_pack();
   for (int m = 0; m < kMessages; ++m) {
     ASSERT_EQ(MPI_Isend(ms.out[m]->data(), 1, m < kLarge ? large : small, partner(), 7, MPI_COMM_WORLD, &sends[m]),
               MPI_SUCCESS);
@@ -452,6 +451,8 @@ TEST_F(Direct, WindowOfLargeStridedIsendsIsPostedGroupByGroup) {
   EXPECT_EQ(pack_groups(), groups + (streams_1mib() ? kLarge + 1 : 1))
       << "a large message was not packed and posted on its own";
   EXPECT_EQ(sends_direct(), sent + kMessages);
+  // A streamed message's pack is waited for; a group of direct ones is not.
+  EXPECT_EQ(ahead_of_pack(), ahead + (streams_1mib() ? 2 : kMessages)) << "descriptors that left ahead of their pack";
   for (int m = 0; m < kMessages; ++m) expect_arrived(ms, m, true, "message " + std::to_string(m));
   MPI_Type_free(&large);
   MPI_Type_free(&small);
