@@ -14,6 +14,7 @@
 #include "portability/mover/engine_choice.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -39,6 +40,17 @@ struct Streams {
   std::vector<gpu::PackJob> pack_jobs;
   std::vector<gpu::PackJob> unpack_jobs;
   std::vector<gpu::PackJob>& jobs(bool pack) { return pack ? pack_jobs : unpack_jobs; }
+  // Contiguous copies from device memory to device memory queued with the
+  // unpacks (device-direct pulls): at the launch, by the kernels where
+  // there are enough of them, else by the copy engine (device_transfer.cpp);
+  // the layouts made for the kernels' copies, kept until then.
+  struct DeviceCopy {
+    char* to;
+    const char* from;
+    int64_t bytes;
+  };
+  std::vector<DeviceCopy> device_copies;
+  std::deque<StridedBlock> copy_layouts;
   // Kernels or copy engines, measured (engine_choice.hpp).
   EngineChooser engines;
   // The receives unpacked since the last wait with strided parts: the
