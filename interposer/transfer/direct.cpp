@@ -461,8 +461,7 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   if (gpu::ipc_export(bytes, &e) != Status::ok) return give_back();  // e.g. stream-ordered pool memory
   DirectFields fields;
   std::memcpy(fields.location.bytes, &e, sizeof e);
-  auto source =
-      std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes, order_});
+  auto source = std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes, order_});
   const slots::SlotStatus s = state->table->acquire(fields.location, source.get(), &ticket_);
   if (s != slots::SlotStatus::ok) return give_back();  // no slot free: staged
   source_ = source.release();
@@ -623,9 +622,8 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
     gpu::IpcEventHandle event{};
     std::memcpy(event.bytes, fields.event, sizeof event.bytes);
     const int64_t pid = fields.slot.table.pid;
-    s = target.device_layout != nullptr
-            ? mover::order_reads_after(event, fields.event_sequence, pid, target.device)
-            : mover::wait_for_pack(event, fields.event_sequence, pid);
+    s = target.device_layout != nullptr ? mover::order_reads_after(event, fields.event_sequence, pid, target.device)
+                                        : mover::wait_for_pack(event, fields.event_sequence, pid);
     counters().reads_after_event.fetch_add(1, std::memory_order_relaxed);
   }
   if (s == Status::ok) {

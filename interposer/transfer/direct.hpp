@@ -85,7 +85,7 @@ class DirectSend {
   bool posted_ = false;
   bool sent_ = true;
   slots::Ticket ticket_{};
-  mover::Staging packed_;  // a derived type's packed bytes (device memory)
+  mover::Staging packed_;   // a derived type's packed bytes (device memory)
   mover::PackOrder order_;  // the pack that fills packed_, when it was left running
   std::unique_ptr<DirectDescriptor> descriptor_;
   void* source_ = nullptr;  // what a rehoming copies (heap: the slot table keeps its address)

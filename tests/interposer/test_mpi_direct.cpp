@@ -346,7 +346,6 @@ TEST_F(Direct, HaloPatternOfIsendsIsPackedInOneBatch) {
 
 uint64_t pack_groups() { return preload_counters() ? preload_counters()->deferred_pack_groups : 0; }
 
-
 // A batch of strided MPI_Isends that all travel over IPC, to the partner
 // and to this rank itself: the flush does not wait for their pack; each
 // descriptor names the IPC event recorded after it, and every receiver's

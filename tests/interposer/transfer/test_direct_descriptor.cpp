@@ -23,11 +23,11 @@ namespace {
 using strata::interposer::check_descriptor;
 using strata::interposer::descriptor_checksum;
 using strata::interposer::DescriptorCheck;
-using strata::interposer::kDescriptorOrderedByEvent;
 using strata::interposer::DirectDescriptor;
 using strata::interposer::DirectFields;
 using strata::interposer::encode_descriptor;
 using strata::interposer::is_descriptor;
+using strata::interposer::kDescriptorOrderedByEvent;
 using strata::interposer::kDirectDescriptorBytes;
 
 static_assert(sizeof(DirectDescriptor) == kDirectDescriptorBytes, "the size is a compile-time constant");
