@@ -48,6 +48,9 @@ typedef struct strata_preload_counters_t {
                                      finished (the receiver waited for it on its GPU) */
   uint64_t reads_after_event;     /* (version 11) device-direct receives that waited for the sender's pack on the
                                      GPU (an IPC event), not on the sender's host */
+  uint64_t pack_waits_queued;     /* (version 11) GPU waits queued for senders' packs (records not yet waited for) */
+  uint64_t kernel_copies;         /* (version 11) contiguous device-to-device pulls copied by the kernels (a batch
+                                     of STRATA_DEVICE_KERNEL_COPIES or more) */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

@@ -44,7 +44,9 @@ namespace strata::interposer {
   X(deferred_pack_groups, "deferred device sends: packed groups, each posted before the next is packed") \
   X(recvs_finished_early, "large device receives an MPI_Waitall finished as each arrived")               \
   X(sends_ahead_of_pack, "device-direct sends whose descriptor left before their pack finished")         \
-  X(reads_after_event, "device-direct receives ordered after the sender's pack on the GPU")
+  X(reads_after_event, "device-direct receives ordered after the sender's pack on the GPU")              \
+  MOVER(pack_waits_queued, "GPU waits queued for a sender's pack (IPC event records)")                   \
+  MOVER(kernel_copies, "contiguous device-to-device pulls copied by the kernels")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

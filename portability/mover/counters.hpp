@@ -21,6 +21,12 @@ struct Counters {
   // Large device messages whose bytes went through plain host memory
   // because no pinned buffer was kept for them (Staging::pinned_if_kept).
   std::atomic<uint64_t> staged_unpinned{0};
+  // Waits queued on a stream for another pack's IPC event record
+  // (pack_order.hpp; records a stream already waited for are not counted).
+  std::atomic<uint64_t> pack_waits_queued{0};
+  // Contiguous device-to-device copies made by the kernels (a batch of
+  // STRATA_DEVICE_KERNEL_COPIES or more, device_transfer.cpp).
+  std::atomic<uint64_t> kernel_copies{0};
 };
 
 // The process's counters (never reset).

@@ -80,6 +80,7 @@ Status copy_contiguous(const DevicePart& part, char* packed, int64_t bytes, bool
 constexpr int64_t kKernelCopyBlock = 4096;
 Status queue_kernel_copy(Streams& s, const Streams::DeviceCopy& c) {
   const int64_t blocks = c.bytes / kKernelCopyBlock;
+  counters().kernel_copies.fetch_add(1, std::memory_order_relaxed);
   if (blocks > 0) {
     StridedBlock& layout = s.copy_layouts.emplace_back();
     layout.block = kKernelCopyBlock;

@@ -2,6 +2,7 @@
 #include "portability/mover/pack_order.hpp"
 
 #include "base/log.hpp"
+#include "portability/mover/counters.hpp"
 #include "portability/mover/streams.hpp"
 
 #include <unistd.h>
@@ -98,6 +99,7 @@ Status order_reads_after(const gpu::IpcEventHandle& event, uint64_t sequence, in
   auto it = std::find_if(s->waited.begin(), s->waited.end(), [&](const auto& w) { return w.first == e; });
   if (it != s->waited.end() && it->second >= sequence) return Status::ok;  // covered by a wait already queued
   STRATA_TRY(gpu::stream_wait_event(s->work, e));
+  counters().pack_waits_queued.fetch_add(1, std::memory_order_relaxed);
   if (it != s->waited.end()) {
     it->second = sequence;
   } else {

@@ -571,6 +571,40 @@ TEST_F(Direct, LateReceiverGetsTheBytesFromTheBounce) {
   }
 }
 
+// The same with a strided MPI_Isend whose descriptor left ahead of its pack:
+// the late receiver's bytes are the packed ones, moved to the bounce only
+// once the sender waited for its own pack.
+TEST_F(Direct, LateReceiverOfAStridedIsendLeftAheadOfItsPack) {
+  ASSERT_GE(preload_counters()->version, 11u);
+  constexpr int kBlocks = 16384;  // 128 KiB packed: over IPC, one group
+  const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
+  MPI_Datatype strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 8, 64, MPI_BYTE, &strided);
+  MPI_Type_commit(&strided);
+  const std::vector<unsigned char> sent = random_bytes(span, seed(3100));
+  DeviceBuffer buf(span);
+  if (sender()) {
+    buf.fill(sent);
+    const uint64_t before = rehomed(), ahead = ahead_of_pack();
+    MPI_Request request = MPI_REQUEST_NULL;
+    ASSERT_EQ(MPI_Isend(buf.data(), 1, strided, partner(), 31, MPI_COMM_WORLD, &request), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    buf.fill(random_bytes(span, seed(3101)));  // the buffer is the program's again
+    EXPECT_EQ(ahead_of_pack(), ahead + 1) << "the descriptor did not leave ahead of its pack";
+    EXPECT_EQ(rehomed(), before + 1) << "the send waited for a receiver 300 ms late";
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(MPI_Recv(buf.data(), 1, strided, partner(), 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    bool guards = false;
+    const std::vector<unsigned char> got = buf.read(&guards);
+    EXPECT_TRUE(guards);
+    EXPECT_EQ(wrong_bytes(got, sent, true), 0u) << "the blocks as packed, the gaps poisoned";
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Type_free(&strided);
+}
+
 // A buffer freed and allocated again (often at the same address) between two
 // messages: the receiver must read the new allocation, not a stale mapping.
 TEST_F(Direct, ReallocatedBufferIsNotReadThroughAStaleMapping) {

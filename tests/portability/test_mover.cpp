@@ -14,11 +14,14 @@
 #include "portability/mover/device_transfer.hpp"
 #include "portability/mover/engine_choice.hpp"
 #include "portability/mover/host_mirror.hpp"
+#include "portability/mover/pack_order.hpp"
 #include "portability/mover/staging.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ostream>
 #include <vector>
@@ -251,6 +254,111 @@ TEST(DeviceTransfer, CopyEnginePartsAreCounted) {
   ASSERT_EQ(mover::device_pack(message, &part, 1), Status::ok);
   ASSERT_EQ(mover::device_unpack(message, &part, 1, layout.packed_bytes()), Status::ok);
   EXPECT_EQ(mover::counters().parts_by_copy_engine.load() - before, 2u) << "the pack and the unpack";
+}
+
+// A pack of device staging left running behind an IPC event record
+// (pack_order.hpp): the order names a record, records count up, the bytes
+// are the host engine's once the packer waits for its own record; a reader
+// on this process's stream queues a wait only for a record it has not
+// waited for yet (an equal or older one is covered); a handle this process
+// never exported is refused; a task the host transport reads (pinned
+// staging) makes the pack wait, and no order is given.
+TEST(PackOrder, DeviceStagingIsLeftRunningBehindAnEventRecord) {
+  REQUIRE_DEVICE();
+  const StridedBlock layout = rows();
+  const size_t span = static_cast<size_t>(layout.highest_byte());
+  DeviceBuffer src(span);
+  const std::vector<char> host = pattern(span, 5);
+  ASSERT_EQ(mover::copy_bytes(src.data(), host.data(), static_cast<int64_t>(span)), Status::ok);
+  std::vector<char> want(static_cast<size_t>(layout.packed_bytes()));
+  strata::pack_host(layout, host.data(), want.data());
+  const mover::DevicePart part{&layout, src.data(), 0};
+
+  mover::DeviceMessage first(0, mover::Method::device), second(0, mover::Method::device);
+  ASSERT_EQ(first.reserve(layout.packed_bytes()), Status::ok);
+  ASSERT_EQ(second.reserve(layout.packed_bytes()), Status::ok);
+  const mover::PackTask one{&first, &part, 1}, two{&second, &part, 1};
+  mover::PackOrder a, b;
+  ASSERT_EQ(mover::device_pack_all(&one, 1, &a), Status::ok);
+  ASSERT_EQ(mover::device_pack_all(&two, 1, &b), Status::ok);
+  ASSERT_TRUE(a.pending() && b.pending()) << "device staging alone: left running";
+  EXPECT_EQ(b.sequence, a.sequence + 1);
+  EXPECT_EQ(std::memcmp(a.event.bytes, b.event.bytes, sizeof a.event.bytes), 0) << "one event per thread and device";
+  ASSERT_EQ(mover::wait_for_own_pack(b), Status::ok);
+  std::vector<char> got(want.size());
+  ASSERT_EQ(mover::copy_bytes(got.data(), second.device_staging.data(), static_cast<int64_t>(got.size())), Status::ok);
+  EXPECT_EQ(got, want) << "the packed bytes after the packer's own wait";
+
+  const int64_t me = getpid();
+  const uint64_t waits = mover::counters().pack_waits_queued.load();
+  ASSERT_EQ(mover::order_reads_after(a.event, a.sequence, me, 0), Status::ok);
+  EXPECT_EQ(mover::counters().pack_waits_queued.load(), waits + 1);
+  ASSERT_EQ(mover::order_reads_after(a.event, a.sequence, me, 0), Status::ok);
+  EXPECT_EQ(mover::counters().pack_waits_queued.load(), waits + 1) << "the same record again: covered";
+  ASSERT_EQ(mover::order_reads_after(b.event, b.sequence, me, 0), Status::ok);
+  EXPECT_EQ(mover::counters().pack_waits_queued.load(), waits + 2) << "a later record: waited for";
+  ASSERT_EQ(mover::order_reads_after(a.event, a.sequence, me, 0), Status::ok);
+  EXPECT_EQ(mover::counters().pack_waits_queued.load(), waits + 2) << "an older record: covered by the later wait";
+  EXPECT_EQ(mover::wait_for_pack(b.event, b.sequence, me), Status::ok);
+  EXPECT_EQ(mover::order_reads_after(a.event, 0, me, 0), Status::ok) << "no record: nothing to wait for";
+
+  gpu::IpcEventHandle stranger{};
+  stranger.bytes[0] = 1;
+  EXPECT_EQ(mover::order_reads_after(stranger, 1, me, 0), Status::invalid_argument)
+      << "a handle this process never exported";
+
+  mover::DeviceMessage pinned(0, mover::Method::oneshot);
+  ASSERT_EQ(pinned.reserve(layout.packed_bytes()), Status::ok);
+  const mover::PackTask mixed[] = {{&first, &part, 1}, {&pinned, &part, 1}};
+  mover::PackOrder c;
+  ASSERT_EQ(mover::device_pack_all(mixed, 2, &c), Status::ok);
+  EXPECT_FALSE(c.pending()) << "a host-bound message in the pack: waited for, no order";
+  EXPECT_EQ(std::memcmp(pinned.mpi_buffer(), want.data(), want.size()), 0) << "its bytes, on the host at once";
+}
+
+// Contiguous pulls between device buffers queued by one batch of receives
+// are copied by the kernels when the batch holds STRATA_DEVICE_KERNEL_COPIES
+// (default 8) or more of them, by the copy engine below; either way every
+// byte arrives, a tail past the last 4 KiB block included, and nothing
+// around it is written.
+TEST(DeviceTransfer, ContiguousDevicePullsOfABatch) {
+  REQUIRE_DEVICE();
+  constexpr int64_t kBytes = 3 * 4096 + 123;
+  constexpr int64_t kGap = 64;
+  StridedBlock whole;
+  whole.block = kBytes;
+  whole.extent = kBytes;
+  for (const int pulls : {2, 9}) {
+    SCOPED_TRACE(pulls);
+    const size_t span = static_cast<size_t>(pulls * (kBytes + kGap));
+    DeviceBuffer from(span), to(span);
+    const std::vector<char> host = pattern(span, 11 + pulls);
+    ASSERT_EQ(mover::copy_bytes(from.data(), host.data(), static_cast<int64_t>(span)), Status::ok);
+    const std::vector<char> poison(span, 0x5a);
+    ASSERT_EQ(mover::copy_bytes(to.data(), poison.data(), static_cast<int64_t>(span)), Status::ok);
+    std::vector<mover::DeviceMessage> messages;
+    messages.reserve(static_cast<size_t>(pulls));
+    const uint64_t kernels = mover::counters().kernel_copies.load();
+    for (int i = 0; i < pulls; ++i) {
+      const int64_t at = i * (kBytes + kGap);
+      messages.emplace_back(0, mover::Method::device);
+      messages.back().device_staging = mover::Staging::borrowed(from.data() + at, from.data() + at);
+      const mover::DevicePart part{&whole, to.data() + at, 0};
+      ASSERT_EQ(mover::device_unpack(messages.back(), &part, 1, kBytes, /*wait=*/false), Status::ok);
+    }
+    ASSERT_EQ(mover::wait_for_queued_unpacks(), Status::ok);
+    for (mover::DeviceMessage& m : messages) m.device_staging.leak();  // borrowed
+    if (std::getenv("STRATA_DEVICE_KERNEL_COPIES") == nullptr) {       // the default, 8
+      EXPECT_EQ(mover::counters().kernel_copies.load() - kernels, pulls >= 8 ? static_cast<uint64_t>(pulls) : 0u);
+    }
+    std::vector<char> got(span), expect(poison);
+    for (int i = 0; i < pulls; ++i) {
+      const size_t at = static_cast<size_t>(i * (kBytes + kGap));
+      std::memcpy(expect.data() + at, host.data() + at, static_cast<size_t>(kBytes));
+    }
+    ASSERT_EQ(mover::copy_bytes(got.data(), to.data(), static_cast<int64_t>(span)), Status::ok);
+    EXPECT_EQ(got, expect);
+  }
 }
 
 }  // namespace

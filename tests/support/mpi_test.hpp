@@ -46,6 +46,8 @@ struct StrataCounters {
   uint64_t recvs_finished_early;   // version 10
   uint64_t sends_ahead_of_pack;    // version 11
   uint64_t reads_after_event;      // version 11
+  uint64_t pack_waits_queued;      // version 11
+  uint64_t kernel_copies;          // version 11
 };
 const StrataCounters* preload_counters();
 
