@@ -250,18 +250,18 @@ void post_deferred(Deferred& d, Status packed, const mover::PackOrder& order) {
 Status pack_group(std::vector<Deferred>& batch, size_t first, size_t last, mover::PackOrder* order) {
   static thread_local std::vector<mover::PackTask> tasks;
   tasks.clear();
-  bool all_direct = !streams(batch[first]);
+  bool may_order = !streams(batch[first]);
   for (size_t i = first; i < last; ++i) {
     Deferred& d = batch[i];
     if (!d.packs()) continue;
     d.part = whole(d.plan, d.buf);
     tasks.push_back(mover::PackTask{&d.out.device, &d.part, 1});
-    all_direct = all_direct && d.direct;
+    may_order = may_order && d.direct;
   }
   if (tasks.empty()) return Status::ok;
   WaitTimer timed(counters().flush_pack_ns);
   counters().deferred_pack_groups.fetch_add(1, std::memory_order_relaxed);
-  return mover::device_pack_all(tasks.data(), tasks.size(), all_direct ? order : nullptr);
+  return mover::device_pack_all(tasks.data(), tasks.size(), may_order ? order : nullptr);
 }
 
 }  // namespace

@@ -412,7 +412,6 @@ DirectSend& DirectSend::operator=(DirectSend&& other) noexcept {
     sent_ = other.sent_;
     ticket_ = other.ticket_;
     packed_ = std::move(other.packed_);
-    order_ = other.order_;
     descriptor_ = std::move(other.descriptor_);
     source_ = other.source_;
     other.posted_ = false;
@@ -427,10 +426,11 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   if (state == nullptr || !state->table) return Status::not_supported;
   const StridedBlock& block = plan.layout.block();
   const char* bytes = static_cast<const char*>(buf) + block.offset;
+  mover::PackOrder running{};                              // the batch's pack, where it was left running
   if (!block.contiguous() && packed_already != nullptr) {  // a deferred send's batch packed it
     packed_ = std::move(*packed_already);
     bytes = packed_.data();
-    if (order != nullptr) order_ = *order;
+    if (order != nullptr) running = *order;
   } else if (!block.contiguous()) {  // packed on the sender's GPU; the receiver unpacks from there
     mover::DeviceMessage packed(plan.device, Method::device);
     STRATA_TRY(packed.reserve(plan.bytes));
@@ -454,23 +454,22 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   auto give_back = [&] {
     if (packed_already != nullptr && packed_) *packed_already = std::move(packed_);
     packed_ = mover::Staging();
-    order_ = mover::PackOrder{};
     return Status::not_supported;
   };
   gpu::IpcExport e{};
   if (gpu::ipc_export(bytes, &e) != Status::ok) return give_back();  // e.g. stream-ordered pool memory
   DirectFields fields;
   std::memcpy(fields.location.bytes, &e, sizeof e);
-  auto source = std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes, order_});
+  auto source = std::make_unique<device_direct::Source>(device_direct::Source{plan.device, bytes, plan.bytes, running});
   const slots::SlotStatus s = state->table->acquire(fields.location, source.get(), &ticket_);
   if (s != slots::SlotStatus::ok) return give_back();  // no slot free: staged
   source_ = source.release();
   fields.bytes = static_cast<uint64_t>(plan.bytes);
   fields.slot = slots::SlotRef{state->table->ref(), ticket_};
-  if (order_.pending()) {
-    static_assert(sizeof(fields.event) == sizeof(order_.event.bytes), "the descriptor carries an IPC event handle");
-    std::memcpy(fields.event, order_.event.bytes, sizeof fields.event);
-    fields.event_sequence = order_.sequence;
+  if (running.pending()) {
+    static_assert(sizeof(fields.event) == sizeof(running.event.bytes), "the descriptor carries an IPC event handle");
+    std::memcpy(fields.event, running.event.bytes, sizeof fields.event);
+    fields.event_sequence = running.sequence;
     counters().sends_ahead_of_pack.fetch_add(1, std::memory_order_relaxed);
   }
   descriptor_ = std::make_unique<DirectDescriptor>(encode_descriptor(fields, state->token));
@@ -499,16 +498,16 @@ void DirectSend::complete() {
     }
   }
   if (released) {
-    delete static_cast<device_direct::Source*>(source_);
+    auto* source = static_cast<device_direct::Source*>(source_);
     // Withdrawn (never received): the pack may still be writing the bytes
     // about to go back to the pool.
-    if (!sent_ && mover::wait_for_own_pack(order_) != Status::ok) packed_.leak();
+    if (!sent_ && mover::wait_for_own_pack(source->order) != Status::ok) packed_.leak();
+    delete source;
   } else {
     packed_.leak();  // a receiver may still read them
   }
   source_ = nullptr;
   packed_ = mover::Staging();
-  order_ = mover::PackOrder{};
 }
 
 namespace {

@@ -85,10 +85,11 @@ class DirectSend {
   bool posted_ = false;
   bool sent_ = true;
   slots::Ticket ticket_{};
-  mover::Staging packed_;   // a derived type's packed bytes (device memory)
-  mover::PackOrder order_;  // the pack that fills packed_, when it was left running
+  mover::Staging packed_;  // a derived type's packed bytes (device memory)
   std::unique_ptr<DirectDescriptor> descriptor_;
-  void* source_ = nullptr;  // what a rehoming copies (heap: the slot table keeps its address)
+  // What a rehoming copies, and the pack still filling it (heap: the slot
+  // table keeps its address).
+  void* source_ = nullptr;
 };
 
 // Where a receive that got a descriptor puts the message: a device buffer

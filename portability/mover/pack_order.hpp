@@ -6,7 +6,7 @@
 // this thread's IPC event of the packing device after it and returns
 // without waiting; the order names the event and the number of that record
 // (records of one event follow each other on one stream, so a wait for a
-// later record also covers an earlier one). The reader calls order_after
+// later record also covers an earlier one). The reader calls order_reads_after
 // before it queues copies that read the packed bytes: its work stream on
 // that device then waits for the record on the GPU, not its thread on the
 // host; a record its stream already waited for (or a later one) is not
