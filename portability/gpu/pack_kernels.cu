@@ -105,19 +105,25 @@ using Args = PartArgs<kMaxDims>;
 // by one launch (one word size and index width for all). CTAs
 // [cta_begin[p], cta_begin[p+1]) serve part p, with rows of shape[p]
 // threads (a power of two) over a block's words. HIP takes 4 KiB of kernel
-// parameters; CUDA 12.1+ takes 32 KiB on sm_70 and later (the build's
-// architectures). A launch costs the host the same up to 8 KiB of them
-// (3.5-4.2 µs on the lent H200 host, 16 B to 8 KiB alike), so CUDA batches
-// twice the parts: a 2-rank halo's 26 messages a flush take one pack launch
-// instead of two, and its receives one unpack launch.
-constexpr int kBatchDims = 4;
-#if defined(__CUDACC__) && !defined(__HIPCC__)
-constexpr int kBatchParts = 32;
-constexpr size_t kBatchParamBytes = 8192;
+// parameters; CUDA 12.1 and later take 32 KiB where every architecture
+// built for is sm_70 or later. A launch costs the host the same up to 8 KiB
+// of them (3.5-4.2 µs on the lent H200 host, 16 B to 8 KiB alike), so such
+// a CUDA build batches twice the parts: a 2-rank halo's 26 messages a flush
+// take one pack launch instead of two, and its receives one unpack launch.
+#if defined(__CUDACC__) && !defined(__HIPCC__) && defined(__CUDA_ARCH_LIST__) && CUDART_VERSION >= 12010
+constexpr int kBuiltArchs[] = {__CUDA_ARCH_LIST__};
+constexpr bool kLargeParams = [] {
+  for (int arch : kBuiltArchs) {
+    if (arch < 700) return false;
+  }
+  return true;
+}();
 #else
-constexpr int kBatchParts = 16;
-constexpr size_t kBatchParamBytes = 4096;
+constexpr bool kLargeParams = false;
 #endif
+constexpr int kBatchDims = 4;
+constexpr int kBatchParts = kLargeParams ? 32 : 16;
+constexpr size_t kBatchParamBytes = kLargeParams ? 8192 : 4096;
 struct BatchArgs {
   int parts = 0;
   uint32_t cta_begin[kBatchParts + 1] = {};
