@@ -51,6 +51,8 @@ typedef struct strata_preload_counters_t {
   uint64_t pack_waits_queued;     /* (version 11) GPU waits queued for senders' packs (records not yet waited for) */
   uint64_t kernel_copies;         /* (version 11) contiguous device-to-device pulls copied by the kernels (a batch
                                      of STRATA_DEVICE_KERNEL_COPIES or more) */
+  uint64_t staging_evicted;       /* (version 12) kept staging buffers a pool freed to make room for one returned
+                                     later (its STRATA_*_POOL_BYTES reached; the longest-kept go first) */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

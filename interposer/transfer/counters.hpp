@@ -46,7 +46,8 @@ namespace strata::interposer {
   X(sends_ahead_of_pack, "device-direct sends whose descriptor left before their pack finished")         \
   X(reads_after_event, "device-direct receives ordered after the sender's pack on the GPU")              \
   MOVER(pack_waits_queued, "GPU waits queued for a sender's pack (IPC event records)")                   \
-  MOVER(kernel_copies, "contiguous device-to-device pulls copied by the kernels")
+  MOVER(kernel_copies, "contiguous device-to-device pulls copied by the kernels")                        \
+  MOVER(staging_evicted, "kept staging buffers freed to make room (a pool's limit reached)")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

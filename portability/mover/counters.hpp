@@ -16,6 +16,9 @@ struct Counters {
   // them the pools had to allocate (none of the size class was kept).
   std::atomic<uint64_t> staging_acquired{0};
   std::atomic<uint64_t> staging_allocated{0};
+  // Kept buffers a pool freed to make room for one returned later (its
+  // limit, STRATA_*_POOL_BYTES, reached; the longest-kept go first).
+  std::atomic<uint64_t> staging_evicted{0};
   // Pinned buffers allocated (cudaHostAlloc: milliseconds for megabytes).
   std::atomic<uint64_t> pinned_allocated{0};
   // Large device messages whose bytes went through plain host memory

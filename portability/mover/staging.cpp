@@ -6,6 +6,7 @@
 #include "portability/mover/counters.hpp"
 
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,11 +67,12 @@ class StagingPool {
     return allocate_new(cls);
   }
 
-  // A kept buffer of the class, or none: never allocates.
+  // A kept buffer of the class (the one returned last), or none: never
+  // allocates.
   Buffer take_kept(int cls) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (free_lists_[cls].empty()) return Buffer{nullptr, nullptr};
-    Buffer b = free_lists_[cls].back();
+    Buffer b = free_lists_[cls].back().buffer;
     free_lists_[cls].pop_back();
     cached_bytes_ -= int64_t{1} << cls;
     return b;
@@ -87,18 +89,41 @@ class StagingPool {
     if (Buffer b = allocate_new(cls); b.data != nullptr) put(cls, b);
   }
 
+  // Keeps a returned buffer. Where the kept bytes would pass the limit, the
+  // buffers returned longest ago go first, whatever their class: a program
+  // whose messages grew keeps its new working set, where freeing the
+  // returned buffer instead freed and allocated buffers of the new size at
+  // every step (a window of 16 vectors of 64 MiB after one of 16 MiB: 4 of
+  // its 16 device buffers, each a cudaFree, a cudaMalloc and a new IPC
+  // mapping on the receiver, 142-193 GB/s on 2 x H200 against 292-304 GB/s
+  // without the smaller point first). The frees happen outside the lock.
   void put(int cls, Buffer b) {
     const int64_t bytes = int64_t{1} << cls;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_bytes_ + bytes <= limit_.get()) {
-        try {
-          free_lists_[cls].push_back(b);
-          cached_bytes_ += bytes;
-          return;
-        } catch (...) {  // no room to remember it: free it below
+    while (bytes <= limit_.get()) {
+      Buffer evicted[kEvictBatch];
+      int n = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cached_bytes_ + bytes <= limit_.get()) {
+          try {
+            free_lists_[cls].push_back(Kept{b, ++clock_});
+            cached_bytes_ += bytes;
+            return;
+          } catch (...) {  // no room to remember it: free it below
+            break;
+          }
+        }
+        while (n < kEvictBatch && cached_bytes_ + bytes > limit_.get()) {
+          const int oldest = oldest_class();
+          if (oldest < 0) break;
+          evicted[n++] = free_lists_[oldest].front().buffer;
+          free_lists_[oldest].pop_front();
+          cached_bytes_ -= int64_t{1} << oldest;
         }
       }
+      if (n == 0) break;
+      for (int i = 0; i < n; ++i) free_(device_, evicted[i]);
+      counters().staging_evicted.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     }
     free_(device_, b);
   }
@@ -106,7 +131,7 @@ class StagingPool {
   void trim() {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& list : free_lists_) {
-      for (Buffer b : list) free_(device_, b);
+      for (const Kept& k : list) free_(device_, k.buffer);
       list.clear();
     }
     cached_bytes_ = 0;
@@ -121,13 +146,33 @@ class StagingPool {
     return b;
   }
 
+  // A kept buffer and when it came back (the pool's count of returns).
+  struct Kept {
+    Buffer buffer;
+    uint64_t returned;
+  };
+  static constexpr int kEvictBatch = 16;  // buffers freed per pass, outside the lock
+
+  // The class whose oldest kept buffer came back first, or -1 (none kept).
+  int oldest_class() const {
+    int oldest = -1;
+    for (int c = 0; c < kClasses; ++c) {
+      if (!free_lists_[c].empty() &&
+          (oldest < 0 || free_lists_[c].front().returned < free_lists_[oldest].front().returned)) {
+        oldest = c;
+      }
+    }
+    return oldest;
+  }
+
   Allocate allocate_;
   Free free_;
   const config::IntParam& limit_;
   int device_;
   std::mutex mutex_;
-  std::vector<Buffer> free_lists_[kClasses];
+  std::deque<Kept> free_lists_[kClasses];  // oldest first
   int64_t cached_bytes_ = 0;
+  uint64_t clock_ = 0;
 };
 
 namespace {

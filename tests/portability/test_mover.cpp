@@ -87,6 +87,45 @@ TEST(Staging, PoolsKeepReleasedBuffersPerSizeClass) {
   EXPECT_TRUE(after);
 }
 
+// A pool at its limit makes room for a returned buffer by freeing the
+// buffers kept longest, of any class; before, it freed the returned one, so
+// a program whose messages grew allocated (and freed) part of its new
+// working set at every step. Host pool, its default limit of 256 MiB
+// (untouched allocations: only address space).
+TEST(Staging, AFullPoolKeepsTheBuffersReturnedLast) {
+  if (std::getenv("STRATA_HOST_POOL_BYTES") != nullptr) GTEST_SKIP() << "the test assumes the default limit";
+  constexpr int64_t kLimit = int64_t{256} << 20;
+  constexpr int64_t kSmall = int64_t{16} << 20, kLarge = int64_t{64} << 20;
+  const mover::Counters& c = mover::counters();
+  mover::trim_staging();
+  auto hold = [](int64_t bytes, int n) {
+    std::vector<mover::Staging> held;
+    for (int i = 0; i < n; ++i) held.push_back(mover::Staging::host(bytes));
+    for (const mover::Staging& s : held) EXPECT_TRUE(s);
+    return held;
+  };
+  hold(kSmall, static_cast<int>(kLimit / kSmall));  // returned: the pool is full of 16 MiB buffers
+  const uint64_t evicted = c.staging_evicted.load();
+  hold(kLarge, 3);  // returned: they push out 12 of the 16 MiB ones
+  EXPECT_EQ(c.staging_evicted.load() - evicted, 12u);
+  for (int step = 0; step < 3; ++step) {
+    const uint64_t allocated = c.staging_allocated.load();
+    hold(kLarge, 3);
+    EXPECT_EQ(c.staging_allocated.load() - allocated, 0u) << "step " << step << ": the 64 MiB buffers were kept";
+  }
+  // The 4 small ones left are still there; the rest must be allocated again.
+  const uint64_t allocated = c.staging_allocated.load();
+  const uint64_t before = c.staging_evicted.load();
+  hold(kSmall, 4);
+  EXPECT_EQ(c.staging_allocated.load() - allocated, 0u);
+  EXPECT_EQ(c.staging_evicted.load() - before, 0u) << "taking and returning kept buffers evicts nothing";
+  // A buffer larger than the limit is never kept and evicts nothing.
+  const uint64_t evicted_before_huge = c.staging_evicted.load();
+  hold(kLimit * 2, 1);
+  EXPECT_EQ(c.staging_evicted.load() - evicted_before_huge, 0u);
+  mover::trim_staging();
+}
+
 TEST(Staging, PinnedOrHostFollowsTheDevice) {
   mover::Staging s = mover::Staging::pinned_or_host(1000);
   ASSERT_TRUE(s);

@@ -48,6 +48,7 @@ struct StrataCounters {
   uint64_t reads_after_event;      // version 11
   uint64_t pack_waits_queued;      // version 11
   uint64_t kernel_copies;          // version 11
+  uint64_t staging_evicted;        // version 12
 };
 const StrataCounters* preload_counters();
 
