@@ -43,9 +43,10 @@ class STRATA_API Staging {
   // on every message once more were in flight than the pool keeps.
   static Staging pinned_if_kept(int64_t bytes);
   // After plain memory carried a message of `bytes`: one pinned buffer of
-  // its size class for the pool, where the pool's limit has room (a
-  // buffer so stocked is never freed again before trim_staging), so that
-  // the next message of the size finds one.
+  // its size class for the pool, where the pool's limit has room (then it
+  // is kept like a returned buffer: freed only when the pool, full, makes
+  // room for newer ones, the longest kept first), so that the next message
+  // of the size finds one.
   static void keep_pinned(int64_t bytes);
   // A view of memory that belongs to nobody's pool (a peer's buffer mapped
   // through IPC): released, it is only forgotten.
