@@ -187,8 +187,6 @@ const DeviceModel& device_model() {
 
 void override_method(int method) { g_override.store(method, std::memory_order_relaxed); }
 
-bool method_forced() { return g_override.load(std::memory_order_relaxed) >= 0 || g_method.get() != Forced::automatic; }
-
 Method choose_method(int64_t packed_bytes, int64_t block, int64_t span_bytes) {
   const bool aware = mpi_is_gpu_aware();
   const int forced = g_override.load(std::memory_order_relaxed);

@@ -84,8 +84,4 @@ Method choose_method(int64_t packed_bytes, int64_t block, int64_t span_bytes = 0
 // For strata-measure: forces a method (-1: back to the configuration).
 void override_method(int method);
 
-// Is the method forced (STRATA_METHOD other than auto, or override_method),
-// not the model's choice?
-bool method_forced();
-
 }  // namespace strata::interposer

@@ -2,7 +2,6 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
-#include "interposer/model/device_model.hpp"
 #include "interposer/transfer/counters.hpp"
 #include "interposer/transfer/direct.hpp"
 #include "interposer/transfer/pending.hpp"
@@ -167,49 +166,17 @@ int post_direct(Deferred& d, const mover::PackOrder& order) {
 
 }  // namespace
 
-namespace {
-
-// Device data the model sends by its span (one copy of the bytes the
-// layout spans to pinned memory, then the library packs on the host), to
-// a rank the device-direct transport does not reach: alone, that copy and
-// its wait cost about what a pack kernel and its wait do, which is why the
-// model may pick it; in a flush, a pack is one more part of the batched
-// launch and shares its one wait, where MPI_Isend copied and waited alone
-// (a halo whose faces fill most of their span: one more device round trip
-// per such face, each also a wait for the other processes' time slices
-// where ranks share a GPU without MPS). So such a deferred send is packed
-// as the oneshot method packs. Not to a rank the transport reaches: there a
-// host-bound message in the flush would make the direct ones in it wait
-// for their pack (deferred_sends: a group's descriptors leave ahead of
-// their pack only where all of it is direct).
-// Only the model's choice: a forced STRATA_METHOD=span stays a span copy.
-bool span_copy(const Plan& plan, MPI_Comm comm, int dest) {
-  return plan.path == Path::device_span && plan.method == Method::span && !method_forced() &&
-         !device_direct::reaches(comm, dest);
-}
-
-Plan packed_instead(const Plan& plan) {
-  Plan p = plan;
-  p.path = Path::device_pack;
-  p.method = Method::oneshot;
-  return p;
-}
-
-}  // namespace
-
 bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag) {
   const DeferMode mode = g_defer.get();
   if (mode == DeferMode::off) return false;
-  if (span_copy(plan, comm, dest)) return defers(packed_instead(plan), comm, dest, tag);
   const bool device =
       plan.path == Path::device_pack && (plan.method != Method::staged || device_direct::takes(plan, comm, dest));
   const bool host = mode == DeferMode::all && plan.path == Path::host_pack;
   return (device || host) && plan.bytes <= INT_MAX && valid_target(comm, dest, tag);
 }
 
-int defer_isend(const Plan& planned, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+int defer_isend(const Plan& plan, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                 MPI_Request* request) {
-  const Plan plan = span_copy(planned, comm, dest) ? packed_instead(planned) : planned;
   Deferred d(plan, buf, count, type, dest, tag, comm);
   d.direct = device_direct::takes(plan, comm, dest);
   if (d.packs()) {  // a direct message is packed on the device, where the receiver reads it

@@ -41,11 +41,7 @@
 
 namespace strata::interposer {
 
-// Whether an MPI_Isend planned as `plan` is deferred: device data Strata
-// packs (not the staged method's pipeline unless device-direct), and
-// device data the model copies by its span to a rank the device-direct
-// transport does not reach (deferred as a oneshot pack: one more part of
-// the flush's batched launch and its one wait).
+// Whether an MPI_Isend planned as `plan` is deferred.
 bool defers(const Plan& plan, MPI_Comm comm, int dest, int tag);
 
 // Defers an MPI_Isend that defers() accepted: sets *request to the user's

@@ -396,11 +396,7 @@ bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
   }
   const int64_t least =
       plan.layout.block().contiguous() ? g_min_bytes.get() : std::max(g_min_bytes.get(), g_min_strided_bytes.get());
-  return plan.bytes >= least && reaches(comm, dest);
-}
-
-bool reaches(MPI_Comm comm, int dest) noexcept {
-  if (g_state == nullptr || !g_state->table || dest < 0) return false;
+  if (plan.bytes < least || dest < 0) return false;
   const int w = coll::world_rank_of(comm, dest);
   return w >= 0 && static_cast<size_t>(w) < g_state->reads_me.size() && g_state->reads_me[static_cast<size_t>(w)] != 0;
 }

@@ -47,9 +47,6 @@ void teardown() noexcept;
 
 // Does a send of `plan` to member `dest` of `comm` travel as a descriptor?
 bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept;
-// Can any send to member `dest` of `comm` travel as one (the transport is
-// on and that rank proved it reads this rank's GPU memory)?
-bool reaches(MPI_Comm comm, int dest) noexcept;
 
 }  // namespace device_direct
 

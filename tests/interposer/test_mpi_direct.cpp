@@ -818,64 +818,6 @@ TEST(DirectPolicy, TheMachineDecidesUnderAuto) {
   }
 }
 
-// An MPI_Isend of device data the model sends by its span (a 1 KiB vector
-// of 8-byte blocks in a 2 KiB span: the reference model's span point,
-// test_models) is deferred and packed with the flush, one wait for the
-// device with the rest, where the transport does not reach the receiver
-// (STRATA_TEST_EXPECT_DIRECT=0); where it does, it is copied at once as
-// before, so that it does not hold the direct messages of the flush back
-// behind their pack. The bytes arrive either way (guards checked).
-TEST(DirectPolicy, SpanSendsJoinTheFlushWhereTheTransportDoesNotReach) {
-  const char* expect = std::getenv("STRATA_TEST_EXPECT_DIRECT");
-  if (expect == nullptr) GTEST_SKIP() << "run by the policy variants";
-  if (!strata_test::all_ranks_agree(strata_test::test_device_count() > 0)) GTEST_SKIP() << "no device";
-  if (size() % 2 != 0) GTEST_SKIP() << "needs an even number of ranks";
-  const strata_test::StrataCounters* c = preload_counters();
-  ASSERT_NE(c, nullptr) << "run preloaded";
-  ASSERT_GE(c->version, 7u);
-  strata_test::test_device_select(rank() % strata_test::test_device_count());
-  constexpr int kBlocks = 128;
-  MPI_Datatype vec = MPI_DATATYPE_NULL;
-  MPI_Type_vector(kBlocks, 1, 2, MPI_DOUBLE, &vec);
-  MPI_Type_commit(&vec);
-  const size_t span = (2 * kBlocks - 1) * sizeof(double);
-  uint64_t seed = std::random_device{}();
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  const std::vector<unsigned char> payload = random_bytes(span, seed + static_cast<uint64_t>(rank() / 2));
-  DeviceBuffer buf(span);
-  ASSERT_TRUE(buf);
-  const uint64_t deferred = c->sends_deferred, spans = c->spans_copied, flushes = c->deferred_flushes;
-  auto now = [] { return preload_counters(); };  // a fresh snapshot
-  const bool reaches = std::strcmp(expect, "1") == 0;
-  if (sender()) {
-    buf.fill(payload);
-    MPI_Request req = MPI_REQUEST_NULL;
-    ASSERT_EQ(MPI_Isend(buf.data(), 1, vec, partner(), 3, MPI_COMM_WORLD, &req), MPI_SUCCESS);
-    EXPECT_EQ(now()->spans_copied - spans, reaches ? 1u : 0u) << "copied in MPI_Isend";
-    EXPECT_EQ(now()->sends_deferred - deferred, reaches ? 0u : 1u);
-    ASSERT_EQ(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_SUCCESS);
-    EXPECT_EQ(now()->deferred_flushes - flushes, reaches ? 0u : 1u);
-  } else {
-    const std::vector<unsigned char> poison(span, 0xa5);
-    buf.fill(poison);
-    MPI_Status st;
-    ASSERT_EQ(MPI_Recv(buf.data(), 1, vec, partner(), 3, MPI_COMM_WORLD, &st), MPI_SUCCESS);
-    int count = -1;
-    MPI_Get_count(&st, vec, &count);
-    EXPECT_EQ(count, 1);
-    bool guards = false;
-    const std::vector<unsigned char> got = buf.read(&guards);
-    EXPECT_TRUE(guards);
-    ASSERT_EQ(got.size(), span);
-    for (size_t i = 0; i < span; ++i) {
-      // Every other double is the type's: the others keep the poison.
-      const bool in_type = (i / sizeof(double)) % 2 == 0;
-      ASSERT_EQ(got[i], in_type ? payload[i] : poison[i]) << "byte " << i;
-    }
-  }
-  MPI_Type_free(&vec);
-}
-
 // A device message to self takes the transport without IPC (the receiver
 // copies from its own memory on the device): contiguous and strided, with
 // the receive posted first and after.
