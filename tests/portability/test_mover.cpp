@@ -113,7 +113,7 @@ TEST(Staging, AFullPoolKeepsTheBuffersReturnedLast) {
     hold(kLarge, 3);
     EXPECT_EQ(c.staging_allocated.load() - allocated, 0u) << "step " << step << ": the 64 MiB buffers were kept";
   }
-  // The 4 small ones left are still there; the rest must be allocated again.
+  // The 4 small ones that were not pushed out are still kept.
   const uint64_t allocated = c.staging_allocated.load();
   const uint64_t before = c.staging_evicted.load();
   hold(kSmall, 4);
