@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 11 */
+  uint64_t version; /* 13 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -53,6 +53,10 @@ typedef struct strata_preload_counters_t {
                                      of STRATA_DEVICE_KERNEL_COPIES or more) */
   uint64_t staging_evicted;       /* (version 12) kept staging buffers a pool freed to make room for one returned
                                      later (its STRATA_*_POOL_BYTES reached; the longest-kept go first) */
+  uint64_t sends_in_chunks;       /* (version 13) device-direct sends packed in chunks, the descriptor sent ahead:
+                                     the receiver unpacks each chunk as soon as it is packed */
+  uint64_t recvs_in_chunks;       /* (version 13) device-direct receives that unpacked the sender's chunks as
+                                     each was packed (the GPU waited for each chunk's IPC event) */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

@@ -247,9 +247,20 @@ void post_deferred(Deferred& d, Status packed, const mover::PackOrder& order) {
 // launch costing what the wait saved), nor for a streamed message (packed
 // and posted on its own already; a window of 16 MiB vectors measured
 // 219-241 GB/s with the order against 256-258 without).
+// A streamed direct message large enough (STRATA_P2P_IPC_CHUNK) is packed
+// in chunks instead, its receiver unpacking each as it is packed.
 Status pack_group(std::vector<Deferred>& batch, size_t first, size_t last, mover::PackOrder* order) {
   static thread_local std::vector<mover::PackTask> tasks;
   tasks.clear();
+  if (Deferred& d = batch[first]; streams(d) && d.direct && d.out.device.method() == Method::device) {
+    const mover::ChunkPlan chunks = device_direct::chunk_plan_for(d.plan);
+    if (chunks.chunks > 1) {
+      d.part = whole(d.plan, d.buf);
+      WaitTimer timed(counters().flush_pack_ns);
+      counters().deferred_pack_groups.fetch_add(1, std::memory_order_relaxed);
+      return mover::device_pack_chunked(d.out.device, d.part, chunks, order);
+    }
+  }
   bool may_order = !streams(batch[first]);
   for (size_t i = first; i < last; ++i) {
     Deferred& d = batch[i];

@@ -10,6 +10,7 @@
 #include "mpi/real_mpi.hpp"
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/ipc_cache.hpp"
+#include "portability/mover/chunked_transfer.hpp"
 #include "portability/mover/copies.hpp"
 #include "portability/mover/device_transfer.hpp"
 
@@ -62,6 +63,16 @@ config::IntParam g_min_strided_bytes{"STRATA_P2P_IPC_MIN_STRIDED_BYTES",
                                      2 * static_cast<int64_t>(kDirectDescriptorBytes),
                                      INT64_MAX,
                                      true};
+config::IntParam g_chunk_bytes{
+    "STRATA_P2P_IPC_CHUNK",
+    int64_t{8} << 20,
+    "A strided device message that goes through IPC (STRATA_P2P_IPC) with at least twice this many packed bytes is "
+    "packed in chunks of at least this size (at most 8), its descriptor sent before the pack ends, and the receiver "
+    "unpacks each chunk as soon as it is packed (ordered on the GPU by one IPC event per chunk), so that the two "
+    "overlap; 0: packed whole, then sent (docs/device.md, \"A large strided message in chunks\")",
+    0,
+    INT64_MAX,
+    true};
 config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             "With the device-direct transport on (STRATA_P2P_IPC): how long a completing send waits "
                             "for its receiver to pull the bytes before it moves them to a bounce buffer of its own "
@@ -69,6 +80,8 @@ config::IntParam g_bound_us{"STRATA_P2P_IPC_WAIT_US", 200,
                             0, 10'000'000};
 
 static_assert(sizeof(gpu::IpcExport) <= slots::kLocationBytes, "a slot's location holds an IPC export");
+static_assert(mover::kPackChunks == kDescriptorMaxChunks, "a descriptor names every chunk event of a pack");
+static_assert(sizeof(gpu::IpcEventHandle) == slots::kNoteBytes, "a note holds an IPC event handle");
 
 // What a rehoming copies: the bytes the descriptor named, and the pack that
 // fills them when it was left running.
@@ -401,6 +414,41 @@ bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept {
   return w >= 0 && static_cast<size_t>(w) < g_state->reads_me.size() && g_state->reads_me[static_cast<size_t>(w)] != 0;
 }
 
+mover::ChunkPlan chunk_plan_for(const Plan& plan) {
+  const int64_t least = g_chunk_bytes.get();
+  const StridedBlock& block = plan.layout.block();
+  if (least <= 0 || block.contiguous() || plan.bytes < 2 * least) return mover::ChunkPlan{};
+  return mover::plan_chunks(plan.bytes, block.block, least);
+}
+
+namespace {
+
+// The notes of this process's slot table that hold a thread's chunk events
+// (pack_order.hpp), published at the thread's first message in chunks
+// from that device: by the address of its handles (stable while the
+// thread lives). False where the table has no room left.
+bool chunk_notes(const gpu::IpcEventHandle* events, uint32_t* first) {
+  static thread_local std::vector<std::pair<const gpu::IpcEventHandle*, uint32_t>> published;
+  for (const auto& [handles, at] : published) {
+    if (handles == events) {
+      *first = at;
+      return true;
+    }
+  }
+  slots::Note notes[mover::kPackChunks];
+  for (int k = 0; k < mover::kPackChunks; ++k) std::memcpy(notes[k].bytes, events[k].bytes, slots::kNoteBytes);
+  if (g_state->table->publish_notes(notes, mover::kPackChunks, first) != slots::SlotStatus::ok) {
+    STRATA_LOG_ONCE(info, kDevice,
+                    "device-direct: no room for more chunk events in the slot table; large strided messages from "
+                    "further threads are packed whole before they are sent");
+    return false;
+  }
+  published.emplace_back(events, *first);
+  return true;
+}
+
+}  // namespace
+
 }  // namespace device_direct
 
 DirectSend::DirectSend(DirectSend&& other) noexcept { *this = std::move(other); }
@@ -435,7 +483,12 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
     mover::DeviceMessage packed(plan.device, Method::device);
     STRATA_TRY(packed.reserve(plan.bytes));
     const mover::DevicePart part{&block, static_cast<char*>(const_cast<void*>(buf)), 0};
-    STRATA_TRY(mover::device_pack(packed, &part, 1));
+    const mover::ChunkPlan chunks = device_direct::chunk_plan_for(plan);
+    if (chunks.chunks > 1) {  // the receiver unpacks each chunk while the next is packed
+      STRATA_TRY(mover::device_pack_chunked(packed, part, chunks, &running));
+    } else {
+      STRATA_TRY(mover::device_pack(packed, &part, 1));
+    }
     packed_ = std::move(packed.device_staging);
     bytes = packed_.data();
   } else {
@@ -452,10 +505,18 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   // Where this message must go another way, packed bytes go back to the
   // caller that handed them over (it sends them staged).
   auto give_back = [&] {
+    // A pack of ours still running must end before its staging goes back
+    // to the pool (the caller's own waits before it reads handed-back bytes).
+    if (packed_already == nullptr) (void)mover::wait_for_own_pack(running);
     if (packed_already != nullptr && packed_) *packed_already = std::move(packed_);
     packed_ = mover::Staging();
     return Status::not_supported;
   };
+  uint32_t first_note = 0;  // in chunks: the note of chunk 0's event
+  if (running.chunks > 0 && !device_direct::chunk_notes(running.chunk_events, &first_note)) {
+    STRATA_TRY(mover::wait_for_own_pack(running));  // no note for its events: sent once it is all packed
+    running = mover::PackOrder{};
+  }
   gpu::IpcExport e{};
   if (gpu::ipc_export(bytes, &e) != Status::ok) return give_back();  // e.g. stream-ordered pool memory
   DirectFields fields;
@@ -466,7 +527,12 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
   source_ = source.release();
   fields.bytes = static_cast<uint64_t>(plan.bytes);
   fields.slot = slots::SlotRef{state->table->ref(), ticket_};
-  if (running.pending()) {
+  if (running.chunks > 0) {
+    fields.chunks = static_cast<uint32_t>(running.chunks);
+    fields.first_note = first_note;
+    fields.chunk_bytes = static_cast<uint64_t>(running.chunk_bytes);
+    counters().sends_in_chunks.fetch_add(1, std::memory_order_relaxed);
+  } else if (running.pending()) {
     static_assert(sizeof(fields.event) == sizeof(running.event.bytes), "the descriptor carries an IPC event handle");
     std::memcpy(fields.event, running.event.bytes, sizeof fields.event);
     fields.event_sequence = running.sequence;
@@ -569,6 +635,30 @@ Status pull(const DirectTarget& target, const char* peer, int64_t bytes, bool wa
              : Status::mpi_error;
 }
 
+// The IPC events of a message's chunks, read from the sender's table's
+// notes.
+Status chunk_events_of(const DirectFields& fields, slots::PeerTables& peers, gpu::IpcEventHandle* events) {
+  for (uint32_t k = 0; k < fields.chunks; ++k) {
+    slots::Note note{};
+    if (peers.read_note(fields.slot.table, fields.first_note + k, &note) != slots::SlotStatus::ok) {
+      return Status::invalid_argument;  // a descriptor naming notes its sender never published
+    }
+    std::memcpy(events[k].bytes, note.bytes, sizeof events[k].bytes);
+  }
+  return Status::ok;
+}
+
+// A message packed in chunks, into a device target: each chunk unpacked (or
+// copied) from the sender's staging once the sender's GPU has packed it;
+// queued, or waited for where `wait`.
+Status pull_in_chunks(const DirectTarget& target, const char* peer, int64_t bytes, const mover::ChunkedSource& source,
+                      bool wait) {
+  STRATA_TRY(mover::device_unpack_chunked(target.device, peer, *target.device_layout,
+                                          static_cast<char*>(target.buffer), bytes, source));
+  counters().recvs_in_chunks.fetch_add(1, std::memory_order_relaxed);
+  return wait ? mover::wait_for_queued_unpacks() : Status::ok;
+}
+
 }  // namespace
 
 bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Status& status, int* rc, bool wait) {
@@ -617,6 +707,17 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   }
   // Queued: the slot and the mapping stay held until finish_queued_pulls.
   bool queued = false;
+  // In chunks, unless the sender moved the bytes to a bounce (all packed
+  // then): the chunks' events, for the GPU (a device target) or the host
+  // (a host target waits for the last) to wait on.
+  const bool chunked = fields.in_chunks() && !claim.rehomed;
+  gpu::IpcEventHandle chunk_events[kDescriptorMaxChunks] = {};
+  mover::ChunkedSource source{chunk_events, static_cast<int>(fields.chunks), static_cast<int64_t>(fields.chunk_bytes),
+                              fields.slot.table.pid};
+  if (s == Status::ok && chunked) s = chunk_events_of(fields, state->peers, chunk_events);
+  if (s == Status::ok && chunked && target.device_layout == nullptr) {
+    s = mover::wait_for_pack(chunk_events[fields.chunks - 1], 1, fields.slot.table.pid);
+  }
   if (s == Status::ok && fields.ordered()) {  // the sender's pack may still be running: wait for it
     gpu::IpcEventHandle event{};
     std::memcpy(event.bytes, fields.event, sizeof event.bytes);
@@ -627,7 +728,8 @@ bool receive_direct(const DirectTarget& target, const char* host_bytes, MPI_Stat
   }
   if (s == Status::ok) {
     const bool queue = !wait && target.device_layout != nullptr;
-    s = pull(target, base + e.offset, bytes, !queue);
+    s = chunked && target.device_layout != nullptr ? pull_in_chunks(target, base + e.offset, bytes, source, !queue)
+                                                   : pull(target, base + e.offset, bytes, !queue);
     if (s == Status::ok && queue) {
       try {
         queued_pulls().push_back(QueuedPull{claim, own ? nullptr : base});

@@ -21,6 +21,7 @@
 #include "interposer/transfer/direct_descriptor.hpp"
 #include "interposer/transfer/plan.hpp"
 #include "portability/host/shared_slots.hpp"
+#include "portability/mover/chunked_transfer.hpp"
 #include "portability/mover/pack_order.hpp"
 #include "portability/mover/staging.hpp"
 
@@ -47,6 +48,10 @@ void teardown() noexcept;
 
 // Does a send of `plan` to member `dest` of `comm` travel as a descriptor?
 bool takes(const Plan& plan, MPI_Comm comm, int dest) noexcept;
+
+// How such a send of a strided message is packed: in chunks the receiver
+// unpacks as each is packed (STRATA_P2P_IPC_CHUNK), or whole (chunks 0).
+mover::ChunkPlan chunk_plan_for(const Plan& plan);
 
 }  // namespace device_direct
 

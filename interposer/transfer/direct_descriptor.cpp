@@ -6,6 +6,7 @@
 
 namespace strata::interposer {
 
+static_assert(sizeof(ChunkWords) == 16 && sizeof(ChunkWords) <= kDescriptorEventBytes, "chunk words fit the event field");
 static_assert(sizeof(DirectDescriptor) == kDirectDescriptorBytes, "the descriptor's size is part of the protocol");
 static_assert(std::is_trivially_copyable_v<DirectDescriptor> && std::is_standard_layout_v<DirectDescriptor>,
               "a descriptor is plain bytes");
@@ -37,18 +38,42 @@ uint64_t checksum_of(const unsigned char* bytes, uint64_t token) {
   return h;
 }
 
+bool zero_from(const unsigned char* bytes, size_t from, size_t n) {
+  for (size_t i = from; i < n; ++i) {
+    if (bytes[i] != 0) return false;
+  }
+  return true;
+}
+
+ChunkWords chunk_words(const DirectDescriptor& d) {
+  ChunkWords w;
+  std::memcpy(&w, d.event, sizeof w);
+  return w;
+}
+
+// In chunks: 1..kDescriptorMaxChunks pieces that cover the bytes, none
+// empty, their notes within the table's.
+bool chunks_sane(const DirectDescriptor& d) {
+  const ChunkWords w = chunk_words(d);
+  if (w.chunks == 0 || w.chunks > kDescriptorMaxChunks || w.chunk_bytes == 0 ||
+      w.first_note > slots::kMaxNotes - w.chunks || d.event_sequence != 0) {
+    return false;
+  }
+  const uint64_t before_last = (w.chunks - 1) * w.chunk_bytes;  // no overflow: chunk_bytes * 8 < 2^64 below
+  return w.chunk_bytes <= (uint64_t{1} << 56) && before_last < d.bytes && d.bytes <= before_last + w.chunk_bytes &&
+         zero_from(d.event, sizeof(ChunkWords), sizeof d.event);
+}
+
 bool fields_sane(const DirectDescriptor& d) {
   for (uint64_t r : d.reserved) {
     if (r != 0) return false;
   }
-  const bool ordered = d.flags == kDescriptorOrderedByEvent;
-  if (!ordered) {  // no event: its fields are zero
-    if (d.flags != 0 || d.event_sequence != 0) return false;
-    for (unsigned char b : d.event) {
-      if (b != 0) return false;
-    }
-  } else if (d.event_sequence == 0) {
-    return false;
+  if (d.flags == kDescriptorOrderedByEvent) {
+    if (d.event_sequence == 0) return false;
+  } else if (d.flags == kDescriptorInChunks) {
+    if (!chunks_sane(d)) return false;
+  } else if (d.flags != 0 || d.event_sequence != 0 || !zero_from(d.event, 0, sizeof d.event)) {
+    return false;  // no event: its fields are zero
   }
   const slots::SlotRef& s = d.slot;
   return d.bytes > 0 && s.table.pid > 0 && s.table.fd >= 0 && s.table.id != 0 && s.ticket.reserved == 0 &&
@@ -84,6 +109,10 @@ DirectDescriptor encode_descriptor(const DirectFields& fields, uint64_t token) n
     d.flags = kDescriptorOrderedByEvent;
     std::memcpy(d.event, fields.event, sizeof d.event);
     d.event_sequence = fields.event_sequence;
+  } else if (fields.in_chunks()) {
+    d.flags = kDescriptorInChunks;
+    const ChunkWords w{fields.chunks, fields.first_note, fields.chunk_bytes};
+    std::memcpy(d.event, &w, sizeof w);
   }
   d.checksum = descriptor_checksum(d, token);
   return d;
@@ -98,11 +127,19 @@ DescriptorCheck check_descriptor(const void* bytes, size_t n, uint64_t token, Di
   if (d.version != kDirectDescriptorVersion) return DescriptorCheck::unsupported_version;
   if (!fields_sane(d)) return DescriptorCheck::corrupt;
   if (fields != nullptr) {
+    *fields = DirectFields{};
     fields->bytes = d.bytes;
     fields->slot = d.slot;
     fields->location = d.location;
-    std::memcpy(fields->event, d.event, sizeof d.event);
-    fields->event_sequence = d.event_sequence;
+    if (d.flags == kDescriptorInChunks) {
+      const ChunkWords w = chunk_words(d);
+      fields->chunks = w.chunks;
+      fields->first_note = w.first_note;
+      fields->chunk_bytes = w.chunk_bytes;
+    } else {
+      std::memcpy(fields->event, d.event, sizeof d.event);
+      fields->event_sequence = d.event_sequence;
+    }
   }
   return DescriptorCheck::descriptor;
 }

@@ -5,7 +5,10 @@
 // It says how many bytes the message has, where they are when it is sent,
 // which slot of the sender's table to claim for them, and, where the sender
 // did not wait for its pack to finish (version 2), the sender's IPC event
-// whose record follows the pack: the receiver orders its copies after it.
+// whose record follows the pack: the receiver orders its copies after it;
+// or, for a large message packed in chunks (version 3), how the chunks are
+// cut and which notes of the sender's slot table hold their IPC events: the
+// receiver reads chunk k once chunk k's event has been reached.
 //
 // Fixed size, trivially copyable, no pointers. The receiver of a message of
 // exactly kDirectDescriptorBytes tells a descriptor from user data of the
@@ -27,10 +30,15 @@ namespace strata::interposer {
 // send wait for the receiver to poll.
 constexpr size_t kDirectDescriptorBytes = 256;
 constexpr uint64_t kDirectDescriptorMagic = 0x3143534454525453ull;  // "STRTDSC1"
-constexpr uint32_t kDirectDescriptorVersion = 2;
+constexpr uint32_t kDirectDescriptorVersion = 3;
 // flags: the bytes are ready only once the event's record `event_sequence`
 // has completed on the sender's GPU.
 constexpr uint32_t kDescriptorOrderedByEvent = 1u;
+// flags: chunk k of the bytes is ready once the latest record of the IPC
+// event in note first_note + k of the sender's table has completed; the
+// event field then holds (chunks, first_note, chunk_bytes).
+constexpr uint32_t kDescriptorInChunks = 2u;
+constexpr uint32_t kDescriptorMaxChunks = 8;
 constexpr size_t kDescriptorEventBytes = 64;  // an IPC event handle
 
 // What a descriptor says.
@@ -43,6 +51,13 @@ struct DirectFields {
   unsigned char event[kDescriptorEventBytes] = {};
   uint64_t event_sequence = 0;
   bool ordered() const { return event_sequence != 0; }
+  // Or packed in chunks (chunks > 0; not with an event): `chunks` pieces of
+  // chunk_bytes packed bytes (the last may be shorter), piece k's event in
+  // note first_note + k of the sender's slot table.
+  uint32_t chunks = 0;
+  uint32_t first_note = 0;
+  uint64_t chunk_bytes = 0;
+  bool in_chunks() const { return chunks != 0; }
 };
 
 // The bytes on the wire (one node, one architecture: native byte order).
@@ -50,14 +65,21 @@ struct DirectDescriptor {
   uint64_t magic;
   uint64_t token;
   uint32_t version;
-  uint32_t flags;  // kDescriptorOrderedByEvent or zero
+  uint32_t flags;  // kDescriptorOrderedByEvent, kDescriptorInChunks or zero
   uint64_t bytes;
   slots::SlotRef slot;
   slots::Location location;
-  unsigned char event[kDescriptorEventBytes];  // with the flag; zero without
-  uint64_t event_sequence;                     // with the flag (> 0); zero without
-  uint64_t reserved[1];                        // zero in version 2
+  unsigned char event[kDescriptorEventBytes];  // ordered: the handle; in chunks: ChunkWords; zero without
+  uint64_t event_sequence;                     // ordered: > 0; zero otherwise
+  uint64_t reserved[1];                        // zero in version 3
   uint64_t checksum;                           // over every byte before it, keyed by the token
+};
+
+// In chunks: the event field's first 16 bytes (the rest zero).
+struct ChunkWords {
+  uint32_t chunks;
+  uint32_t first_note;
+  uint64_t chunk_bytes;
 };
 
 enum class DescriptorCheck : int {

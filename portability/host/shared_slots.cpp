@@ -37,6 +37,7 @@ struct alignas(64) Header {
   // messages (ticks_now()): a receiver working through them holds off the
   // bounces (SlotTable::test).
   std::atomic<int64_t> last_taken;
+  std::atomic<uint32_t> notes;  // published notes (SlotTable::publish_notes); they follow the slots
 };
 
 struct alignas(64) SharedSlot {
@@ -58,7 +59,7 @@ using Clock = std::chrono::steady_clock;
 int64_t ticks_now() noexcept { return Clock::now().time_since_epoch().count(); }
 
 constexpr uint64_t kMagic = 0x31544f4c53525453ull;  // "STRSLOT1"
-constexpr uint32_t kVersion = 3;                    // 2: Header::last_taken; 3: 104-byte locations
+constexpr uint32_t kVersion = 4;  // 2: Header::last_taken; 3: 104-byte locations; 4: notes
 constexpr const char* kMemfdName = "strata-slots";
 constexpr uint32_t kMaxSlots = 65536;
 
@@ -88,12 +89,15 @@ constexpr uint64_t next_gen(uint64_t gen) {
 }
 
 size_t table_bytes(uint32_t slots) {
-  const size_t raw = sizeof(Header) + size_t{slots} * sizeof(SharedSlot);
+  const size_t raw = sizeof(Header) + size_t{slots} * sizeof(SharedSlot) + size_t{kMaxNotes} * sizeof(Note);
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   return (raw + page - 1) / page * page;
 }
 
 SharedSlot* slots_after(Header* header) { return reinterpret_cast<SharedSlot*>(header + 1); }
+Note* notes_after(Header* header) {
+  return reinterpret_cast<Note*>(slots_after(header) + header->slot_count);
+}
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -280,6 +284,7 @@ Result<std::unique_ptr<SlotTable>> SlotTable::create(const TableConfig& config, 
   header->table_id = t->ref_.id;
   header->closed.store(0, std::memory_order_relaxed);
   header->last_taken.store(0, std::memory_order_relaxed);
+  header->notes.store(0, std::memory_order_relaxed);
   SharedSlot* slots = slots_after(header);
   for (uint32_t i = 0; i < config.slots; ++i) {
     new (&slots[i]) SharedSlot{};
@@ -581,6 +586,19 @@ void SlotTable::close() noexcept {
   closed_ = true;
 }
 
+SlotStatus SlotTable::publish_notes(const Note* notes, uint32_t count, uint32_t* first) noexcept {
+  if (notes == nullptr || first == nullptr || count == 0) return SlotStatus::invalid;
+  if (!owner_here()) return SlotStatus::not_owner;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_) return SlotStatus::invalid;
+  const uint32_t published = header_->notes.load(std::memory_order_relaxed);
+  if (count > kMaxNotes - published) return SlotStatus::exhausted;
+  std::memcpy(notes_after(header_) + published, notes, size_t{count} * sizeof(Note));
+  header_->notes.store(published + count, std::memory_order_release);  // a reader sees the bytes it counts
+  *first = published;
+  return SlotStatus::ok;
+}
+
 SlotStats SlotTable::stats() const noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   SlotStats s = stats_;
@@ -620,6 +638,16 @@ PeerTables::~PeerTables() {
     munmap(m.map, m.bytes);
     ::close(m.proc_dir);
   }
+}
+
+SlotStatus PeerTables::read_note(const TableRef& table, uint32_t index, Note* note) noexcept {
+  if (note == nullptr) return SlotStatus::invalid;
+  Mapped* m = nullptr;
+  const SlotStatus found = find(table, &m);
+  if (found != SlotStatus::ok) return found;
+  if (index >= std::min(m->header->notes.load(std::memory_order_acquire), kMaxNotes)) return SlotStatus::invalid;
+  std::memcpy(note, notes_after(m->header) + index, sizeof *note);
+  return SlotStatus::ok;
 }
 
 size_t PeerTables::attached() const noexcept {

@@ -35,6 +35,11 @@
 // releases, the loads and CASes that read one are acquires (the mapping is
 // shared, the atomics lock-free, so this holds across processes).
 //
+// The table also carries notes: up to kMaxNotes 64-byte records the owner
+// publishes once each (append-only) and peers read by index, for what a
+// descriptor cannot hold (the device-direct transport's per-chunk IPC event
+// handles, docs/device.md "A large strided message in chunks").
+//
 // What it guarantees, and what not: docs/device.md ("Completion slots").
 #pragma once
 
@@ -119,6 +124,13 @@ struct BounceHooks {
   void* context = nullptr;
 };
 
+// A note: 64 opaque bytes (an IPC event handle's size).
+constexpr size_t kNoteBytes = 64;
+constexpr uint32_t kMaxNotes = 256;
+struct Note {
+  unsigned char bytes[kNoteBytes];
+};
+
 struct TableConfig {
   uint32_t slots = 64;  // 1 .. 65536
   // How long a sender waits in test/wait for the receiver before it rehomes,
@@ -183,6 +195,11 @@ class SlotTable {
   // freed under its reader) and unmaps. The destructor calls it.
   void close() noexcept;
 
+  // Appends `count` notes, consecutive, and publishes them (a release):
+  // ok with the index of the first in *first; exhausted where fewer than
+  // `count` are left of kMaxNotes (nothing is published).
+  SlotStatus publish_notes(const Note* notes, uint32_t count, uint32_t* first) noexcept;
+
   SlotStats stats() const noexcept;
 
  private:
@@ -246,6 +263,9 @@ class PeerTables {
   // The bytes have been read: the owner may reuse its memory. Every
   // successful claim must be finished, also when the bytes were not wanted.
   SlotStatus finish(Claim* claim) noexcept;
+  // Note `index` of the table: ok; invalid where the owner has not
+  // published it; owner_gone, failed as attach.
+  SlotStatus read_note(const TableRef& table, uint32_t index, Note* note) noexcept;
 
   size_t attached() const noexcept;
 

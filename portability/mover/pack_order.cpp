@@ -86,6 +86,56 @@ Status record_pack_order(Streams& s, PackOrder* out) {
   return Status::ok;
 }
 
+namespace {
+
+// Makes the stream's chunk events (all or none) and makes them known as
+// this process's own.
+Status make_chunk_events(Streams& s) {
+  if (s.chunk_events[0] != nullptr) return Status::ok;
+  if (s.order_unavailable) return Status::not_supported;
+  gpu::Event made[kPackChunks] = {};
+  gpu::IpcEventHandle handles[kPackChunks] = {};
+  Status st = Status::ok;
+  for (int k = 0; k < kPackChunks && st == Status::ok; ++k) {
+    st = gpu::ipc_event_create(&made[k]);
+    if (st == Status::ok) st = gpu::ipc_event_get_handle(made[k], &handles[k]);
+  }
+  if (st != Status::ok) {
+    for (gpu::Event e : made) {
+      if (e != nullptr) (void)gpu::event_destroy(e);
+    }
+    s.order_unavailable = true;
+    return Status::not_supported;
+  }
+  for (int k = 0; k < kPackChunks; ++k) {
+    known().add_own(handles[k], made[k]);
+    s.chunk_events[k] = made[k];
+    s.chunk_handles[k] = handles[k];
+  }
+  return Status::ok;
+}
+
+}  // namespace
+
+Status record_chunk_order(Streams& s, int k, PackOrder* out) {
+  if (k < 0 || k >= kPackChunks) return Status::invalid_argument;
+  STRATA_TRY(make_chunk_events(s));
+  STRATA_TRY(gpu::event_record(s.chunk_events[k], s.work));
+  out->chunk_events = s.chunk_handles;
+  out->local = s.chunk_events[k];
+  return Status::ok;
+}
+
+Status order_chunk_reads_after(const gpu::IpcEventHandle& event, int64_t exporter_pid, int device) {
+  Streams* s = nullptr;
+  STRATA_TRY(streams_for(device, &s));
+  gpu::Event e = nullptr;
+  STRATA_TRY(known().find_or_open(exporter_pid, event, &e));
+  STRATA_TRY(gpu::stream_wait_event(s->work, e));
+  counters().pack_waits_queued.fetch_add(1, std::memory_order_relaxed);
+  return Status::ok;
+}
+
 Status wait_for_own_pack(const PackOrder& order) {
   return order.pending() ? gpu::event_synchronize(order.local) : Status::ok;
 }

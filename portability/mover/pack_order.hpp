@@ -12,6 +12,14 @@
 // host; a record its stream already waited for (or a later one) is not
 // waited for again. A reader in the packing process itself (a message to
 // self) finds the event among this process's own.
+//
+// A pack in chunks (device_pack_chunked, for one large message): chunk k is
+// followed by a record of the thread's chunk event k (kPackChunks of them
+// per thread and device), so that a reader unpacks chunk k while chunk k+1
+// is packed. A reader waits for chunk event k before it reads chunk k's
+// bytes (order_chunk_reads_after). Records of one event follow each other
+// on the packer's one stream, so a wait that finds a later message's record
+// of that event waits longer than needed, never too little.
 #pragma once
 
 #include <strata/status.hpp>
@@ -24,17 +32,32 @@ namespace strata::mover {
 
 struct Streams;
 
+// Chunk events per thread and device, so at most this many chunks a message.
+constexpr int kPackChunks = 8;
+
 struct PackOrder {
   gpu::IpcEventHandle event{};  // the packer's IPC event
   uint64_t sequence = 0;        // its record that follows the pack; 0: nothing to wait for
-  gpu::Event local = nullptr;   // the event in the packer's process (its own waits)
-  bool pending() const { return sequence != 0; }
+  gpu::Event local = nullptr;   // the event in the packer's process (its own waits: the last record)
+  // A pack in chunks: `chunks` (> 0) pieces of `chunk_bytes` packed bytes
+  // (the last may be shorter), piece k followed by a record of
+  // chunk_events[k] (kPackChunks handles, the packing thread's on that
+  // device, alive as long as the thread). sequence stays 0.
+  int chunks = 0;
+  int64_t chunk_bytes = 0;
+  const gpu::IpcEventHandle* chunk_events = nullptr;
+  bool pending() const { return sequence != 0 || chunks != 0; }
 };
 
 // The packer: records this thread's IPC event of `device` on s.work (made
 // at the first call); not_supported where the runtime has no IPC events
 // (the caller then waits for the pack itself).
 Status record_pack_order(Streams& s, PackOrder* out);
+
+// The packer, in chunks: records this thread's chunk event `k` of the
+// device on s.work (the kPackChunks events are made at the first call);
+// not_supported where the runtime has no IPC events.
+Status record_chunk_order(Streams& s, int k, PackOrder* out);
 
 // The packer's own wait for its pack (a send whose bytes it must copy or
 // release): the event's latest record.
@@ -45,6 +68,10 @@ Status wait_for_own_pack(const PackOrder& order);
 // record `sequence` of the event `event` that process `exporter_pid`
 // exported. Opened events are kept for the process's lifetime.
 Status order_reads_after(const gpu::IpcEventHandle& event, uint64_t sequence, int64_t exporter_pid, int device);
+// The reader of a chunk: the work stream on `device` waits for the latest
+// record of the chunk event `event` (always queued: a chunk event's records
+// carry no number).
+Status order_chunk_reads_after(const gpu::IpcEventHandle& event, int64_t exporter_pid, int device);
 // The same, with the calling thread waiting (a reader that copies the bytes
 // to host memory).
 Status wait_for_pack(const gpu::IpcEventHandle& event, uint64_t sequence, int64_t exporter_pid);

@@ -12,6 +12,7 @@
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/gpu/pack_device.hpp"
 #include "portability/mover/engine_choice.hpp"
+#include "portability/mover/pack_order.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -32,6 +33,10 @@ struct Streams {
   gpu::IpcEventHandle order_handle{};
   uint64_t order_records = 0;
   bool order_unavailable = false;
+  // The chunk events of packs in chunks (pack_order.hpp), made together at
+  // first use.
+  gpu::Event chunk_events[kPackChunks] = {};
+  gpu::IpcEventHandle chunk_handles[kPackChunks] = {};
   // Packers' events `work` waits for, with the latest record waited for.
   std::vector<std::pair<gpu::Event, uint64_t>> waited;
   bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)

@@ -605,6 +605,100 @@ TEST_F(Direct, LateReceiverOfAStridedIsendLeftAheadOfItsPack) {
   MPI_Type_free(&strided);
 }
 
+// A large strided message moves in chunks (STRATA_P2P_IPC_CHUNK, lowered
+// in the test's environment): the sender packs chunk k+1 while the receiver
+// unpacks chunk k, ordered on the GPU by one IPC event per chunk. The
+// receiver's blocks (1 KiB) do not line up with the sender's chunks (8-byte
+// blocks, 320000-byte chunks), so pieces straddle chunk boundaries; into a
+// strided device buffer, a contiguous one, host memory, from MPI_Send and
+// from a streamed MPI_Isend, and a receive too small for it. Every byte
+// checked against the packed stream laid out by a naive loop, gaps and
+// guards poisoned.
+TEST_F(Direct, LargeStridedMessagesMoveInChunks) {
+  ASSERT_GE(preload_counters()->version, 13u);
+  constexpr int kBlocks = 160000;                             // 8-byte blocks at a 64-byte stride: 1.28 MB packed
+  constexpr int kRecvBlocks = 1250, kRecvDoubles = 128;       // 1 KiB blocks at a 1.5 KiB stride
+  constexpr size_t kPacked = static_cast<size_t>(kBlocks) * 8;
+  const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
+  const size_t recv_span = static_cast<size_t>(kRecvBlocks - 1) * 1536 + 1024;
+  const char* chunk_env = std::getenv("STRATA_P2P_IPC_CHUNK");
+  const bool chunks_expected = chunk_env != nullptr && std::strtoll(chunk_env, nullptr, 10) * 2 <= 1280000;
+  MPI_Datatype strided = MPI_DATATYPE_NULL, recv_strided = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlocks, 1, 8, MPI_DOUBLE, &strided);
+  MPI_Type_vector(kRecvBlocks, kRecvDoubles, 192, MPI_DOUBLE, &recv_strided);
+  MPI_Type_commit(&strided);
+  MPI_Type_commit(&recv_strided);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  for (int shape = 0; shape < 5; ++shape) {  // receiver: strided, contiguous, host strided, strided (Isend), too small
+    const std::vector<unsigned char> source = random_bytes(span, seed(3200 + shape));
+    std::vector<unsigned char> packed(kPacked);
+    for (size_t b = 0; b < static_cast<size_t>(kBlocks); ++b) std::memcpy(&packed[b * 8], &source[b * 64], 8);
+    if (sender()) {
+      DeviceBuffer buf(span);
+      ASSERT_TRUE(buf);
+      buf.fill(source);
+      const uint64_t in_chunks = preload_counters()->sends_in_chunks, before = rehomed();
+      if (shape == 3) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        ASSERT_EQ(MPI_Isend(buf.data(), 1, strided, partner(), shape, comm, &request), MPI_SUCCESS);
+        ASSERT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      } else {
+        ASSERT_EQ(MPI_Send(buf.data(), 1, strided, partner(), shape, comm), MPI_SUCCESS);
+      }
+      buf.fill(random_bytes(span, seed(3300 + shape)));  // the buffer is the program's again
+      EXPECT_EQ(preload_counters()->sends_in_chunks, in_chunks + (chunks_expected ? 1 : 0)) << "shape " << shape;
+      const int moved = rehomed() != before ? 1 : 0;  // a late receiver reads the whole bytes from a bounce
+      MPI_Send(&moved, 1, MPI_INT, partner(), 100 + shape, comm);
+      MPI_Barrier(comm);
+      continue;
+    }
+    const bool host = shape == 2, contiguous = shape == 1 || shape == 4;
+    const size_t bytes = contiguous ? (shape == 4 ? kPacked / 2 : kPacked) : recv_span;
+    std::vector<unsigned char> want(bytes, kPoison);
+    if (contiguous) {
+      std::memcpy(want.data(), packed.data(), bytes);
+    } else {
+      for (size_t b = 0; b < kRecvBlocks; ++b) std::memcpy(&want[b * 1536], &packed[b * 1024], 1024);
+    }
+    const uint64_t in_chunks = preload_counters()->recvs_in_chunks;
+    std::vector<unsigned char> got;
+    bool guards = false;
+    int rc = MPI_SUCCESS;
+    if (host) {
+      std::vector<unsigned char> h(bytes + 2 * kGuard, kPoison);
+      rc = MPI_Recv(h.data() + kGuard, 1, recv_strided, partner(), shape, comm, MPI_STATUS_IGNORE);
+      guards = std::all_of(h.begin(), h.begin() + kGuard, [](unsigned char c) { return c == kPoison; }) &&
+               std::all_of(h.end() - kGuard, h.end(), [](unsigned char c) { return c == kPoison; });
+      got.assign(h.begin() + kGuard, h.end() - kGuard);
+    } else {
+      DeviceBuffer buf(bytes);
+      ASSERT_TRUE(buf);
+      rc = contiguous ? MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, partner(), shape, comm, MPI_STATUS_IGNORE)
+                      : MPI_Recv(buf.data(), 1, recv_strided, partner(), shape, comm, MPI_STATUS_IGNORE);
+      got = buf.read(&guards);
+    }
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    EXPECT_EQ(cls, shape == 4 ? MPI_ERR_TRUNCATE : MPI_SUCCESS) << "shape " << shape;
+    EXPECT_TRUE(guards) << "shape " << shape;
+    if (shape != 4) {  // a truncated receive's buffer is not checked: MPI leaves it undefined
+      size_t wrong = 0;
+      for (size_t i = 0; i < bytes; ++i) wrong += got[i] != want[i] ? 1 : 0;
+      EXPECT_EQ(wrong, 0u) << "shape " << shape;
+    }
+    int moved = 0;
+    MPI_Recv(&moved, 1, MPI_INT, partner(), 100 + shape, comm, MPI_STATUS_IGNORE);
+    EXPECT_EQ(preload_counters()->recvs_in_chunks, in_chunks + (chunks_expected && !host && moved == 0 ? 1 : 0))
+        << "shape " << shape << (moved != 0 ? " (read from the sender's bounce)" : "");
+    MPI_Barrier(comm);
+  }
+  MPI_Comm_free(&comm);
+  MPI_Type_free(&strided);
+  MPI_Type_free(&recv_strided);
+}
+
 // A buffer freed and allocated again (often at the same address) between two
 // messages: the receiver must read the new allocation, not a stale mapping.
 TEST_F(Direct, ReallocatedBufferIsNotReadThroughAStaleMapping) {

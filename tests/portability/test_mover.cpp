@@ -9,6 +9,7 @@
 #include <strata/status.hpp>
 
 #include "portability/gpu/gpu_api.hpp"
+#include "portability/mover/chunked_transfer.hpp"
 #include "portability/mover/copies.hpp"
 #include "portability/mover/counters.hpp"
 #include "portability/mover/device_transfer.hpp"
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ostream>
+#include <random>
 #include <vector>
 
 namespace strata {
@@ -353,6 +355,92 @@ TEST(PackOrder, DeviceStagingIsLeftRunningBehindAnEventRecord) {
   ASSERT_EQ(mover::device_pack_all(mixed, 2, &c), Status::ok);
   EXPECT_FALSE(c.pending()) << "a host-bound message in the pack: waited for, no order";
   EXPECT_EQ(std::memcmp(pinned.mpi_buffer(), want.data(), want.size()), 0) << "its bytes, on the host at once";
+}
+
+// How a large message is cut: at most kPackChunks pieces of whole blocks,
+// none smaller than asked unless the message is, covering every byte, none
+// empty.
+TEST(ChunkedTransfer, PlansCoverTheMessageInWholeBlocks) {
+  EXPECT_EQ(mover::plan_chunks(1280000, 8, 262144).chunks, 4);
+  EXPECT_EQ(mover::plan_chunks(1280000, 8, 262144).chunk_bytes, 320000);
+  EXPECT_EQ(mover::plan_chunks(100, 8, 1000).chunks, 1);
+  EXPECT_EQ(mover::plan_chunks(int64_t{64} << 20, 8, int64_t{1} << 20).chunks, mover::kPackChunks);
+  EXPECT_EQ(mover::plan_chunks(0, 8, 1000).chunks, 0);
+  std::mt19937_64 rng(std::random_device{}());
+  for (int i = 0; i < 100000; ++i) {
+    const int64_t block = 1 + static_cast<int64_t>(rng() % 4096);
+    const int64_t bytes = block * (1 + static_cast<int64_t>(rng() % 100000));
+    const int64_t least = 1 + static_cast<int64_t>(rng() % (1 << 22));
+    const mover::ChunkPlan p = mover::plan_chunks(bytes, block, least);
+    ASSERT_GE(p.chunks, 1);
+    ASSERT_LE(p.chunks, mover::kPackChunks);
+    ASSERT_EQ(p.chunk_bytes % block, 0) << bytes << " " << block;
+    ASSERT_LT((p.chunks - 1) * p.chunk_bytes, bytes) << "an empty piece";
+    ASSERT_GE(p.chunks * p.chunk_bytes, bytes) << "bytes left over";
+    if (p.chunks > 1) {
+      ASSERT_GE(p.chunk_bytes, std::min<int64_t>(least, bytes)) << bytes << " " << least;
+    }
+  }
+}
+
+// A pack in chunks left running behind one event record per chunk, read
+// back piece by piece into a layout whose blocks straddle the chunks (in
+// this process: the reader finds the events among its own); the packer's
+// own wait covers the last chunk.
+TEST(ChunkedTransfer, PiecesUnpackAfterTheirChunksEvents) {
+  REQUIRE_DEVICE();
+  StridedBlock sender;  // 8-byte blocks at a 24-byte stride, 4000 of them: 32000 bytes packed
+  sender.block = 8;
+  sender.dims = {{4000, 24}};
+  StridedBlock receiver;  // 100-byte blocks at a 160-byte stride: 320 of them
+  receiver.block = 100;
+  receiver.dims = {{320, 160}};
+  const size_t span = static_cast<size_t>(sender.highest_byte()), recv_span = static_cast<size_t>(receiver.highest_byte());
+  DeviceBuffer src(span), dst(recv_span);
+  const std::vector<char> host = pattern(span, 9);
+  ASSERT_EQ(mover::copy_bytes(src.data(), host.data(), static_cast<int64_t>(span)), Status::ok);
+  const std::vector<char> poison(recv_span, static_cast<char>(0xa5));
+  ASSERT_EQ(mover::copy_bytes(dst.data(), poison.data(), static_cast<int64_t>(recv_span)), Status::ok);
+  std::vector<char> packed(32000);
+  strata::pack_host(sender, host.data(), packed.data());
+  std::vector<char> want = poison;
+  strata::unpack_host(receiver, packed.data(), want.data());
+
+  mover::DeviceMessage message(0, mover::Method::device);
+  ASSERT_EQ(message.reserve(32000), Status::ok);
+  const mover::DevicePart part{&sender, src.data(), 0};
+  const mover::ChunkPlan plan = mover::plan_chunks(32000, 8, 3000);  // 8 pieces of 4000 bytes: 40 blocks each
+  ASSERT_EQ(plan.chunks, 8);
+  mover::PackOrder order;
+  ASSERT_EQ(mover::device_pack_chunked(message, part, plan, &order), Status::ok);
+  ASSERT_EQ(order.chunks, 8);
+  ASSERT_EQ(order.chunk_bytes, 4000);
+  ASSERT_NE(order.chunk_events, nullptr);
+  EXPECT_TRUE(order.pending());
+  const uint64_t waits = mover::counters().pack_waits_queued.load();
+  const mover::ChunkedSource source{order.chunk_events, order.chunks, order.chunk_bytes, getpid()};
+  ASSERT_EQ(mover::device_unpack_chunked(0, message.device_staging.data(), receiver, dst.data(), 32000, source),
+            Status::ok);
+  EXPECT_EQ(mover::counters().pack_waits_queued.load(), waits + 8) << "one wait per chunk";
+  ASSERT_EQ(mover::wait_for_queued_unpacks(), Status::ok);
+  std::vector<char> got(recv_span);
+  ASSERT_EQ(mover::copy_bytes(got.data(), dst.data(), static_cast<int64_t>(recv_span)), Status::ok);
+  EXPECT_EQ(got, want);
+  ASSERT_EQ(mover::wait_for_own_pack(order), Status::ok);
+
+  // A receive shorter than the message, ending inside a block: what
+  // arrived, the rest of that block and beyond untouched.
+  ASSERT_EQ(mover::copy_bytes(dst.data(), poison.data(), static_cast<int64_t>(recv_span)), Status::ok);
+  ASSERT_EQ(mover::device_unpack_chunked(0, message.device_staging.data(), receiver, dst.data(), 12345, source),
+            Status::ok);
+  ASSERT_EQ(mover::wait_for_queued_unpacks(), Status::ok);
+  ASSERT_EQ(mover::copy_bytes(got.data(), dst.data(), static_cast<int64_t>(recv_span)), Status::ok);
+  want = poison;
+  strata::unpack_host(receiver, packed.data(), want.data(), 0, 12345);
+  EXPECT_EQ(got, want) << "a short receive";
+
+  const mover::ChunkPlan bad{9, 4000};
+  EXPECT_EQ(mover::device_pack_chunked(message, part, bad, &order), Status::invalid_argument);
 }
 
 // Contiguous pulls between device buffers queued by one batch of receives

@@ -13,7 +13,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <memory>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -632,6 +634,72 @@ TEST(SharedSlots, AForkedChildIsNotTheOwner) {
   Claim claim;
   EXPECT_EQ(self.claim(SlotRef{table->ref(), t}, &claim), SlotStatus::ok) << "the child closed the parent's table";
   EXPECT_EQ(self.finish(&claim), SlotStatus::ok);
+}
+
+// Notes: what the owner published is what another process reads, by index,
+// also notes published after that process mapped the table; an index not
+// published yet is refused; the table holds kMaxNotes and refuses more
+// without publishing part of a group.
+TEST(SharedSlots, NotesPublishedAreReadByIndexInAnotherProcess) {
+  using strata::slots::kMaxNotes;
+  using strata::slots::Note;
+  auto table = make_table(config_of(4, std::chrono::seconds(30)), nullptr);
+  ASSERT_NE(table, nullptr);
+  std::mt19937_64 rng(std::random_device{}());
+  auto random_note = [&] {
+    Note n;
+    for (unsigned char& b : n.bytes) b = static_cast<unsigned char>(rng());
+    return n;
+  };
+  std::vector<Note> first(3), second(5);
+  for (Note& n : first) n = random_note();
+  for (Note& n : second) n = random_note();
+  uint32_t at = 99;
+  ASSERT_EQ(table->publish_notes(first.data(), 3, &at), SlotStatus::ok);
+  EXPECT_EQ(at, 0u);
+  Pipe ready, go, up;
+  const pid_t child = fork_child(kChildSeconds, [&] {
+    PeerTables peers;
+    std::vector<Note> seen(8);
+    int32_t before = static_cast<int32_t>(peers.read_note(table->ref(), 3, &seen[3]));  // not published yet
+    if (!ready.put(before)) return 2;
+    char c = 0;
+    if (!go.get(&c)) return 3;
+    int32_t st[9];
+    for (uint32_t i = 0; i < 9; ++i) {
+      Note n{};
+      st[i] = static_cast<int32_t>(peers.read_note(table->ref(), i, &n));
+      if (i < 8) seen[i] = n;
+    }
+    return up.put(st, sizeof(st)) && up.put(seen.data(), 8 * sizeof(Note)) ? 0 : 2;
+  });
+  int32_t before = -1;
+  ASSERT_TRUE(ready.get(&before));
+  EXPECT_EQ(static_cast<SlotStatus>(before), SlotStatus::invalid) << "a note not published yet";
+  ASSERT_EQ(table->publish_notes(second.data(), 5, &at), SlotStatus::ok);  // after the child mapped the table
+  EXPECT_EQ(at, 3u);
+  ASSERT_TRUE(go.put(char{1}));
+  int32_t st[9];
+  std::vector<Note> seen(8);
+  ASSERT_TRUE(up.get(st, sizeof(st)));
+  ASSERT_TRUE(up.get(seen.data(), 8 * sizeof(Note)));
+  EXPECT_EQ(join(child, kChildSeconds), 0);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(static_cast<SlotStatus>(st[i]), SlotStatus::ok) << i;
+    const Note& want = i < 3 ? first[i] : second[i - 3];
+    EXPECT_EQ(std::memcmp(seen[i].bytes, want.bytes, sizeof want.bytes), 0) << "note " << i;
+  }
+  EXPECT_EQ(static_cast<SlotStatus>(st[8]), SlotStatus::invalid);
+  std::vector<Note> fill(kMaxNotes - 8, random_note());
+  EXPECT_EQ(table->publish_notes(fill.data(), static_cast<uint32_t>(fill.size()) + 1, &at), SlotStatus::exhausted);
+  ASSERT_EQ(table->publish_notes(fill.data(), static_cast<uint32_t>(fill.size()), &at), SlotStatus::ok);
+  EXPECT_EQ(at, 8u);
+  EXPECT_EQ(table->publish_notes(first.data(), 1, &at), SlotStatus::exhausted);
+  PeerTables self;
+  Note last{};
+  ASSERT_EQ(self.read_note(table->ref(), kMaxNotes - 1, &last), SlotStatus::ok);
+  EXPECT_EQ(std::memcmp(last.bytes, fill.back().bytes, sizeof last.bytes), 0);
+  EXPECT_EQ(self.read_note(table->ref(), kMaxNotes, &last), SlotStatus::invalid);
 }
 
 TEST(SharedSlots, ConfigurationIsChecked) {

@@ -49,6 +49,8 @@ struct StrataCounters {
   uint64_t pack_waits_queued;      // version 11
   uint64_t kernel_copies;          // version 11
   uint64_t staging_evicted;        // version 12
+  uint64_t sends_in_chunks;        // version 13
+  uint64_t recvs_in_chunks;        // version 13
 };
 const StrataCounters* preload_counters();
 

@@ -27,6 +27,9 @@ using strata::interposer::DirectDescriptor;
 using strata::interposer::DirectFields;
 using strata::interposer::encode_descriptor;
 using strata::interposer::is_descriptor;
+using strata::interposer::ChunkWords;
+using strata::interposer::kDescriptorInChunks;
+using strata::interposer::kDescriptorMaxChunks;
 using strata::interposer::kDescriptorOrderedByEvent;
 using strata::interposer::kDirectDescriptorBytes;
 
@@ -43,9 +46,15 @@ DirectFields random_fields(std::mt19937_64& rng) {
   f.slot.ticket.index = static_cast<uint32_t>(rng() % 65536);
   f.slot.ticket.generation = 1 + rng() % (uint64_t{1} << 34);
   for (unsigned char& b : f.location.bytes) b = static_cast<unsigned char>(rng());
-  if (rng() % 2 == 0) {  // a pack still running when it left: ordered by the sender's event
+  const uint64_t kind = rng() % 3;
+  if (kind == 1) {  // a pack still running when it left: ordered by the sender's event
     for (unsigned char& b : f.event) b = static_cast<unsigned char>(rng());
     f.event_sequence = 1 + rng() % (uint64_t{1} << 40);
+  } else if (kind == 2) {  // packed in chunks: pieces that cover the bytes, their events in the table's notes
+    f.chunks = static_cast<uint32_t>(1 + rng() % kDescriptorMaxChunks);
+    f.chunk_bytes = (f.bytes + f.chunks - 1) / f.chunks;
+    while (f.chunks > 1 && (f.chunks - 1) * f.chunk_bytes >= f.bytes) --f.chunks;  // none empty
+    f.first_note = static_cast<uint32_t>(rng() % (strata::slots::kMaxNotes - f.chunks + 1));
   }
   return f;
 }
@@ -53,7 +62,8 @@ DirectFields random_fields(std::mt19937_64& rng) {
 bool same(const DirectFields& a, const DirectFields& b) {
   return a.bytes == b.bytes && std::memcmp(&a.slot, &b.slot, sizeof(a.slot)) == 0 &&
          std::memcmp(&a.location, &b.location, sizeof(a.location)) == 0 &&
-         std::memcmp(a.event, b.event, sizeof(a.event)) == 0 && a.event_sequence == b.event_sequence;
+         std::memcmp(a.event, b.event, sizeof(a.event)) == 0 && a.event_sequence == b.event_sequence &&
+         a.chunks == b.chunks && a.first_note == b.first_note && a.chunk_bytes == b.chunk_bytes;
 }
 
 TEST(DirectDescriptor, RoundTrip) {
@@ -132,7 +142,7 @@ TEST(DirectDescriptor, OnlyTheExactSize) {
 }
 
 // A well-formed descriptor (valid checksum) of another version, or with a
-// field version 2 does not allow, is an error, not user data.
+// field version 3 does not allow, is an error, not user data.
 TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
   std::mt19937_64 rng(6);
   auto resealed = [](DirectDescriptor d) {
@@ -151,7 +161,7 @@ TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
   const DirectDescriptor good = encode_descriptor(plain, kToken);
   ASSERT_EQ(good.flags, 0u);
   DirectDescriptor bad = good;
-  bad.flags = 2;  // no such flag
+  bad.flags = 4;  // no such flag
   bad = resealed(bad);
   EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
   bad = good;
@@ -172,6 +182,11 @@ TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
   bad = resealed(bad);
   EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::descriptor);
   bad = good;
+  bad.flags = kDescriptorOrderedByEvent | kDescriptorInChunks;  // one or the other
+  bad.event_sequence = 5;
+  bad = resealed(bad);
+  EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+  bad = good;
   bad.reserved[0] = 9;
   bad = resealed(bad);
   EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
@@ -187,6 +202,50 @@ TEST(DirectDescriptor, VersionAndFieldsAreChecked) {
   bad.slot.table.pid = 0;
   bad = resealed(bad);
   EXPECT_EQ(check_descriptor(&bad, sizeof(bad), kToken, nullptr), DescriptorCheck::corrupt);
+}
+
+// In chunks: the pieces must cover the bytes, none empty, at most
+// kDescriptorMaxChunks, their notes within the table's, no record number.
+TEST(DirectDescriptor, ChunksAreChecked) {
+  std::mt19937_64 rng(8);
+  DirectFields f = random_fields(rng);
+  f.event_sequence = 0;
+  std::memset(f.event, 0, sizeof(f.event));
+  f.bytes = 1000;
+  f.chunks = 4;
+  f.chunk_bytes = 256;  // 256 * 3 < 1000 <= 256 * 4
+  f.first_note = 10;
+  const DirectDescriptor good = encode_descriptor(f, kToken);
+  ASSERT_EQ(good.flags, kDescriptorInChunks);
+  DirectFields out;
+  ASSERT_EQ(check_descriptor(&good, sizeof(good), kToken, &out), DescriptorCheck::descriptor);
+  EXPECT_TRUE(same(f, out));
+  auto with = [&](uint32_t chunks, uint64_t chunk_bytes, uint32_t first_note) {
+    DirectDescriptor d = good;
+    const ChunkWords w{chunks, first_note, chunk_bytes};
+    std::memcpy(d.event, &w, sizeof w);
+    d.checksum = descriptor_checksum(d, kToken);
+    return check_descriptor(&d, sizeof(d), kToken, nullptr);
+  };
+  EXPECT_EQ(with(4, 256, 10), DescriptorCheck::descriptor);
+  EXPECT_EQ(with(4, 249, 10), DescriptorCheck::corrupt) << "4 x 249 < 1000: the pieces do not cover the bytes";
+  EXPECT_EQ(with(5, 249, 10), DescriptorCheck::descriptor);
+  EXPECT_EQ(with(5, 256, 10), DescriptorCheck::corrupt) << "the fifth piece would be empty";
+  EXPECT_EQ(with(1, 1000, 10), DescriptorCheck::descriptor);
+  EXPECT_EQ(with(0, 1000, 10), DescriptorCheck::corrupt);
+  EXPECT_EQ(with(kDescriptorMaxChunks + 1, 112, 10), DescriptorCheck::corrupt);
+  EXPECT_EQ(with(4, 0, 10), DescriptorCheck::corrupt);
+  EXPECT_EQ(with(4, 256, strata::slots::kMaxNotes - 4), DescriptorCheck::descriptor);
+  EXPECT_EQ(with(4, 256, strata::slots::kMaxNotes - 3), DescriptorCheck::corrupt) << "notes past the table's";
+  EXPECT_EQ(with(4, uint64_t{1} << 62, 10), DescriptorCheck::corrupt);
+  DirectDescriptor d = good;
+  d.event[40] = 1;  // past the chunk words
+  d.checksum = descriptor_checksum(d, kToken);
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken, nullptr), DescriptorCheck::corrupt);
+  d = good;
+  d.event_sequence = 3;
+  d.checksum = descriptor_checksum(d, kToken);
+  EXPECT_EQ(check_descriptor(&d, sizeof(d), kToken, nullptr), DescriptorCheck::corrupt);
 }
 
 // User data of the descriptor's size: random bytes, zeros, and random bytes
