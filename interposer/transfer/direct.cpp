@@ -423,10 +423,10 @@ mover::ChunkPlan chunk_plan_for(const Plan& plan) {
 
 namespace {
 
-// The notes of this process's slot table that hold a thread's chunk events
-// (pack_order.hpp), published at the thread's first message in chunks
-// from that device: by the address of its handles (stable while the
-// thread lives). False where the table has no room left.
+// The notes of this process's slot table that hold a set of a thread's
+// chunk events (pack_order.hpp), published at the set's first message:
+// by the address of its handles (stable while the thread lives). False
+// where the table has no room left (1024 notes: 16 threads and devices).
 bool chunk_notes(const gpu::IpcEventHandle* events, uint32_t* first) {
   static thread_local std::vector<std::pair<const gpu::IpcEventHandle*, uint32_t>> published;
   for (const auto& [handles, at] : published) {

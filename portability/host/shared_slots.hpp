@@ -126,7 +126,7 @@ struct BounceHooks {
 
 // A note: 64 opaque bytes (an IPC event handle's size).
 constexpr size_t kNoteBytes = 64;
-constexpr uint32_t kMaxNotes = 256;
+constexpr uint32_t kMaxNotes = 1024;
 struct Note {
   unsigned char bytes[kNoteBytes];
 };

@@ -37,13 +37,14 @@ Status device_pack_chunked(DeviceMessage& message, const DevicePart& part, const
   const int64_t blocks = layout.block_count();
   const int64_t step = plan.chunk_bytes / layout.block;
   PackOrder made;
+  const int set = next_chunk_set(*s);
   bool ordered = true;
   Status st = Status::ok;
   for (int k = 0; k < plan.chunks && st == Status::ok; ++k) {
     const int64_t b = k * step, e = std::min(blocks, b + step);
     if (b < e) st = gpu::pack_async(layout, part.user, packed + b * layout.block, s->work, b, e);
     if (st != Status::ok || !ordered) continue;
-    const Status recorded = record_chunk_order(*s, k, &made);
+    const Status recorded = record_chunk_order(*s, set, k, &made);
     if (recorded == Status::not_supported && k == 0) {
       ordered = false;  // no IPC events here: pack it all, then wait
     } else {

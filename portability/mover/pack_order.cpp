@@ -88,10 +88,10 @@ Status record_pack_order(Streams& s, PackOrder* out) {
 
 namespace {
 
-// Makes the stream's chunk events (all or none) and makes them known as
-// this process's own.
-Status make_chunk_events(Streams& s) {
-  if (s.chunk_events[0] != nullptr) return Status::ok;
+// Makes the events of one of the stream's chunk sets (all or none) and
+// makes them known as this process's own.
+Status make_chunk_events(Streams& s, int set) {
+  if (s.chunk_events[set][0] != nullptr) return Status::ok;
   if (s.order_unavailable) return Status::not_supported;
   gpu::Event made[kPackChunks] = {};
   gpu::IpcEventHandle handles[kPackChunks] = {};
@@ -109,20 +109,26 @@ Status make_chunk_events(Streams& s) {
   }
   for (int k = 0; k < kPackChunks; ++k) {
     known().add_own(handles[k], made[k]);
-    s.chunk_events[k] = made[k];
-    s.chunk_handles[k] = handles[k];
+    s.chunk_events[set][k] = made[k];
+    s.chunk_handles[set][k] = handles[k];
   }
   return Status::ok;
 }
 
 }  // namespace
 
-Status record_chunk_order(Streams& s, int k, PackOrder* out) {
-  if (k < 0 || k >= kPackChunks) return Status::invalid_argument;
-  STRATA_TRY(make_chunk_events(s));
-  STRATA_TRY(gpu::event_record(s.chunk_events[k], s.work));
-  out->chunk_events = s.chunk_handles;
-  out->local = s.chunk_events[k];
+int next_chunk_set(Streams& s) {
+  const int set = s.chunk_set;
+  s.chunk_set = (set + 1) % kChunkSets;
+  return set;
+}
+
+Status record_chunk_order(Streams& s, int set, int k, PackOrder* out) {
+  if (set < 0 || set >= kChunkSets || k < 0 || k >= kPackChunks) return Status::invalid_argument;
+  STRATA_TRY(make_chunk_events(s, set));
+  STRATA_TRY(gpu::event_record(s.chunk_events[set][k], s.work));
+  out->chunk_events = s.chunk_handles[set];
+  out->local = s.chunk_events[set][k];
   return Status::ok;
 }
 

@@ -33,10 +33,11 @@ struct Streams {
   gpu::IpcEventHandle order_handle{};
   uint64_t order_records = 0;
   bool order_unavailable = false;
-  // The chunk events of packs in chunks (pack_order.hpp), made together at
-  // first use.
-  gpu::Event chunk_events[kPackChunks] = {};
-  gpu::IpcEventHandle chunk_handles[kPackChunks] = {};
+  // The chunk events of packs in chunks (pack_order.hpp), by set, a set
+  // made together at its first use; the set the next message takes.
+  gpu::Event chunk_events[kChunkSets][kPackChunks] = {};
+  gpu::IpcEventHandle chunk_handles[kChunkSets][kPackChunks] = {};
+  int chunk_set = 0;
   // Packers' events `work` waits for, with the latest record waited for.
   std::vector<std::pair<gpu::Event, uint64_t>> waited;
   bool queued = false;  // unpacks queued without waiting (device_unpack with wait false)

@@ -439,6 +439,16 @@ TEST(ChunkedTransfer, PiecesUnpackAfterTheirChunksEvents) {
   strata::unpack_host(receiver, packed.data(), want.data(), 0, 12345);
   EXPECT_EQ(got, want) << "a short receive";
 
+  // Consecutive messages take the sets of events in turn: a reader one
+  // message behind never waits for the next message's pack.
+  const strata::gpu::IpcEventHandle* first_set = order.chunk_events;
+  for (int m = 1; m <= mover::kChunkSets; ++m) {
+    mover::PackOrder next;
+    ASSERT_EQ(mover::device_pack_chunked(message, part, plan, &next), Status::ok);
+    ASSERT_EQ(mover::wait_for_own_pack(next), Status::ok);
+    EXPECT_EQ(next.chunk_events == first_set, m == mover::kChunkSets) << "message " << m;
+  }
+
   const mover::ChunkPlan bad{9, 4000};
   EXPECT_EQ(mover::device_pack_chunked(message, part, bad, &order), Status::invalid_argument);
 }
