@@ -48,7 +48,7 @@ namespace strata::interposer {
   MOVER(pack_waits_queued, "GPU waits queued for a sender's pack (IPC event records)")                   \
   MOVER(kernel_copies, "contiguous device-to-device pulls copied by the kernels")                        \
   MOVER(staging_evicted, "kept staging buffers freed to make room (a pool's limit reached)")             \
-  X(sends_in_chunks, "device-direct sends packed in chunks, each read as soon as it is packed")         \
+  X(sends_in_chunks, "device-direct sends packed in chunks, each read as soon as it is packed")          \
   X(recvs_in_chunks, "device-direct receives that unpacked the sender's chunks as each was packed")
 
 // A counter the mover keeps, read like the interposer's own (load()).

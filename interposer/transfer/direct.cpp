@@ -657,8 +657,8 @@ Status chunk_events_of(const DirectFields& fields, slots::PeerTables& peers, gpu
 // queued, or waited for where `wait`.
 Status pull_in_chunks(const DirectTarget& target, const char* peer, int64_t bytes, const mover::ChunkedSource& source,
                       bool wait) {
-  STRATA_TRY(mover::device_unpack_chunked(target.device, peer, *target.device_layout,
-                                          static_cast<char*>(target.buffer), bytes, source));
+  STRATA_TRY(mover::device_unpack_chunked(target.device, peer, *target.device_layout, static_cast<char*>(target.buffer),
+                                          bytes, source));
   counters().recvs_in_chunks.fetch_add(1, std::memory_order_relaxed);
   return wait ? mover::wait_for_queued_unpacks() : Status::ok;
 }

@@ -6,7 +6,8 @@
 
 namespace strata::interposer {
 
-static_assert(sizeof(ChunkWords) == 16 && sizeof(ChunkWords) <= kDescriptorEventBytes, "chunk words fit the event field");
+static_assert(sizeof(ChunkWords) == 16 && sizeof(ChunkWords) <= kDescriptorEventBytes,
+              "chunk words fit the event field");
 static_assert(sizeof(DirectDescriptor) == kDirectDescriptorBytes, "the descriptor's size is part of the protocol");
 static_assert(std::is_trivially_copyable_v<DirectDescriptor> && std::is_standard_layout_v<DirectDescriptor>,
               "a descriptor is plain bytes");

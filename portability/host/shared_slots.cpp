@@ -59,7 +59,7 @@ using Clock = std::chrono::steady_clock;
 int64_t ticks_now() noexcept { return Clock::now().time_since_epoch().count(); }
 
 constexpr uint64_t kMagic = 0x31544f4c53525453ull;  // "STRSLOT1"
-constexpr uint32_t kVersion = 4;  // 2: Header::last_taken; 3: 104-byte locations; 4: notes
+constexpr uint32_t kVersion = 4;                    // 2: Header::last_taken; 3: 104-byte locations; 4: notes
 constexpr const char* kMemfdName = "strata-slots";
 constexpr uint32_t kMaxSlots = 65536;
 
@@ -95,9 +95,7 @@ size_t table_bytes(uint32_t slots) {
 }
 
 SharedSlot* slots_after(Header* header) { return reinterpret_cast<SharedSlot*>(header + 1); }
-Note* notes_after(Header* header) {
-  return reinterpret_cast<Note*>(slots_after(header) + header->slot_count);
-}
+Note* notes_after(Header* header) { return reinterpret_cast<Note*>(slots_after(header) + header->slot_count); }
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

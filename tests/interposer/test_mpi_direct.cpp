@@ -616,8 +616,8 @@ TEST_F(Direct, LateReceiverOfAStridedIsendLeftAheadOfItsPack) {
 // guards poisoned.
 TEST_F(Direct, LargeStridedMessagesMoveInChunks) {
   ASSERT_GE(preload_counters()->version, 13u);
-  constexpr int kBlocks = 160000;                             // 8-byte blocks at a 64-byte stride: 1.28 MB packed
-  constexpr int kRecvBlocks = 1250, kRecvDoubles = 128;       // 1 KiB blocks at a 1.5 KiB stride
+  constexpr int kBlocks = 160000;                        // 8-byte blocks at a 64-byte stride: 1.28 MB packed
+  constexpr int kRecvBlocks = 1250, kRecvDoubles = 128;  // 1 KiB blocks at a 1.5 KiB stride
   constexpr size_t kPacked = static_cast<size_t>(kBlocks) * 8;
   const size_t span = static_cast<size_t>(kBlocks - 1) * 64 + 8;
   const size_t recv_span = static_cast<size_t>(kRecvBlocks - 1) * 1536 + 1024;
@@ -675,8 +675,9 @@ TEST_F(Direct, LargeStridedMessagesMoveInChunks) {
     } else {
       DeviceBuffer buf(bytes);
       ASSERT_TRUE(buf);
-      rc = contiguous ? MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, partner(), shape, comm, MPI_STATUS_IGNORE)
-                      : MPI_Recv(buf.data(), 1, recv_strided, partner(), shape, comm, MPI_STATUS_IGNORE);
+      rc = contiguous
+               ? MPI_Recv(buf.data(), static_cast<int>(bytes), MPI_BYTE, partner(), shape, comm, MPI_STATUS_IGNORE)
+               : MPI_Recv(buf.data(), 1, recv_strided, partner(), shape, comm, MPI_STATUS_IGNORE);
       got = buf.read(&guards);
     }
     int cls = -1;

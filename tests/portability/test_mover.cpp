@@ -395,7 +395,8 @@ TEST(ChunkedTransfer, PiecesUnpackAfterTheirChunksEvents) {
   StridedBlock receiver;  // 100-byte blocks at a 160-byte stride: 320 of them
   receiver.block = 100;
   receiver.dims = {{320, 160}};
-  const size_t span = static_cast<size_t>(sender.highest_byte()), recv_span = static_cast<size_t>(receiver.highest_byte());
+  const size_t span = static_cast<size_t>(sender.highest_byte()),
+               recv_span = static_cast<size_t>(receiver.highest_byte());
   DeviceBuffer src(span), dst(recv_span);
   const std::vector<char> host = pattern(span, 9);
   ASSERT_EQ(mover::copy_bytes(src.data(), host.data(), static_cast<int64_t>(span)), Status::ok);

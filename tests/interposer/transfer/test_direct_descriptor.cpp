@@ -21,13 +21,13 @@ void PrintTo(DescriptorCheck c, std::ostream* os) { *os << to_string(c); }
 namespace {
 
 using strata::interposer::check_descriptor;
+using strata::interposer::ChunkWords;
 using strata::interposer::descriptor_checksum;
 using strata::interposer::DescriptorCheck;
 using strata::interposer::DirectDescriptor;
 using strata::interposer::DirectFields;
 using strata::interposer::encode_descriptor;
 using strata::interposer::is_descriptor;
-using strata::interposer::ChunkWords;
 using strata::interposer::kDescriptorInChunks;
 using strata::interposer::kDescriptorMaxChunks;
 using strata::interposer::kDescriptorOrderedByEvent;
