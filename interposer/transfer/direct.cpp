@@ -517,8 +517,12 @@ Status DirectSend::post(const Plan& plan, const void* buf, mover::Staging* packe
     return Status::not_supported;
   };
   uint32_t first_note = 0;  // in chunks: the note of chunk 0's event
+  // No note for its events: the message is sent once it is all packed.
   if (running.chunks > 0 && !device_direct::chunk_notes(running.chunk_events, &first_note)) {
-    STRATA_TRY(mover::wait_for_own_pack(running));  // no note for its events: sent once it is all packed
+    if (const Status w = mover::wait_for_own_pack(running); w != Status::ok) {
+      packed_.leak();  // the pack may still be writing it
+      return w;
+    }
     running = mover::PackOrder{};
   }
   gpu::IpcExport e{};
