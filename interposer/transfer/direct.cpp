@@ -573,9 +573,11 @@ void DirectSend::complete() {
   }
   if (released) {
     auto* source = static_cast<device_direct::Source*>(source_);
-    // Withdrawn (never received): the pack may still be writing the bytes
-    // about to go back to the pool.
-    if (!sent_ && mover::wait_for_own_pack(source->order) != Status::ok) packed_.leak();
+    // Withdrawn (never received), or packed in chunks (a receiver whose
+    // buffer was too small waited only for the chunks it read): the pack
+    // may still be writing the bytes about to go back to the pool.
+    const bool may_run = !sent_ || source->order.chunks > 0;
+    if (may_run && mover::wait_for_own_pack(source->order) != Status::ok) packed_.leak();
     delete source;
   } else {
     packed_.leak();  // a receiver may still read them
