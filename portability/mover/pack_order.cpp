@@ -60,62 +60,47 @@ KnownEvents& known() {
   return *k;
 }
 
-}  // namespace
-
-Status record_pack_order(Streams& s, PackOrder* out) {
-  if (s.order_unavailable) return Status::not_supported;
-  if (s.order == nullptr) {
-    gpu::Event e = nullptr;
-    gpu::IpcEventHandle h{};
-    if (gpu::ipc_event_create(&e) != Status::ok || gpu::ipc_event_get_handle(e, &h) != Status::ok) {
-      if (e != nullptr) (void)gpu::event_destroy(e);
-      s.order_unavailable = true;
-      STRATA_LOG_ONCE(info, kDevice,
-                      "no IPC events on this runtime: a device-direct sender waits for its pack before its "
-                      "descriptor leaves");
-      return Status::not_supported;
-    }
-    known().add_own(h, e);
-    s.order = e;
-    s.order_handle = h;
-  }
-  STRATA_TRY(gpu::event_record(s.order, s.work));
-  out->event = s.order_handle;
-  out->sequence = ++s.order_records;
-  out->local = s.order;
-  return Status::ok;
-}
-
-namespace {
-
-// Makes the events of one of the stream's chunk sets (all or none) and
-// makes them known as this process's own.
-Status make_chunk_events(Streams& s, int set) {
-  if (s.chunk_events[set][0] != nullptr) return Status::ok;
+// Makes `count` (at most kPackChunks) IPC events into events[] and
+// handles[], all or none, known as this process's own. Where the runtime
+// has none, no pack of the stream is left running again (logged once).
+Status make_own_events(Streams& s, int count, gpu::Event* events, gpu::IpcEventHandle* handles) {
   if (s.order_unavailable) return Status::not_supported;
   gpu::Event made[kPackChunks] = {};
-  gpu::IpcEventHandle handles[kPackChunks] = {};
-  Status st = Status::ok;
-  for (int k = 0; k < kPackChunks && st == Status::ok; ++k) {
+  gpu::IpcEventHandle made_handles[kPackChunks] = {};
+  Status st = count > 0 && count <= kPackChunks ? Status::ok : Status::invalid_argument;
+  for (int k = 0; k < count && st == Status::ok; ++k) {
     st = gpu::ipc_event_create(&made[k]);
-    if (st == Status::ok) st = gpu::ipc_event_get_handle(made[k], &handles[k]);
+    if (st == Status::ok) st = gpu::ipc_event_get_handle(made[k], &made_handles[k]);
   }
   if (st != Status::ok) {
     for (gpu::Event e : made) {
       if (e != nullptr) (void)gpu::event_destroy(e);
     }
     s.order_unavailable = true;
+    STRATA_LOG_ONCE(info, kDevice,
+                    "no IPC events on this runtime: a device-direct sender waits for its pack before its "
+                    "descriptor leaves");
     return Status::not_supported;
   }
-  for (int k = 0; k < kPackChunks; ++k) {
-    known().add_own(handles[k], made[k]);
-    s.chunk_events[set][k] = made[k];
-    s.chunk_handles[set][k] = handles[k];
+  for (int k = 0; k < count; ++k) {
+    known().add_own(made_handles[k], made[k]);
+    events[k] = made[k];
+    handles[k] = made_handles[k];
   }
   return Status::ok;
 }
 
 }  // namespace
+
+Status record_pack_order(Streams& s, PackOrder* out) {
+  if (s.order_unavailable) return Status::not_supported;
+  if (s.order == nullptr) STRATA_TRY(make_own_events(s, 1, &s.order, &s.order_handle));
+  STRATA_TRY(gpu::event_record(s.order, s.work));
+  out->event = s.order_handle;
+  out->sequence = ++s.order_records;
+  out->local = s.order;
+  return Status::ok;
+}
 
 int next_chunk_set(Streams& s) {
   const int set = s.chunk_set;
@@ -125,7 +110,9 @@ int next_chunk_set(Streams& s) {
 
 Status record_chunk_order(Streams& s, int set, int k, PackOrder* out) {
   if (set < 0 || set >= kChunkSets || k < 0 || k >= kPackChunks) return Status::invalid_argument;
-  STRATA_TRY(make_chunk_events(s, set));
+  if (s.chunk_events[set][0] == nullptr) {
+    STRATA_TRY(make_own_events(s, kPackChunks, s.chunk_events[set], s.chunk_handles[set]));
+  }
   STRATA_TRY(gpu::event_record(s.chunk_events[set][k], s.work));
   out->chunk_events = s.chunk_handles[set];
   out->local = s.chunk_events[set][k];
