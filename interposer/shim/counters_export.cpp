@@ -14,7 +14,7 @@ extern "C" {
 STRATA_API const strata_preload_counters_t* strata_preload_counters(void) {
   static thread_local strata_preload_counters_t snapshot;
   const auto& c = counters();
-  snapshot.version = 13;
+  snapshot.version = 14;
   snapshot.calls_intercepted = strata::interposer::calls_intercepted();
   snapshot.calls_passed_through = strata::interposer::calls_passed_through();
 #define STRATA_COUNTER_COPY(name, what) snapshot.name = c.name.load();

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 typedef struct strata_preload_counters_t {
-  uint64_t version; /* 13 */
+  uint64_t version; /* 14 */
   uint64_t calls_intercepted;
   uint64_t calls_passed_through; /* forwarded untouched because STRATA_DISABLE=1 */
   uint64_t packs_by_strata;      /* MPI_Pack/MPI_Unpack done by Strata's engine */
@@ -57,6 +57,8 @@ typedef struct strata_preload_counters_t {
                                      the receiver unpacks each chunk as soon as it is packed */
   uint64_t recvs_in_chunks;       /* (version 13) device-direct receives that unpacked the sender's chunks as
                                      each was packed (the GPU waited for each chunk's IPC event) */
+  uint64_t contiguous_by_kernels; /* (version 14) small contiguous device parts of host-staged messages moved by
+                                     a flush's one kernel launch, not a copy-engine call each */
 } strata_preload_counters_t;
 
 /* A snapshot, refreshed by each call. */

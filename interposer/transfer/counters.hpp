@@ -49,7 +49,8 @@ namespace strata::interposer {
   MOVER(kernel_copies, "contiguous device-to-device pulls copied by the kernels")                        \
   MOVER(staging_evicted, "kept staging buffers freed to make room (a pool's limit reached)")             \
   X(sends_in_chunks, "device-direct sends packed in chunks, each read as soon as it is packed")          \
-  X(recvs_in_chunks, "device-direct receives that unpacked the sender's chunks as each was packed")
+  X(recvs_in_chunks, "device-direct receives that unpacked the sender's chunks as each was packed")      \
+  MOVER(contiguous_by_kernels, "small contiguous device parts moved by a flush's kernel launch")
 
 // A counter the mover keeps, read like the interposer's own (load()).
 class MoverCount {

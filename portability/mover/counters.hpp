@@ -30,6 +30,9 @@ struct Counters {
   // Contiguous device-to-device copies made by the kernels (a batch of
   // STRATA_DEVICE_KERNEL_COPIES or more, device_transfer.cpp).
   std::atomic<uint64_t> kernel_copies{0};
+  // Small contiguous parts of host-bound messages moved by a flush's one
+  // kernel launch instead of a copy-engine call each (device_transfer.cpp).
+  std::atomic<uint64_t> contiguous_by_kernels{0};
 };
 
 // The process's counters (never reset).

@@ -31,11 +31,13 @@ config::IntParam g_chunk{"STRATA_PIPELINE_CHUNK",
 
 config::IntParam g_kernel_copies{
     "STRATA_DEVICE_KERNEL_COPIES", 8,
-    "Contiguous copies between two GPUs' memory (device-direct pulls) that one batch of receives queues: from this "
-    "many on, the kernels copy them all in the batch's one launch, below it the copy engine copies each. Measured on "
-    "2 x H200, windows of contiguous 4 MiB messages, kernels against the copy engine: 2 pulls 172-176 against "
-    "178-181 GB/s, 4 even (201-224 against 201-204), 8 232-237 against 203-219, 64 267-273 against 213-219; one pull "
-    "alone 5-10 us slower on the kernels",
+    "Contiguous copies that one flush of sends or one batch of receives queues (device-direct pulls between two "
+    "GPUs' memory; contiguous parts of up to 64 KiB of host-staged messages): from this many on, the kernels copy "
+    "them all in the flush's one launch, below it the copy engine copies each. Measured on 2 x H200, windows of "
+    "contiguous 4 MiB pulls, kernels against the copy engine: 2 pulls 172-176 against 178-181 GB/s, 4 even (201-224 "
+    "against 201-204), 8 232-237 against 203-219, 64 267-273 against 213-219; one pull alone 5-10 us slower on the "
+    "kernels. Windows of 64 staged 1 B-16 KiB messages (osu_bw with STRATA_P2P_IPC=off): 1.2-2.9x the copy engine's "
+    "rate on the kernels",
     1, INT64_MAX};
 
 using Clock = std::chrono::steady_clock;
@@ -75,50 +77,58 @@ Status copy_contiguous(const DevicePart& part, char* packed, int64_t bytes, bool
               : gpu::memcpy_async(user, packed, static_cast<size_t>(bytes), stream);
 }
 
-// The kernels' copy of contiguous device bytes: whole 4 KiB blocks as an
-// unpack job of the next launch, the rest by the copy engine.
+// Contiguous bytes as jobs of the next batched launch in direction `pack`
+// (user -> packed, or back): whole 4 KiB blocks, and the rest as one block
+// of its own, so that no runtime call is made per message.
 constexpr int64_t kKernelCopyBlock = 4096;
-Status queue_kernel_copy(Streams& s, const Streams::DeviceCopy& c) {
-  const int64_t blocks = c.bytes / kKernelCopyBlock;
-  counters().kernel_copies.fetch_add(1, std::memory_order_relaxed);
-  if (blocks > 0) {
-    StridedBlock& layout = s.copy_layouts.emplace_back();
-    layout.block = kKernelCopyBlock;
-    layout.dims = {Stream{blocks, kKernelCopyBlock}};
-    layout.extent = blocks * kKernelCopyBlock;
-    s.unpack_jobs.push_back(gpu::PackJob{&layout, c.to, const_cast<char*>(c.from), 0, blocks});
+void queue_contiguous_jobs(Streams& s, bool pack, char* user, char* packed, int64_t bytes) {
+  const int64_t blocks = bytes / kKernelCopyBlock;
+  const int64_t rest = bytes - blocks * kKernelCopyBlock;
+  for (const auto& [block, count] : {std::pair{kKernelCopyBlock, blocks}, std::pair{rest, int64_t{1}}}) {
+    if (block <= 0 || count <= 0) continue;
+    StridedBlock& layout = s.copy_layouts(pack).emplace_back();
+    layout.block = block;
+    layout.dims = {Stream{count, block}};
+    layout.extent = count * block;
+    s.jobs(pack).push_back(gpu::PackJob{&layout, user, packed, 0, count});
+    user += count * block;
+    packed += count * block;
   }
-  const int64_t done = blocks * kKernelCopyBlock;
-  if (done == c.bytes) return Status::ok;
-  return gpu::memcpy_async(c.to + done, c.from + done, static_cast<size_t>(c.bytes - done), s.work);
 }
 
-// The queued device-to-device copies, before the unpacks' launch: the
+// The queued contiguous copies of one direction, before its launch: the
 // kernels' jobs where there are enough of them, else copy-engine copies.
-Status place_device_copies(Streams& s) {
-  const bool kernels = static_cast<int64_t>(s.device_copies.size()) >= g_kernel_copies.get();
+Status place_queued_copies(Streams& s, bool pack) {
+  std::vector<Streams::DeviceCopy>& copies = s.queued_copies(pack);
+  const bool kernels = static_cast<int64_t>(copies.size()) >= g_kernel_copies.get();
   Status st = Status::ok;
-  for (const Streams::DeviceCopy& c : s.device_copies) {
-    if (st == Status::ok) {
-      st = kernels ? queue_kernel_copy(s, c) : gpu::memcpy_async(c.to, c.from, static_cast<size_t>(c.bytes), s.work);
+  for (const Streams::DeviceCopy& c : copies) {
+    if (st != Status::ok) break;
+    if (kernels) {
+      (c.pull ? counters().kernel_copies : counters().contiguous_by_kernels).fetch_add(1, std::memory_order_relaxed);
+      queue_contiguous_jobs(s, pack, c.user, c.packed, c.bytes);
+    } else {
+      st = pack ? gpu::memcpy_async(c.packed, c.user, static_cast<size_t>(c.bytes), s.work)
+                : gpu::memcpy_async(c.user, c.packed, static_cast<size_t>(c.bytes), s.work);
     }
   }
-  s.device_copies.clear();
+  copies.clear();
   return st;
 }
 
 // Moves the first `bytes` of one part's packed bytes between the user's
-// buffer and `packed` (an address the kernels can use) on s.work: a copy
-// when contiguous (for an unpack between device buffers,
-// `device_to_device`, placed at the launch: place_device_copies), else a
-// job of the next batched launch (launch_jobs), and a copy of the bytes of
-// a last partial block.
+// buffer and `packed` (an address the kernels can use) on s.work: when
+// contiguous, a copy (queued for the launch, place_queued_copies, when it
+// is an unpack between device buffers, `device_to_device`, or `batchable`),
+// else a job of the next batched launch (launch_jobs), and a copy of the
+// bytes of a last partial block.
 Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t bytes, bool pack,
-                  bool device_to_device = false) {
+                  bool device_to_device = false, bool batchable = false) {
   const StridedBlock& layout = *part.layout;
   if (bytes <= 0) return Status::ok;
-  if (layout.contiguous() && device_to_device && !pack) {
-    s.device_copies.push_back(Streams::DeviceCopy{part.user + layout.offset, packed, bytes});
+  const bool pull = layout.contiguous() && device_to_device && !pack;
+  if (pull || (layout.contiguous() && batchable)) {
+    s.queued_copies(pack).push_back(Streams::DeviceCopy{part.user + layout.offset, packed, bytes, pull});
     return Status::ok;
   }
   if (layout.contiguous()) return copy_contiguous(part, packed, bytes, pack, s.work);
@@ -137,18 +147,18 @@ Status queue_part(Streams& s, const DevicePart& part, char* packed, int64_t byte
 // allow); the queue is empty afterwards whatever happened.
 Status launch_jobs(Streams& s, bool pack) {
   std::vector<gpu::PackJob>& jobs = s.jobs(pack);
-  if (!pack && !s.device_copies.empty()) {
-    if (const Status placed = place_device_copies(s); placed != Status::ok) {
+  if (!s.queued_copies(pack).empty()) {
+    if (const Status placed = place_queued_copies(s, pack); placed != Status::ok) {
       jobs.clear();
-      s.copy_layouts.clear();
+      s.copy_layouts(pack).clear();
       return placed;
     }
   }
-  if (jobs.empty()) return Status::ok;
-  const Status st = pack ? gpu::pack_batch_async(jobs.data(), jobs.size(), s.work)
-                         : gpu::unpack_batch_async(jobs.data(), jobs.size(), s.work);
+  const Status st = jobs.empty() ? Status::ok
+                    : pack       ? gpu::pack_batch_async(jobs.data(), jobs.size(), s.work)
+                                 : gpu::unpack_batch_async(jobs.data(), jobs.size(), s.work);
   jobs.clear();
-  if (!pack) s.copy_layouts.clear();
+  s.copy_layouts(pack).clear();
   return st;
 }
 
@@ -158,7 +168,7 @@ Status launch_jobs(Streams& s, bool pack) {
 // stay).
 Status dropping_jobs_on_error(Status st, Streams& s, bool pack, size_t mark = 0, size_t copies_mark = 0) {
   if (st != Status::ok && s.jobs(pack).size() > mark) s.jobs(pack).resize(mark);
-  if (st != Status::ok && !pack && s.device_copies.size() > copies_mark) s.device_copies.resize(copies_mark);
+  if (st != Status::ok && s.queued_copies(pack).size() > copies_mark) s.queued_copies(pack).resize(copies_mark);
   return st;
 }
 
@@ -246,8 +256,21 @@ char* kernel_packed(const DeviceMessage& message) {
 // call of 2-3 us of host time); a layout needing more goes to the kernels.
 constexpr int64_t kMaxBoxesPerPart = 16;
 
+// A contiguous part whose copy is queued for the launch, where the kernels
+// move it with the others when a flush has enough of them (each copy-engine
+// copy is a runtime call of 3-6 us of host time on the lent machines: a
+// window of 64 small messages paid it 64 times): a small one of a one-shot
+// message, whose mapped pinned staging the kernels reach. Larger ones stay
+// on the copy engines.
+constexpr int64_t kBatchedContiguousMax = int64_t{64} << 10;
+bool batchable(const DeviceMessage& message, const DevicePart& part, int64_t bytes) {
+  return part.layout->contiguous() && message.method() == Method::oneshot && message.host_mapped() &&
+         bytes <= kBatchedContiguousMax;
+}
+
 // What the engine choice of a flush is keyed on: its strided parts on
-// host-bound messages (contiguous parts are copies whatever the engine).
+// host-bound messages (contiguous parts are copies, or queued copies, whatever
+// the engine).
 struct Flush {
   int64_t bytes = 0;
   int64_t parts = 0;
@@ -287,7 +310,8 @@ Status queue_part_on(Engine engine, Streams& s, const DeviceMessage& message, co
       return Status::ok;
     }
   }
-  return queue_part(s, part, kernel_packed(message) + part.packed_offset, bytes, pack, !host_bound(message));
+  return queue_part(s, part, kernel_packed(message) + part.packed_offset, bytes, pack, !host_bound(message),
+                    batchable(message, part, bytes));
 }
 
 // After a failure: waits for whatever was already queued on the streams
@@ -441,7 +465,7 @@ Status device_unpack(DeviceMessage& message, const DevicePart* parts, size_t cou
   const Engine engine = batch.open ? batch.engine : Engine::kernels;
   // A failure part-way leaves none of this call's jobs for a later launch,
   // and nothing queued that still touches the message's staging.
-  const size_t mark = s->unpack_jobs.size(), copies_mark = s->device_copies.size();
+  const size_t mark = s->unpack_jobs.size(), copies_mark = s->queued_copies(false).size();
   Status st = Status::ok;
   if (takes_pipeline(message, engine)) {
     st = unpack_staged(*s, message, parts, count, received);
@@ -484,7 +508,7 @@ Status wait_for_queued_unpacks() {
       st = finish_unpacks(s);
     } else {
       s.unpack_jobs.clear();
-      s.device_copies.clear();
+      s.queued_copies(false).clear();
       s.unpacks = Streams::Batch{};
       s.queued = false;
     }

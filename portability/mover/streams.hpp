@@ -46,17 +46,24 @@ struct Streams {
   std::vector<gpu::PackJob> pack_jobs;
   std::vector<gpu::PackJob> unpack_jobs;
   std::vector<gpu::PackJob>& jobs(bool pack) { return pack ? pack_jobs : unpack_jobs; }
-  // Contiguous copies from device memory to device memory queued with the
-  // unpacks (device-direct pulls): at the launch, by the kernels where
-  // there are enough of them, else by the copy engine (device_transfer.cpp);
-  // the layouts made for the kernels' copies, kept until then.
+  // Contiguous copies queued for a direction's next launch: device-direct
+  // pulls (from a peer's GPU into the user's buffer) and small contiguous
+  // parts of host-staged messages. At the launch the kernels move them all
+  // where there are enough of them, else the copy engine copies each
+  // (device_transfer.cpp); the layouts made for the kernels' copies are
+  // kept until then.
   struct DeviceCopy {
-    char* to;
-    const char* from;
+    char* user;
+    char* packed;
     int64_t bytes;
+    bool pull;  // between two GPUs' memory
   };
-  std::vector<DeviceCopy> device_copies;
-  std::deque<StridedBlock> copy_layouts;
+  std::vector<DeviceCopy> pack_queued_copies;
+  std::vector<DeviceCopy> unpack_queued_copies;
+  std::vector<DeviceCopy>& queued_copies(bool pack) { return pack ? pack_queued_copies : unpack_queued_copies; }
+  std::deque<StridedBlock> pack_copy_layouts;
+  std::deque<StridedBlock> unpack_copy_layouts;
+  std::deque<StridedBlock>& copy_layouts(bool pack) { return pack ? pack_copy_layouts : unpack_copy_layouts; }
   // Kernels or copy engines, measured (engine_choice.hpp).
   EngineChooser engines;
   // The receives unpacked since the last wait with strided parts: the

@@ -297,6 +297,71 @@ TEST(DeviceTransfer, CopyEnginePartsAreCounted) {
   EXPECT_EQ(mover::counters().parts_by_copy_engine.load() - before, 2u) << "the pack and the unpack";
 }
 
+// A window of small contiguous one-shot messages (osu_bw's pattern): from
+// STRATA_DEVICE_KERNEL_COPIES (8) of them on, a flush moves them all in its
+// one kernel launch (whole 4 KiB blocks and a block of the rest), not one
+// copy-engine call each, which cost 3-6 us of host time a message on the
+// lent machines; fewer stay on the copy engine. Odd sizes at odd offsets,
+// poisoned gaps between them, packed bytes checked on the host.
+TEST(DeviceTransfer, SmallContiguousMessagesOfAFlush) {
+  REQUIRE_DEVICE();
+  const std::vector<int64_t> sizes = {1, 7, 4095, 4096, 4097, 9000, 65536, 333, 2};
+  constexpr int64_t kGap = 13;
+  std::vector<int64_t> at;
+  int64_t span = 0;
+  for (int64_t n : sizes) {
+    at.push_back(span + kGap);
+    span += kGap + n;
+  }
+  span += kGap;
+  std::vector<StridedBlock> layouts(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    layouts[i].block = sizes[i];
+    layouts[i].extent = sizes[i];
+  }
+  DeviceBuffer src(static_cast<size_t>(span)), dst(static_cast<size_t>(span));
+  for (const size_t count : {size_t{3}, sizes.size()}) {
+    SCOPED_TRACE(count);
+    const std::vector<char> host = pattern(static_cast<size_t>(span), 40 + static_cast<int>(count));
+    ASSERT_EQ(mover::copy_bytes(src.data(), host.data(), span), Status::ok);
+    const std::vector<char> poison(static_cast<size_t>(span), static_cast<char>(0xc3));
+    ASSERT_EQ(mover::copy_bytes(dst.data(), poison.data(), span), Status::ok);
+    const uint64_t by_kernels = mover::counters().contiguous_by_kernels.load();
+    std::vector<mover::DeviceMessage> messages;
+    std::vector<mover::DevicePart> sends, recvs;
+    std::vector<mover::PackTask> tasks;
+    messages.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      messages.emplace_back(0, mover::Method::oneshot);
+      ASSERT_EQ(messages.back().reserve(sizes[i]), Status::ok);
+      sends.push_back(mover::DevicePart{&layouts[i], src.data() + at[i], 0});
+      recvs.push_back(mover::DevicePart{&layouts[i], dst.data() + at[i], 0});
+    }
+    for (size_t i = 0; i < count; ++i) tasks.push_back(mover::PackTask{&messages[i], &sends[i], 1});
+    ASSERT_EQ(mover::device_pack_all(tasks.data(), tasks.size()), Status::ok);
+    for (size_t i = 0; i < count; ++i) {
+      EXPECT_EQ(std::memcmp(messages[i].mpi_buffer(), host.data() + at[i], static_cast<size_t>(sizes[i])), 0)
+          << "message " << i << ", packed on the host";
+    }
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(mover::device_unpack(messages[i], &recvs[i], 1, sizes[i], /*wait=*/false), Status::ok);
+    }
+    ASSERT_EQ(mover::wait_for_queued_unpacks(), Status::ok);
+    std::vector<char> got(static_cast<size_t>(span)), expect(poison);
+    for (size_t i = 0; i < count; ++i) {
+      std::memcpy(expect.data() + at[i], host.data() + at[i], static_cast<size_t>(sizes[i]));
+    }
+    ASSERT_EQ(mover::copy_bytes(got.data(), dst.data(), span), Status::ok);
+    EXPECT_EQ(got, expect) << "each message in place, the gaps untouched";
+    const bool defaults = std::getenv("STRATA_DEVICE_KERNEL_COPIES") == nullptr &&
+                          mover::engine_setting() != mover::EngineSetting::copies;
+    if (defaults) {
+      EXPECT_EQ(mover::counters().contiguous_by_kernels.load() - by_kernels, count >= 8 ? 2 * count : 0u)
+          << "the packs and the unpacks";
+    }
+  }
+}
+
 // A pack of device staging left running behind an IPC event record
 // (pack_order.hpp): the order names a record, records count up, the bytes
 // are the host engine's once the packer waits for its own record; a reader

@@ -51,6 +51,7 @@ struct StrataCounters {
   uint64_t staging_evicted;        // version 12
   uint64_t sends_in_chunks;        // version 13
   uint64_t recvs_in_chunks;        // version 13
+  uint64_t contiguous_by_kernels;  // version 14
 };
 const StrataCounters* preload_counters();
 
