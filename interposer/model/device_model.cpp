@@ -203,12 +203,6 @@ Method choose_method(int64_t packed_bytes, int64_t block, int64_t span_bytes) {
       default: {
         const DeviceModel& model = device_model();
         const Method chosen = model.choose(packed_bytes, block, aware);
-        // A contiguous datatype's span is its bytes: the one-shot method
-        // copies the same bytes the same way (the models' samples of the
-        // two differ by noise), and as a packed send an MPI_Isend of it is
-        // deferred and batched with the others of its flush (osu_bw's window
-        // of 64: one launch, where the span took a copy and a wait each).
-        if (chosen == Method::span && block >= packed_bytes) return Method::oneshot;
         const double wide = 2.0 * DeviceModel::measured_span_ratio(block) * static_cast<double>(packed_bytes);
         if (chosen == Method::span && static_cast<double>(span_bytes) > wide) {
           return model.choose_packing(packed_bytes, block, aware);

@@ -55,6 +55,14 @@ Plan plan_device(const void* buf, int64_t count, std::shared_ptr<const TypeInfo>
 
 }  // namespace
 
+Plan isend_plan(Plan plan) {
+  if (plan.path == Path::device_span && plan.method == Method::span && plan.layout.block().contiguous()) {
+    plan.method = Method::oneshot;
+    plan.path = Path::device_pack;
+  }
+  return plan;
+}
+
 const char* to_string(Path path) {
   switch (path) {
     case Path::library: return "library";

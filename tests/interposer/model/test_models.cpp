@@ -157,19 +157,6 @@ TEST(DeviceModel, SpanOnlyWhereTheMeasuredSpanWasAsWide) {
   EXPECT_EQ(strata::interposer::choose_method(1024, 8, 80000), m.choose_packing(1024, 8, false));
 }
 
-// Contiguous data (block = the packed bytes) never takes the span copy
-// where the reference model measured it fastest: its span is its bytes,
-// and as a one-shot packed send an MPI_Isend joins its flush's one launch.
-TEST(DeviceModel, ContiguousDataIsPackedNotSpanCopied) {
-  const DeviceModel m = DeviceModel::builtin();
-  int span_points = 0;
-  for (int64_t bytes = 1; bytes <= (int64_t{1} << 24); bytes *= 2) {
-    span_points += m.choose(bytes, bytes, false) == Method::span ? 1 : 0;
-    EXPECT_NE(strata::interposer::choose_method(bytes, bytes, bytes), Method::span) << bytes;
-  }
-  EXPECT_GT(span_points, 0) << "the reference model picks span nowhere for contiguous data: the test proves nothing";
-}
-
 TEST(DeviceModel, RejectsMalformedFiles) {
   for (const char* bad : {"", "{}", R"({"device": {"transfer": 1}})",
                           R"({"device": {"transfer": [{"method": "teleport", "block": 1, "bytes": 1, "ns": 1}]}})",
