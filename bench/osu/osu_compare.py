@@ -80,11 +80,16 @@ def main():
         rows.append({"bytes": size, "a_us": a, "b_us": b, "a_over_b": a / b if b > 0 else 0.0,
                      "samples": {"A": [p.get(size) for p in runs["A"]], "B": [p.get(size) for p in runs["B"]]}})
     name = os.path.basename(args.benchmark[0])
+    # osu_bw, osu_bibw, osu_mbw_mr print MB/s (higher is better), kept under
+    # the same keys; the table says which.
+    bandwidth = any(tag in name for tag in ("_bw", "_bibw", "_mbw"))
+    unit, ratio = ("MB/s", "B / A") if bandwidth else ("µs", "A / B")
     print("%s, %d ranks; A: %s; B: %s" % (name, args.np, args.a or "(defaults)", args.b or "(defaults)"))
-    print("| bytes | A µs | B µs | A / B |")
+    print("| bytes | A %s | B %s | %s (> 1: B is better) |" % (unit, unit, ratio))
     print("| ---: | ---: | ---: | ---: |")
     for row in rows:
-        print("| %d | %.2f | %.2f | %.2f |" % (row["bytes"], row["a_us"], row["b_us"], row["a_over_b"]))
+        better = (1.0 / row["a_over_b"] if row["a_over_b"] > 0 else 0.0) if bandwidth else row["a_over_b"]
+        print("| %d | %.2f | %.2f | %.2f |" % (row["bytes"], row["a_us"], row["b_us"], better))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"tool": "strata-osu-compare", "command": " ".join(map(shlex.quote, sys.argv)),

@@ -36,8 +36,8 @@ config::IntParam g_kernel_copies{
     "them all in the flush's one launch, below it the copy engine copies each. Measured on 2 x H200, windows of "
     "contiguous 4 MiB pulls, kernels against the copy engine: 2 pulls 172-176 against 178-181 GB/s, 4 even (201-224 "
     "against 201-204), 8 232-237 against 203-219, 64 267-273 against 213-219; one pull alone 5-10 us slower on the "
-    "kernels. Windows of 64 staged 1 B-16 KiB messages (osu_bw with STRATA_P2P_IPC=off): 1.2-2.9x the copy engine's "
-    "rate on the kernels",
+    "kernels. Windows of 64 staged messages of 1 B-16 KiB (osu_bw D D with STRATA_P2P_IPC=off, 2 x H200): 1.1-2.6x "
+    "the rate of a copy-engine copy each",
     1, INT64_MAX};
 
 using Clock = std::chrono::steady_clock;

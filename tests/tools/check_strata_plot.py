@@ -3,7 +3,8 @@
 of result gives a chart that is written, is a PNG of a plausible size, and
 differs from every other chart (the plot step is not a no-op); a ping-pong
 without the plain run has no ratio panel (a shorter image); several OSU
-files make one chart. A malformed file of each kind, a file that is not
+files make one chart, a bandwidth one (osu_bw) its own, not with a
+latency one. A malformed file of each kind, a file that is not
 JSON, a file of another tool and a mix of tools exit 1; usage errors 2.
 Usage: check_strata_plot.py STRATA_PLOT FIXTURES_DIR.
 Prints "ok ..." or the failure; exits 77 (skipped) without matplotlib."""
@@ -106,6 +107,15 @@ def main():
         two = chart([fixtures / "osu-compare.json", fixtures / "osu-compare-gather.json"], work / "osu-two.png")
         if hashlib.sha256(two).hexdigest() in digests:
             raise AssertionError("two OSU files drew the same chart as one")
+
+        # A bandwidth benchmark (MB/s, higher is better) draws its own
+        # chart; with a latency one on the same chart it is refused.
+        osu = json.loads((fixtures / "osu-compare.json").read_text())
+        bw = work / "osu-bw.json"
+        bw.write_text(json.dumps(dict(osu, benchmark=["pt2pt/standard/osu_bw", "-d", "cuda"])))
+        if hashlib.sha256(chart(bw, work / "osu-bw.png")).hexdigest() in digests:
+            raise AssertionError("osu_bw drew the chart of a latency benchmark")
+        expect_exit(1, "latency and bandwidth", fixtures / "osu-compare.json", bw, "-o", work / "osu-mixed.png")
 
         # --csv: the rows as a table, a column per key, the values as in the JSON.
         import csv
