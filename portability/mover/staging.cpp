@@ -5,6 +5,7 @@
 #include "portability/gpu/gpu_api.hpp"
 #include "portability/mover/counters.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -64,7 +65,12 @@ class StagingPool {
 
   Buffer get(int cls) {
     if (Buffer kept = take_kept(cls); kept.data != nullptr) return kept;
-    return allocate_new(cls);
+    Buffer b = allocate_new(cls);
+    if (b.data != nullptr) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      out_bytes_ += int64_t{1} << cls;
+    }
+    return b;
   }
 
   // A kept buffer of the class (the one returned last), or none: never
@@ -75,18 +81,33 @@ class StagingPool {
     Buffer b = free_lists_[cls].back().buffer;
     free_lists_[cls].pop_back();
     cached_bytes_ -= int64_t{1} << cls;
+    out_bytes_ += int64_t{1} << cls;
     return b;
   }
 
   // Allocates one buffer of the class for the free list where the limit has
-  // room for it (checked again after the allocation, made unlocked).
+  // room for it once every buffer handed out has come back (checked again
+  // after the allocation, made unlocked). Counting only the kept ones, a
+  // window of more large messages than the limit holds (osu_bw's 64 of 16
+  // MiB, with pinned staging: 1 GiB against 512 MiB) stocked a buffer for
+  // each message it staged unpinned, and the window's return evicted as
+  // many: a cudaHostAlloc and a cudaFreeHost of 16 MiB a message.
   void stock(int cls) {
     const int64_t bytes = int64_t{1} << cls;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (cached_bytes_ + bytes > limit_.get()) return;
+      if (cached_bytes_ + out_bytes_ + bytes > limit_.get()) return;
     }
-    if (Buffer b = allocate_new(cls); b.data != nullptr) put(cls, b);
+    if (Buffer b = allocate_new(cls); b.data != nullptr) keep(cls, b);
+  }
+
+  // A buffer handed out comes back: kept, or freed (keep).
+  void put(int cls, Buffer b) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      out_bytes_ = std::max<int64_t>(0, out_bytes_ - (int64_t{1} << cls));
+    }
+    keep(cls, b);
   }
 
   // Keeps a returned buffer. Where the kept bytes would pass the limit, the
@@ -97,7 +118,7 @@ class StagingPool {
   // its 16 device buffers, each a cudaFree, a cudaMalloc and a new IPC
   // mapping on the receiver, 142-193 GB/s on 2 x H200 against 292-304 GB/s
   // without the smaller point first). The frees happen outside the lock.
-  void put(int cls, Buffer b) {
+  void keep(int cls, Buffer b) {
     const int64_t bytes = int64_t{1} << cls;
     while (bytes <= limit_.get()) {
       Buffer evicted[kEvictBatch];
@@ -172,6 +193,7 @@ class StagingPool {
   std::mutex mutex_;
   std::deque<Kept> free_lists_[kClasses];  // oldest first
   int64_t cached_bytes_ = 0;
+  int64_t out_bytes_ = 0;  // handed out, not yet back
   uint64_t clock_ = 0;
 };
 
