@@ -16,6 +16,7 @@
 #include "mpi/real_mpi.hpp"
 
 #include <memory>
+#include <utility>
 
 namespace strata::interposer::handlers {
 
@@ -40,8 +41,8 @@ int isend(Id id, Library library, const Buf& in, int dest, int tag, MPI_Comm com
     flush_deferred_sends_to(comm, dest);  // messages to one peer keep their order
     return library();
   }
-  const Plan p =
-      id == Id::MPI_Isend ? isend_plan(plan_side(id, Side::send, dest, in)) : plan_side(id, Side::send, dest, in);
+  Plan p = plan_side(id, Side::send, dest, in);
+  if (id == Id::MPI_Isend) p = isend_plan(std::move(p));
   if (id == Id::MPI_Isend && defers(p, comm, dest, tag)) {  // device-direct ones too: packed in the batch
     return defer_isend(p, in.pointer(), static_cast<int>(in.count), in.type, dest, tag, comm, request);
   }

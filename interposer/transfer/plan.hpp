@@ -65,7 +65,7 @@ Plan plan_buffer(const void* buf, int64_t count, MPI_Datatype type, HostOp op, A
 // An MPI_Isend's plan: contiguous device data the model gave the span copy
 // is packed instead (the one-shot method: its span is its bytes), so that
 // the send is deferred and joins its flush's one launch. A window of 64
-// small Isends (osu_bw) took a copy and a wait each: 5.4-6x the rate at
+// small Isends (osu_bw) took a copy and a wait each: 4.4-4.9x the rate at
 // 4-512 B on 2 x H200. Blocking sends keep the span copy, which measured
 // 1-2 us faster at 256-512 B in a ping-pong (osu_latency).
 Plan isend_plan(Plan plan);
